@@ -1,0 +1,3 @@
+module github.com/ibtracer/ibtracer_exporter
+
+go 1.26

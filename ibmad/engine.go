@@ -1,0 +1,568 @@
+package ibmad
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Engine defaults. The timeout and attempt count match libibmad's
+// (1000 ms, 3 attempts; ib-mad-facts §6).
+const (
+	DefaultTimeout        = time.Second
+	DefaultRetries        = 2
+	DefaultMaxOutstanding = 256
+	DefaultMaxPerTarget   = 4
+)
+
+// Options configure an Engine.
+type Options struct {
+	// Timeout per attempt when a Request sets none.
+	Timeout time.Duration
+	// Retries after the first attempt when a Request sets none (-1: none).
+	Retries int
+	// MaxOutstanding bounds the MADs in flight on this engine.
+	MaxOutstanding int
+	// MaxPerTarget bounds the MADs in flight to one target node, so that a
+	// fabric full of tracers cannot flood a switch's management processor.
+	MaxPerTarget int
+	// RTTObserver, if set, is called with every response's round-trip time.
+	RTTObserver func(class MgmtClass, rtt time.Duration)
+}
+
+// Request is one MAD to send and wait for.
+type Request struct {
+	MAD  MAD
+	Addr Address
+	// Timeout per attempt and Retries after the first; zero values take the
+	// engine's defaults; Retries < 0 means no retry.
+	Timeout time.Duration
+	Retries int
+	// Target identifies the node the request goes to, for the per-target
+	// window. Zero derives it from the address (LID) or directed route.
+	Target uint64
+}
+
+// Response is a received response.
+type Response struct {
+	MAD      MAD
+	Addr     Address
+	RTT      time.Duration // of the attempt that was answered
+	Attempts int
+}
+
+// Handler serves an unsolicited request. It fills resp (MAD and Addr) and
+// returns true to send it. Handlers run on the receive goroutine: they must
+// not block.
+type Handler func(req *Packet, resp *Packet) bool
+
+// Engine multiplexes requests over one Transport. Responses are matched on
+// the low 32 bits of the TID (the kernel owns the upper 32 bits and ibsim
+// rewrites the top 16; design §5). Every attempt gets its own TID, so a
+// late answer to an earlier attempt still completes the request.
+type Engine struct {
+	t    Transport
+	opts Options
+
+	window chan struct{}
+
+	mu       sync.Mutex
+	pending  map[uint32]*call
+	targets  map[uint64]*targetSlot
+	closed   bool
+	closeErr error
+
+	handlers atomic.Pointer[map[handlerKey]Handler]
+	hmu      sync.Mutex
+
+	tid   atomic.Uint32
+	stats engineStats
+
+	calls   sync.Pool
+	packets sync.Pool
+	done    chan struct{}
+}
+
+type handlerKey struct {
+	class   MgmtClass
+	version uint8
+	oui     OUI
+	method  Method
+}
+
+type targetSlot struct {
+	sem  chan struct{}
+	refs int
+}
+
+const (
+	resultNone = iota
+	resultResponse
+	resultTimeoutReport
+	resultError
+)
+
+type call struct {
+	done    chan struct{}
+	timer   *time.Timer
+	class   MgmtClass
+	tids    []uint32
+	current uint32
+	result  int
+	err     error
+	resp    *Response
+	sent    time.Time
+}
+
+// NewEngine starts an engine on t. It owns t from now on: Close closes it.
+func NewEngine(t Transport, opts Options) *Engine {
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.Retries == 0 {
+		opts.Retries = DefaultRetries
+	} else if opts.Retries < 0 {
+		opts.Retries = 0
+	}
+	if opts.MaxOutstanding <= 0 {
+		opts.MaxOutstanding = DefaultMaxOutstanding
+	}
+	if opts.MaxPerTarget <= 0 {
+		opts.MaxPerTarget = DefaultMaxPerTarget
+	}
+	e := &Engine{
+		t:       t,
+		opts:    opts,
+		window:  make(chan struct{}, opts.MaxOutstanding),
+		pending: make(map[uint32]*call),
+		targets: make(map[uint64]*targetSlot),
+		done:    make(chan struct{}),
+	}
+	e.calls.New = func() any {
+		t := time.NewTimer(time.Hour)
+		t.Stop()
+		return &call{done: make(chan struct{}, 1), timer: t, tids: make([]uint32, 0, 4)}
+	}
+	e.packets.New = func() any { return new(Packet) }
+	e.tid.Store(uint32(time.Now().UnixNano()))
+	empty := map[handlerKey]Handler{}
+	e.handlers.Store(&empty)
+	go e.recvLoop()
+	return e
+}
+
+// Transport returns the engine's transport.
+func (e *Engine) Transport() Transport { return e.t }
+
+// Handle registers h for unsolicited requests of (class, version, oui,
+// method) and asks the transport to deliver them. oui is ignored outside
+// vendor range 2.
+func (e *Engine) Handle(class MgmtClass, version uint8, oui OUI, methods []Method, rmpp bool, h Handler) error {
+	if !class.IsVendorRange2() {
+		oui = 0
+	}
+	if err := e.t.Register(Registration{Class: class, Version: version, OUI: oui, Methods: methods, RMPP: rmpp}); err != nil {
+		return fmt.Errorf("register class %s version %d oui %s: %w", class, version, oui, err)
+	}
+	e.hmu.Lock()
+	defer e.hmu.Unlock()
+	old := *e.handlers.Load()
+	m := make(map[handlerKey]Handler, len(old)+len(methods))
+	for k, v := range old {
+		m[k] = v
+	}
+	for _, meth := range methods {
+		m[handlerKey{class, version, oui, meth}] = h
+	}
+	e.handlers.Store(&m)
+	return nil
+}
+
+// Unhandle removes every handler of (class, version, oui). The transport
+// registration stays; requests that still arrive are dropped and counted.
+func (e *Engine) Unhandle(class MgmtClass, version uint8, oui OUI) {
+	if !class.IsVendorRange2() {
+		oui = 0
+	}
+	e.hmu.Lock()
+	defer e.hmu.Unlock()
+	old := *e.handlers.Load()
+	m := make(map[handlerKey]Handler, len(old))
+	for k, v := range old {
+		if k.class == class && k.version == version && k.oui == oui {
+			continue
+		}
+		m[k] = v
+	}
+	e.handlers.Store(&m)
+}
+
+func (e *Engine) nextTID() uint32 {
+	for {
+		t := e.tid.Add(1)
+		if t == 0 {
+			continue
+		}
+		if _, busy := e.pending[t]; !busy {
+			return t
+		}
+	}
+}
+
+func targetOf(req *Request) uint64 {
+	if req.Target != 0 {
+		return req.Target
+	}
+	if req.Addr.LID != PermissiveLID || !req.MAD.IsDirectedRoute() {
+		return uint64(req.Addr.LID)
+	}
+	h := fnv.New64a()
+	n := int(req.MAD.DRHopCount())
+	if n > MaxDRHops {
+		n = MaxDRHops
+	}
+	_, _ = h.Write(req.MAD[129 : 129+n])
+	return h.Sum64() | 1<<63
+}
+
+func (e *Engine) acquire(ctx context.Context, target uint64) (*targetSlot, error) {
+	select {
+	case e.window <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-e.done:
+		return nil, ErrClosed
+	}
+	e.mu.Lock()
+	ts := e.targets[target]
+	if ts == nil {
+		ts = &targetSlot{sem: make(chan struct{}, e.opts.MaxPerTarget)}
+		e.targets[target] = ts
+	}
+	ts.refs++
+	e.mu.Unlock()
+	select {
+	case ts.sem <- struct{}{}:
+		return ts, nil
+	case <-ctx.Done():
+		e.release(target, ts, false)
+		return nil, ctx.Err()
+	case <-e.done:
+		e.release(target, ts, false)
+		return nil, ErrClosed
+	}
+}
+
+func (e *Engine) release(target uint64, ts *targetSlot, held bool) {
+	if held {
+		<-ts.sem
+	}
+	e.mu.Lock()
+	ts.refs--
+	if ts.refs == 0 {
+		delete(e.targets, target)
+	}
+	e.mu.Unlock()
+	<-e.window
+}
+
+// Do sends req and waits for its response, retrying on timeout. It returns
+// an error wrapping ErrTimeout after the last attempt, ErrClosed after
+// Close, ctx.Err() on cancellation, or the transport's send error. A
+// response with a non-zero status is returned as a response, not an error.
+func (e *Engine) Do(ctx context.Context, req *Request, resp *Response) error {
+	timeout, retries := req.Timeout, req.Retries
+	if timeout <= 0 {
+		timeout = e.opts.Timeout
+	}
+	if retries == 0 {
+		retries = e.opts.Retries
+	} else if retries < 0 {
+		retries = 0
+	}
+	class := req.MAD.MgmtClass()
+	cs := e.stats.class(class)
+
+	target := targetOf(req)
+	ts, err := e.acquire(ctx, target)
+	if err != nil {
+		return err
+	}
+	defer e.release(target, ts, true)
+	e.stats.outstanding.Add(1)
+	defer e.stats.outstanding.Add(-1)
+
+	c := e.calls.Get().(*call)
+	c.class, c.resp = class, resp
+	defer e.putCall(c)
+
+	pkt := e.packets.Get().(*Packet)
+	defer e.packets.Put(pkt)
+
+	var lastErr error
+	for attempt := 0; attempt <= retries; attempt++ {
+		if attempt > 0 {
+			cs.retries.Add(1)
+		}
+		cs.requests.Add(1)
+		e.mu.Lock()
+		if e.closed {
+			e.mu.Unlock()
+			return ErrClosed
+		}
+		tid := e.nextTID()
+		e.pending[tid] = c
+		c.tids = append(c.tids, tid)
+		c.current = tid
+		e.mu.Unlock()
+
+		*pkt = Packet{Addr: req.Addr, MAD: req.MAD, TimeoutMS: uint32(timeout / time.Millisecond)}
+		if pkt.TimeoutMS == 0 {
+			pkt.TimeoutMS = 1
+		}
+		pkt.MAD.SetTID(uint64(tid))
+		c.sent = time.Now()
+		if err := e.t.Send(pkt); err != nil {
+			cs.sendErrors.Add(1)
+			if errors.Is(err, ErrClosed) || errors.Is(err, ErrDeviceLost) {
+				return err
+			}
+			lastErr = err
+			e.mu.Lock()
+			c.current = 0
+			r := c.result
+			e.mu.Unlock()
+			if r == resultNone {
+				continue
+			}
+			<-c.done // a late answer to an earlier attempt, or failAll
+		} else {
+			c.timer.Reset(timeout)
+			select {
+			case <-c.done:
+				c.timer.Stop()
+			case <-c.timer.C:
+				e.mu.Lock()
+				if c.result == resultNone {
+					// Keep tid mapped: a late response still completes the call.
+					c.current = 0
+					e.mu.Unlock()
+					cs.timeouts.Add(1)
+					lastErr = fmt.Errorf("%w after %v", ErrTimeout, timeout)
+					continue
+				}
+				e.mu.Unlock()
+				<-c.done
+			case <-ctx.Done():
+				c.timer.Stop()
+				return ctx.Err()
+			}
+		}
+		// The token is consumed; c.result was set under e.mu before it was sent.
+		switch c.result {
+		case resultResponse:
+			resp.Attempts = attempt + 1
+			resp.RTT = time.Since(c.sent)
+			if e.opts.RTTObserver != nil {
+				e.opts.RTTObserver(class, resp.RTT)
+			}
+			return nil
+		case resultTimeoutReport:
+			cs.timeouts.Add(1)
+			lastErr = fmt.Errorf("%w: transport reported no response", ErrTimeout)
+			e.mu.Lock()
+			c.result, c.current = resultNone, 0
+			e.mu.Unlock()
+		default:
+			return c.err
+		}
+	}
+	if lastErr == nil {
+		lastErr = ErrTimeout
+	}
+	return fmt.Errorf("%s %s to %s: %d attempts: %w", class, req.MAD.AttrID().name(class), req.Addr, retries+1, lastErr)
+}
+
+// putCall unmaps c's TIDs and returns it to the pool. Tokens are sent only
+// under e.mu to calls that are still mapped, so once c is unmapped a
+// non-blocking drain leaves its channel empty for good.
+func (e *Engine) putCall(c *call) {
+	e.mu.Lock()
+	for _, t := range c.tids {
+		if e.pending[t] == c {
+			delete(e.pending, t)
+		}
+	}
+	select {
+	case <-c.done:
+	default:
+	}
+	e.mu.Unlock()
+	c.timer.Stop()
+	c.tids = c.tids[:0]
+	c.current, c.result, c.err, c.resp = 0, resultNone, nil, nil
+	e.calls.Put(c)
+}
+
+func (e *Engine) recvLoop() {
+	pkt := new(Packet)
+	resp := new(Packet)
+	for {
+		err := e.t.Recv(pkt)
+		if err != nil {
+			if errors.Is(err, ErrClosed) {
+				e.failAll(ErrClosed)
+				return
+			}
+			e.stats.recvErrors.Add(1)
+			e.failAll(err)
+			select {
+			case <-e.done:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+			continue
+		}
+		e.dispatch(pkt, resp)
+	}
+}
+
+// dispatch routes one received packet: a response or timeout report to its
+// waiter, a request to its handler. Anything else is dropped and counted.
+func (e *Engine) dispatch(pkt, resp *Packet) {
+	m := &pkt.MAD
+	if m.BaseVersion() != 1 {
+		e.stats.drops[DropMalformed].Add(1)
+		return
+	}
+	class := m.MgmtClass()
+	if pkt.TimedOut {
+		e.mu.Lock()
+		c := e.pending[m.TIDLow()]
+		if c != nil && c.current == m.TIDLow() && c.result == resultNone {
+			c.result = resultTimeoutReport
+			c.done <- struct{}{}
+		}
+		e.mu.Unlock()
+		return
+	}
+	meth := m.Method()
+	if meth.IsResponse() || meth == MethodTrapRepress {
+		e.mu.Lock()
+		c := e.pending[m.TIDLow()]
+		if c == nil || c.class != class {
+			e.mu.Unlock()
+			e.stats.drops[DropUnknownTID].Add(1)
+			return
+		}
+		if c.result != resultNone {
+			// The waiter is still handling a timeout report or an error:
+			// this answer is late and the next attempt will get its own.
+			e.mu.Unlock()
+			e.stats.drops[DropLate].Add(1)
+			return
+		}
+		for _, t := range c.tids {
+			delete(e.pending, t)
+		}
+		c.resp.MAD = pkt.MAD
+		c.resp.Addr = pkt.Addr
+		c.result = resultResponse
+		c.done <- struct{}{}
+		e.mu.Unlock()
+		return
+	}
+	var oui OUI
+	if class.IsVendorRange2() {
+		oui = m.OUI()
+	}
+	h := (*e.handlers.Load())[handlerKey{class, m.ClassVersion(), oui, meth}]
+	if h == nil {
+		e.stats.drops[DropNoHandler].Add(1)
+		return
+	}
+	*resp = Packet{}
+	if !h(pkt, resp) {
+		return
+	}
+	e.stats.responses.Add(1)
+	if err := e.t.Send(resp); err != nil {
+		e.stats.drops[DropSendFailed].Add(1)
+	}
+}
+
+func (e *Engine) failAll(err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	seen := map[*call]bool{}
+	for t, c := range e.pending {
+		delete(e.pending, t)
+		if seen[c] {
+			continue
+		}
+		seen[c] = true
+		if c.result == resultNone {
+			c.result, c.err = resultError, err
+			c.done <- struct{}{}
+		}
+	}
+}
+
+// Close stops the engine, closes the transport and fails every waiter.
+func (e *Engine) Close() error {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return e.closeErr
+	}
+	e.closed = true
+	close(e.done)
+	e.mu.Unlock()
+	e.closeErr = e.t.Close()
+	e.failAll(ErrClosed)
+	return e.closeErr
+}
+
+func (a AttrID) name(c MgmtClass) string {
+	switch {
+	case a == AttrClassPortInfo:
+		return "ClassPortInfo"
+	case c.IsSMP():
+		switch a {
+		case AttrNodeDescription:
+			return "NodeDescription"
+		case AttrNodeInfo:
+			return "NodeInfo"
+		case AttrSwitchInfo:
+			return "SwitchInfo"
+		case AttrPortInfo:
+			return "PortInfo"
+		case AttrLinearForwardingTable:
+			return "LinearForwardingTable"
+		}
+	case c == ClassSubnAdm:
+		switch a {
+		case AttrNodeRecord:
+			return "NodeRecord"
+		case AttrPathRecord:
+			return "PathRecord"
+		}
+	case c == ClassPerfMgt:
+		switch a {
+		case AttrPortCounters:
+			return "PortCounters"
+		case AttrPortCountersExtended:
+			return "PortCountersExtended"
+		}
+	case c == ClassIBTracer && a == AttrSourceRoute:
+		return "SourceRoute"
+	}
+	return fmt.Sprintf("attr 0x%04x", uint16(a))
+}
+
+// AttrName names attribute a of class c ("NodeInfo", "PathRecord", ...).
+func AttrName(c MgmtClass, a AttrID) string { return a.name(c) }

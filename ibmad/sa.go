@@ -1,0 +1,83 @@
+package ibmad
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// SAMAD is a subnet administration MAD (class 0x03, class version 2;
+// IBA 15.2.1, ib-mad-facts §2.4).
+type SAMAD struct {
+	Header
+	RMPP          RMPPHeader
+	SMKey         uint64
+	AttrOffset    uint16 // record size in 8-byte units (GetTable responses)
+	ComponentMask uint64
+	Data          [SADataSize]byte
+}
+
+// SA ComponentMask bits for PathRecord (ib-mad-facts §3.7).
+const (
+	PRCompDGID     uint64 = 1 << 2
+	PRCompSGID     uint64 = 1 << 3
+	PRCompDLID     uint64 = 1 << 4
+	PRCompSLID     uint64 = 1 << 5
+	PRCompNumbPath uint64 = 1 << 12
+)
+
+// SA ComponentMask bits for NodeRecord: bit 0 LID, then the NodeInfo fields
+// in order, then NodeDescription (IBA 15.2.5.2).
+const (
+	NRCompLID      uint64 = 1 << 0
+	NRCompNodeGUID uint64 = 1 << 8
+	NRCompPortGUID uint64 = 1 << 9
+	NRCompNodeDesc uint64 = 1 << 15
+)
+
+// NewSAGet returns an SA Get request for attr with component mask mask.
+func NewSAGet(attr AttrID, mask uint64) *SAMAD {
+	return &SAMAD{Header: Header{BaseVersion: 1, MgmtClass: ClassSubnAdm, ClassVersion: 2,
+		Method: MethodGet, AttrID: attr}, ComponentMask: mask}
+}
+
+// MarshalTo writes the SA MAD into b (at least 256 bytes).
+func (s *SAMAD) MarshalTo(b []byte) error {
+	if len(b) < MADSize {
+		return errShort("SA MAD", MADSize, len(b))
+	}
+	if err := s.Header.MarshalTo(b); err != nil {
+		return err
+	}
+	s.RMPP.marshalTo(b)
+	binary.BigEndian.PutUint64(b[36:], s.SMKey)
+	binary.BigEndian.PutUint16(b[44:], s.AttrOffset)
+	b[46], b[47] = 0, 0
+	binary.BigEndian.PutUint64(b[48:], s.ComponentMask)
+	copy(b[56:], s.Data[:])
+	return nil
+}
+
+// MarshalBinary returns the SA MAD as 256 bytes.
+func (s *SAMAD) MarshalBinary() ([]byte, error) {
+	b := make([]byte, MADSize)
+	return b, s.MarshalTo(b)
+}
+
+// UnmarshalBinary decodes a 256-byte SA MAD.
+func (s *SAMAD) UnmarshalBinary(b []byte) error {
+	if len(b) < MADSize {
+		return errShort("SA MAD", MADSize, len(b))
+	}
+	if err := s.Header.UnmarshalBinary(b); err != nil {
+		return err
+	}
+	if s.MgmtClass != ClassSubnAdm {
+		return fmt.Errorf("SA MAD: class %s: %w", s.MgmtClass, ErrInvalid)
+	}
+	s.RMPP.unmarshal(b)
+	s.SMKey = binary.BigEndian.Uint64(b[36:])
+	s.AttrOffset = binary.BigEndian.Uint16(b[44:])
+	s.ComponentMask = binary.BigEndian.Uint64(b[48:])
+	copy(s.Data[:], b[56:])
+	return nil
+}

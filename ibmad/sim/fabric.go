@@ -1,0 +1,355 @@
+package sim
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ibtracer/ibtracer_exporter/ibmad"
+)
+
+// GUID bases ibsim uses when a topology names none (ibsim sim_net.c), so
+// that the same file gives the same GUIDs here and in ibsim.
+const (
+	caGUIDBase     = 0x100000
+	switchGUIDBase = 0x200000
+	routerGUIDBase = 0x300000
+)
+
+// Options configure a Fabric.
+type Options struct {
+	// LMC of CA ports (switch port 0 always gets LMC 0, as OpenSM does by
+	// default).
+	LMC uint8
+	// SMNode names the node that runs the SM and answers SA queries;
+	// default: the first CA of the topology.
+	SMNode string
+	// HopLatency is added for every link a MAD crosses.
+	HopLatency time.Duration
+	// Seed makes drop decisions reproducible.
+	Seed uint64
+	// GIDPrefix of every port; default fe80::/64.
+	GIDPrefix uint64
+}
+
+// Fabric is a simulated subnet.
+type Fabric struct {
+	opts Options
+
+	mu       sync.RWMutex // guards topology, LIDs, LFTs, faults
+	nodes    []*Node
+	byName   map[string]*Node
+	byGUID   map[ibmad.GUID]*Node
+	portGUID map[ibmad.GUID]*Port
+	lids     []*Port // LID -> port (base LID and its LMC range)
+	maxLID   uint16
+	sm       *Node
+	switches []*Node
+
+	rng       atomic.Uint64
+	nextHiTID atomic.Uint32
+	mads      atomic.Uint64 // MADs injected, for tests and benchmarks
+}
+
+// Node is a simulated CA, switch or router.
+type Node struct {
+	f        *Fabric
+	Name     string
+	Desc     string
+	Type     ibmad.NodeType
+	GUID     ibmad.GUID
+	VendorID uint32
+	DeviceID uint16
+	// Ports[0] is switch port 0 (unused on CAs); Ports[1..NumPorts].
+	Ports []*Port
+
+	// Switch state.
+	swIdx    int
+	lft      []uint8
+	override map[uint16]uint8 // data plane entries that differ from lft
+
+	silent     atomic.Bool // fault: the node answers nothing
+	transports atomic.Pointer[[]*Transport]
+}
+
+// Port is a port of a node.
+type Port struct {
+	Node   *Node
+	Num    uint8
+	GUID   ibmad.GUID
+	LID    uint16
+	LMC    uint8
+	Remote *Port
+	State  ibmad.PortState
+	Phys   ibmad.PhysState
+
+	dropPPM atomic.Uint32 // fault: parts per million of MADs dropped on egress
+	ctr     portCounters
+}
+
+type atomicU64 = atomic.Uint64
+
+type portCounters struct {
+	xmitPkts, rcvPkts, xmitData, rcvData             atomic.Uint64
+	xmitDiscards, rcvErrors, linkDowned, switchRelay atomic.Uint64
+	symbolErrors                                     atomic.Uint64
+}
+
+// NumPorts returns the number of external ports.
+func (n *Node) NumPorts() int { return len(n.Ports) - 1 }
+
+// IsSwitch reports whether n is a switch.
+func (n *Node) IsSwitch() bool { return n.Type == ibmad.NodeTypeSwitch }
+
+// PortGUID returns the GUID NodeInfo reports for port p: port 0's for a
+// switch, the port's own for a CA.
+func (n *Node) portGUID(p uint8) ibmad.GUID {
+	if n.IsSwitch() {
+		return n.GUID
+	}
+	return n.Ports[p].GUID
+}
+
+// LIDRange returns the first and last LID of p.
+func (p *Port) LIDRange() (uint16, uint16) {
+	return p.LID, p.LID + uint16(1)<<p.LMC - 1
+}
+
+func (p *Port) hasLID(lid uint16) bool {
+	return p.LID != 0 && lid >= p.LID && lid <= p.LID+uint16(1)<<p.LMC-1
+}
+
+// linkUp reports whether p has an active link.
+func (p *Port) linkUp() bool { return p.Remote != nil && p.Phys == ibmad.PhysStateLinkUp }
+
+// New builds a fabric from a topology, assigns LIDs and computes routes.
+func New(t *Topology, opts Options) (*Fabric, error) {
+	if opts.LMC > 7 {
+		return nil, fmt.Errorf("sim: LMC %d exceeds 7", opts.LMC)
+	}
+	if opts.GIDPrefix == 0 {
+		opts.GIDPrefix = ibmad.DefaultGIDPrefix
+	}
+	f := &Fabric{
+		opts:     opts,
+		byName:   make(map[string]*Node, len(t.Nodes)),
+		byGUID:   make(map[ibmad.GUID]*Node, len(t.Nodes)),
+		portGUID: make(map[ibmad.GUID]*Port, len(t.Nodes)*2),
+	}
+	f.rng.Store(opts.Seed*0x9E3779B97F4A7C15 + 1)
+	guids := map[ibmad.NodeType]uint64{ibmad.NodeTypeCA: caGUIDBase, ibmad.NodeTypeSwitch: switchGUIDBase,
+		ibmad.NodeTypeRouter: routerGUIDBase}
+	for _, ns := range t.Nodes {
+		n := &Node{f: f, Name: ns.Name, Desc: ns.Desc, Type: ns.Type, GUID: ns.GUID,
+			VendorID: ns.VendorID, DeviceID: ns.DeviceID, swIdx: -1}
+		if n.Desc == "" {
+			n.Desc = n.Name
+		}
+		if n.GUID == 0 {
+			n.GUID = ibmad.GUID(guids[ns.Type])
+			if ns.Type == ibmad.NodeTypeSwitch {
+				guids[ns.Type]++
+			} else {
+				guids[ns.Type] += uint64(ns.NumPorts) + 1
+			}
+		}
+		if n.VendorID == 0 {
+			n.VendorID = 0x0002c9
+		}
+		if _, dup := f.byGUID[n.GUID]; dup {
+			return nil, fmt.Errorf("%s:%d: node %q: GUID %s already in use", t.Source, ns.Line, n.Name, n.GUID)
+		}
+		n.Ports = make([]*Port, ns.NumPorts+1)
+		for p := range n.Ports {
+			port := &Port{Node: n, Num: uint8(p), State: ibmad.PortStateDown, Phys: ibmad.PhysStatePolling}
+			if n.IsSwitch() {
+				port.GUID = n.GUID
+			} else {
+				port.GUID = n.GUID + ibmad.GUID(p)
+				if p > 0 {
+					f.portGUID[port.GUID] = port
+				}
+			}
+			n.Ports[p] = port
+		}
+		if n.IsSwitch() {
+			n.Ports[0].State, n.Ports[0].Phys = ibmad.PortStateActive, ibmad.PhysStateLinkUp
+			f.portGUID[n.GUID] = n.Ports[0]
+			n.swIdx = len(f.switches)
+			f.switches = append(f.switches, n)
+		}
+		f.nodes = append(f.nodes, n)
+		f.byName[n.Name] = n
+		f.byGUID[n.GUID] = n
+	}
+	for _, ns := range t.Nodes {
+		n := f.byName[ns.Name]
+		for p := 1; p <= ns.NumPorts; p++ {
+			l := ns.Links[p]
+			if l.Peer == "" {
+				continue
+			}
+			peer := f.byName[l.Peer]
+			if peer == nil || l.Port < 1 || l.Port > peer.NumPorts() {
+				return nil, fmt.Errorf("%s:%d: %s[%d]: bad peer %q[%d]", t.Source, l.Line, n.Name, p, l.Peer, l.Port)
+			}
+			a, b := n.Ports[p], peer.Ports[l.Port]
+			a.Remote, b.Remote = b, a
+			a.State, a.Phys = ibmad.PortStateActive, ibmad.PhysStateLinkUp
+			b.State, b.Phys = ibmad.PortStateActive, ibmad.PhysStateLinkUp
+		}
+	}
+	if opts.SMNode != "" {
+		f.sm = f.byName[opts.SMNode]
+		if f.sm == nil {
+			return nil, fmt.Errorf("sim: SM node %q is not in the topology", opts.SMNode)
+		}
+	} else {
+		for _, n := range f.nodes {
+			if n.Type == ibmad.NodeTypeCA {
+				f.sm = n
+				break
+			}
+		}
+		if f.sm == nil {
+			f.sm = f.nodes[0]
+		}
+	}
+	f.assignLIDs()
+	f.computeRoutes()
+	return f, nil
+}
+
+// assignLIDs gives every switch one LID (port 0) and every linked CA port
+// an aligned block of 2^LMC LIDs, in topology order.
+func (f *Fabric) assignLIDs() {
+	next := uint16(1)
+	block := uint16(1) << f.opts.LMC
+	for _, n := range f.nodes {
+		if n.IsSwitch() {
+			n.Ports[0].LID, n.Ports[0].LMC = next, 0
+			next++
+			continue
+		}
+		for _, p := range n.Ports[1:] {
+			if p.Remote == nil {
+				continue
+			}
+			if r := next % block; r != 0 {
+				next += block - r
+			}
+			p.LID, p.LMC = next, f.opts.LMC
+			next += block
+		}
+	}
+	f.rebuildLIDTable()
+}
+
+func (f *Fabric) rebuildLIDTable() {
+	var maxLID uint16
+	for _, n := range f.nodes {
+		for _, p := range n.Ports {
+			if p.LID != 0 {
+				if _, hi := p.LIDRange(); hi > maxLID {
+					maxLID = hi
+				}
+			}
+		}
+	}
+	f.maxLID = maxLID
+	f.lids = make([]*Port, int(maxLID)+1)
+	for _, n := range f.nodes {
+		for _, p := range n.Ports {
+			if p.LID == 0 {
+				continue
+			}
+			lo, hi := p.LIDRange()
+			for l := int(lo); l <= int(hi); l++ {
+				f.lids[l] = p
+			}
+		}
+	}
+}
+
+// Node returns the node named name, or nil.
+func (f *Fabric) Node(name string) *Node { return f.byName[name] }
+
+// NodeByGUID returns the node with NodeGUID g, or nil.
+func (f *Fabric) NodeByGUID(g ibmad.GUID) *Node { return f.byGUID[g] }
+
+// Nodes returns every node in topology order.
+func (f *Fabric) Nodes() []*Node { return f.nodes }
+
+// SMNode returns the node that answers SA queries.
+func (f *Fabric) SMNode() *Node { return f.sm }
+
+// SMLID returns the SM's LID.
+func (f *Fabric) SMLID() uint16 {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.smLIDLocked()
+}
+
+func (f *Fabric) smLIDLocked() uint16 {
+	if f.sm.IsSwitch() {
+		return f.sm.Ports[0].LID
+	}
+	for _, p := range f.sm.Ports[1:] {
+		if p.LID != 0 {
+			return p.LID
+		}
+	}
+	return 0
+}
+
+// PortByLID returns the port that owns lid, or nil.
+func (f *Fabric) PortByLID(lid uint16) *Port {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	if int(lid) >= len(f.lids) {
+		return nil
+	}
+	return f.lids[lid]
+}
+
+// LIDOf returns the base LID of node name's port (port 0 for a switch).
+func (f *Fabric) LIDOf(name string, port int) (uint16, error) {
+	n := f.byName[name]
+	if n == nil {
+		return 0, fmt.Errorf("sim: no node %q", name)
+	}
+	if n.IsSwitch() {
+		port = 0
+	}
+	if port < 0 || port > n.NumPorts() {
+		return 0, fmt.Errorf("sim: node %q has no port %d", name, port)
+	}
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return n.Ports[port].LID, nil
+}
+
+// CALIDs returns the base LID of every linked CA port, ascending.
+func (f *Fabric) CALIDs() []uint16 {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	var out []uint16
+	for l, p := range f.lids {
+		if p != nil && p.Node.Type != ibmad.NodeTypeSwitch && p.LID == uint16(l) {
+			out = append(out, uint16(l))
+		}
+	}
+	return out
+}
+
+// MADs returns the number of MADs injected into the fabric so far.
+func (f *Fabric) MADs() uint64 { return f.mads.Load() }
+
+// random returns a pseudo-random uint32 (splitmix64 on an atomic state).
+func (f *Fabric) random() uint32 {
+	z := f.rng.Add(0x9E3779B97F4A7C15)
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EB
+	return uint32(z ^ (z >> 31))
+}

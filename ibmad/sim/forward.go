@@ -1,0 +1,244 @@
+package sim
+
+import (
+	"encoding/binary"
+	"time"
+
+	"github.com/ibtracer/ibtracer_exporter/ibmad"
+)
+
+// maxLIDHops bounds LID-routed forwarding so that a routing loop (a
+// diverging data plane can make one) drops the MAD instead of spinning.
+const maxLIDHops = 64
+
+// madWords is what one MAD adds to the data counters, in 4-octet units.
+const madWords = ibmad.MADSize / 4
+
+// cross moves a MAD over the link from egress port out to its peer:
+// counters move, and the port's drop fault may eat it. The caller checked
+// that the link is up.
+func (f *Fabric) cross(out *Port) bool {
+	in := out.Remote
+	out.ctr.xmitPkts.Add(1)
+	out.ctr.xmitData.Add(madWords)
+	if ppm := out.dropPPM.Load(); ppm != 0 && f.random()%1_000_000 < ppm {
+		in.ctr.rcvErrors.Add(1)
+		in.ctr.symbolErrors.Add(1)
+		return false
+	}
+	in.ctr.rcvPkts.Add(1)
+	in.ctr.rcvData.Add(madWords)
+	return true
+}
+
+// deliver hands p to t after hops link crossings' worth of latency.
+func (f *Fabric) deliver(t *Transport, p *ibmad.Packet, hops int) {
+	if d := f.opts.HopLatency; d > 0 && hops > 0 {
+		time.AfterFunc(time.Duration(hops)*d, func() { t.enqueue(p) })
+		return
+	}
+	t.enqueue(p)
+}
+
+// sendDR forwards a directed-route SMP request from t along its initial
+// path, has the SMA at the end answer it, and returns the answer to t along
+// the reverse path (IBA 14.2.2; ibsim direct_route_out_MAD). A bad path, a
+// link that is down or a node that cannot forward drops the SMP, so the
+// requester times out, as on a real fabric.
+func (f *Fabric) sendDR(t *Transport, p *ibmad.Packet, tid uint64) {
+	m := &p.MAD
+	hops := int(m.DRHopCount())
+	if hops > ibmad.MaxDRHops || m.DRHopPointer() != 0 ||
+		binary.BigEndian.Uint16(m[32:]) != ibmad.PermissiveLID || binary.BigEndian.Uint16(m[34:]) != ibmad.PermissiveLID {
+		return // LID-routed DR segments are not modelled (nor by ibsim)
+	}
+	var egress [ibmad.MaxDRHops + 1]*Port
+	node, in := t.node, t.port
+	var rpath [64]byte
+	rpath[0] = t.port.Num
+	for i := 1; i <= hops; i++ {
+		if i > 1 && !node.IsSwitch() {
+			return // a CA or router does not forward SMPs
+		}
+		outNum := m[128+i]
+		if outNum == 0 || int(outNum) > node.NumPorts() {
+			node.Ports[0].ctr.switchRelay.Add(1)
+			return
+		}
+		out := node.Ports[outNum]
+		if !out.linkUp() {
+			out.ctr.xmitDiscards.Add(1)
+			return
+		}
+		if !f.cross(out) {
+			return
+		}
+		egress[i] = out
+		in = out.Remote
+		node = in.Node
+		rpath[i] = in.Num
+	}
+	if node.silent.Load() {
+		return
+	}
+	// The way back crosses the same links in reverse.
+	for i := hops; i >= 1; i-- {
+		back := egress[i].Remote
+		if !back.linkUp() || !f.cross(back) {
+			return
+		}
+	}
+	r := t.packet()
+	*r = ibmad.Packet{Addr: ibmad.DRAddress(), MAD: *m}
+	rm := &r.MAD
+	rm.SetTID(tid)
+	f.sma(node, in, rm)
+	rm[4] |= 0x80 // D bit: on its way back (IBA 14.2.2)
+	rm[6] = byte(hops)
+	copy(rm[192:256], rpath[:])
+	f.deliver(t, r, 2*hops)
+}
+
+// lidRoute forwards a LID-routed MAD from port from toward dlid through the
+// switches' data planes (ibsim lid_route_MAD). It returns the node that
+// accepts dlid, the port it arrived on (for a switch, the external port;
+// from itself when dlid is local), and the links crossed.
+func (f *Fabric) lidRoute(from *Port, dlid uint16) (node *Node, in *Port, hops int, ok bool) {
+	if dlid == 0 || dlid >= 0xC000 {
+		return nil, nil, 0, false // no multicast or permissive here
+	}
+	node, in = from.Node, from
+	if from.hasLID(dlid) {
+		return node, from, 0, true
+	}
+	if !node.IsSwitch() {
+		if !from.linkUp() {
+			from.ctr.xmitDiscards.Add(1)
+			return nil, nil, 0, false
+		}
+		if !f.cross(from) {
+			return nil, nil, 0, false
+		}
+		in = from.Remote
+		node = in.Node
+		hops++
+	}
+	for ; hops <= maxLIDHops; hops++ {
+		if !node.IsSwitch() {
+			for _, p := range node.Ports[1:] {
+				if p == in && p.hasLID(dlid) {
+					return node, in, hops, true
+				}
+			}
+			return nil, nil, 0, false // a CA that is not the destination drops it
+		}
+		if node.Ports[0].hasLID(dlid) {
+			return node, in, hops, true
+		}
+		outNum := node.forwardPort(dlid)
+		if outNum == 0 || outNum == ibmad.LFTNoRoute || int(outNum) > node.NumPorts() {
+			in.ctr.switchRelay.Add(1)
+			return nil, nil, 0, false
+		}
+		out := node.Ports[outNum]
+		if !out.linkUp() {
+			out.ctr.xmitDiscards.Add(1)
+			return nil, nil, 0, false
+		}
+		if !f.cross(out) {
+			return nil, nil, 0, false
+		}
+		in = out.Remote
+		node = in.Node
+	}
+	return nil, nil, 0, false
+}
+
+// sendLID forwards a LID-routed MAD from t. Requests go to the destination
+// node's SMA, SA, PMA or to a transport registered for their class there;
+// responses go to the transport whose request they answer.
+func (f *Fabric) sendLID(t *Transport, p *ibmad.Packet, tid uint64, isResp bool) {
+	slid := t.port.LID
+	node, in, hops, ok := f.lidRoute(t.port, p.Addr.LID)
+	if !ok || node.silent.Load() {
+		return
+	}
+	m := &p.MAD
+	if isResp {
+		dst := node.transportByHiTID(uint32(tid >> 32))
+		if dst == nil {
+			return
+		}
+		r := dst.packet()
+		*r = ibmad.Packet{MAD: *m, Addr: ibmad.Address{LID: slid, QPN: p.Addr.QPN, QKey: p.Addr.QKey, SL: p.Addr.SL,
+			PKeyIndex: p.Addr.PKeyIndex}, InPort: in.Num, InPortKnown: true}
+		f.deliver(dst, r, hops)
+		return
+	}
+	class := m.MgmtClass()
+	var answer func(*ibmad.MAD) bool
+	switch {
+	case class == ibmad.ClassSubnLID:
+		answer = func(rm *ibmad.MAD) bool { f.sma(node, in, rm); return true }
+	case class == ibmad.ClassSubnAdm && node == f.sm:
+		answer = func(rm *ibmad.MAD) bool { return f.sa(t, rm) }
+	case class == ibmad.ClassPerfMgt:
+		answer = func(rm *ibmad.MAD) bool { f.pma(node, rm); return true }
+	default:
+		for _, dst := range node.transportList() {
+			if dst.accepts(m) {
+				r := dst.packet()
+				*r = ibmad.Packet{MAD: *m, Addr: ibmad.Address{LID: slid, QPN: ibmad.QP1, QKey: ibmad.QP1QKey,
+					SL: p.Addr.SL, PKeyIndex: p.Addr.PKeyIndex}, InPort: in.Num, InPortKnown: true}
+				r.MAD.SetTID(tid)
+				f.deliver(dst, r, hops)
+				return
+			}
+		}
+		// No agent: the kernel answers a Get or Set itself with
+		// "unsupported method/attribute" (ib-mad-facts §1.6).
+		meth := m.Method()
+		if meth != ibmad.MethodGet && meth != ibmad.MethodSet {
+			return
+		}
+		answer = func(rm *ibmad.MAD) bool {
+			rm.SetMethod(ibmad.MethodGetResp)
+			rm.SetStatus(ibmad.StatusMethodAttrUnsupp)
+			return true
+		}
+	}
+	// The answer travels back to the requester's LID.
+	back := in
+	if node.IsSwitch() {
+		back = node.Ports[0]
+	}
+	rnode, _, rhops, ok := f.lidRoute(back, slid)
+	if !ok || rnode != t.node {
+		return
+	}
+	r := t.packet()
+	*r = ibmad.Packet{MAD: *m}
+	r.MAD.SetTID(tid)
+	if !answer(&r.MAD) {
+		t.pool.Put(r)
+		return
+	}
+	r.Addr = ibmad.Address{LID: p.Addr.LID, QPN: p.Addr.QPN, QKey: p.Addr.QKey, SL: p.Addr.SL}
+	f.deliver(t, r, hops+rhops)
+}
+
+func (n *Node) transportList() []*Transport {
+	if l := n.transports.Load(); l != nil {
+		return *l
+	}
+	return nil
+}
+
+func (n *Node) transportByHiTID(hi uint32) *Transport {
+	for _, t := range n.transportList() {
+		if t.hiTID == hi {
+			return t
+		}
+	}
+	return nil
+}

@@ -1,0 +1,111 @@
+package sim
+
+import (
+	"github.com/ibtracer/ibtracer_exporter/ibmad"
+)
+
+// pma answers PerfMgt ClassPortInfo, PortCounters and
+// PortCountersExtended Gets (and Sets, which clear the selected counters)
+// for any port of node. Counters move as simulated MADs cross links.
+func (f *Fabric) pma(node *Node, m *ibmad.MAD) {
+	meth := m.Method()
+	m.SetMethod(ibmad.MethodGetResp)
+	if meth != ibmad.MethodGet && meth != ibmad.MethodSet {
+		m.SetStatus(ibmad.StatusMethodUnsupported)
+		return
+	}
+	data := m.PerfMgtData()
+	switch m.AttrID() {
+	case ibmad.AttrClassPortInfo:
+		cpi := ibmad.ClassPortInfo{BaseVersion: 1, ClassVersion: 1, RespTimeValue: 18,
+			CapabilityMask:  ibmad.CPICapPMAllPort | ibmad.CPICapPMExtWidth | ibmad.CPICapPMXmitWait,
+			CapabilityMask2: 1 << 1} // IsAdditionalPortCountersExtendedSupported
+		clear(data)
+		_ = cpi.MarshalTo(data)
+	case ibmad.AttrPortCounters, ibmad.AttrPortCountersExtended:
+		sel := data[1]
+		var ports []*Port
+		switch {
+		case sel == ibmad.AllPortSelect:
+			ports = node.Ports[1:]
+		case int(sel) <= node.NumPorts() && (sel != 0 || node.IsSwitch()):
+			ports = node.Ports[sel : sel+1]
+		default:
+			m.SetStatus(ibmad.StatusInvalidField)
+			return
+		}
+		if meth == ibmad.MethodSet {
+			for _, p := range ports {
+				p.ctr.reset()
+			}
+		}
+		var s counterSums
+		for _, p := range ports {
+			s.add(&p.ctr)
+		}
+		clear(data)
+		if m.AttrID() == ibmad.AttrPortCounters {
+			pc := ibmad.PortCounters{PortSelect: sel, SymbolErrorCounter: sat16(s.symbolErrors),
+				LinkDownedCounter: sat8(s.linkDowned), PortRcvErrors: sat16(s.rcvErrors),
+				PortRcvSwitchRelayErrors: sat16(s.switchRelay), PortXmitDiscards: sat16(s.xmitDiscards),
+				PortXmitData: sat32(s.xmitData), PortRcvData: sat32(s.rcvData),
+				PortXmitPkts: sat32(s.xmitPkts), PortRcvPkts: sat32(s.rcvPkts)}
+			_ = pc.MarshalTo(data)
+		} else {
+			pc := ibmad.PortCountersExtended{PortSelect: sel, PortXmitData: s.xmitData, PortRcvData: s.rcvData,
+				PortXmitPkts: s.xmitPkts, PortRcvPkts: s.rcvPkts, PortUnicastXmitPkts: s.xmitPkts,
+				PortUnicastRcvPkts: s.rcvPkts, SymbolErrorCounter: s.symbolErrors, LinkDownedCounter: s.linkDowned,
+				PortRcvErrors: s.rcvErrors, PortRcvSwitchRelayErrors: s.switchRelay, PortXmitDiscards: s.xmitDiscards}
+			_ = pc.MarshalTo(data)
+		}
+	default:
+		m.SetStatus(ibmad.StatusMethodAttrUnsupp)
+		return
+	}
+	m.SetStatus(ibmad.StatusOK)
+}
+
+type counterSums struct {
+	xmitPkts, rcvPkts, xmitData, rcvData, xmitDiscards, rcvErrors, linkDowned, switchRelay, symbolErrors uint64
+}
+
+func (s *counterSums) add(c *portCounters) {
+	s.xmitPkts += c.xmitPkts.Load()
+	s.rcvPkts += c.rcvPkts.Load()
+	s.xmitData += c.xmitData.Load()
+	s.rcvData += c.rcvData.Load()
+	s.xmitDiscards += c.xmitDiscards.Load()
+	s.rcvErrors += c.rcvErrors.Load()
+	s.linkDowned += c.linkDowned.Load()
+	s.switchRelay += c.switchRelay.Load()
+	s.symbolErrors += c.symbolErrors.Load()
+}
+
+func (c *portCounters) reset() {
+	for _, a := range []*atomicU64{&c.xmitPkts, &c.rcvPkts, &c.xmitData, &c.rcvData, &c.xmitDiscards,
+		&c.rcvErrors, &c.linkDowned, &c.switchRelay, &c.symbolErrors} {
+		a.Store(0)
+	}
+}
+
+func sat8(v uint64) uint8 {
+	if v > 0xFF {
+		return 0xFF
+	}
+	return uint8(v)
+}
+
+func sat16(v uint64) uint16 {
+	if v > 0xFFFF {
+		return 0xFFFF
+	}
+	return uint16(v)
+}
+
+// sat32 saturates as the 32-bit PortCounters do (ib-mad-facts §3.8).
+func sat32(v uint64) uint32 {
+	if v > 0xFFFFFFFF {
+		return 0xFFFFFFFF
+	}
+	return uint32(v)
+}

@@ -1,0 +1,240 @@
+package sim
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/ibtracer/ibtracer_exporter/ibmad"
+)
+
+// QueueDepth is how many received MADs a Transport buffers; more are
+// dropped and counted, as a kernel receive list would.
+const QueueDepth = 4096
+
+// Transport is an ibmad.Transport attached at one port of a simulated node.
+type Transport struct {
+	f     *Fabric
+	node  *Node
+	port  *Port
+	hiTID uint32
+
+	mu   sync.Mutex
+	regs []ibmad.Registration
+
+	queue     chan *ibmad.Packet
+	closed    chan struct{}
+	closeOnce sync.Once
+	pool      sync.Pool
+	overflow  atomic.Uint64
+}
+
+var _ ibmad.Transport = (*Transport)(nil)
+
+// Attach opens a transport at port of node name. Port 0 picks port 0 of a
+// switch, or the first linked port of a CA. Several transports may be
+// attached to one node; responses reach the one whose request it was, by
+// the upper 32 bits of the TID, as the kernel routes them.
+func (f *Fabric) Attach(name string, port int) (*Transport, error) {
+	n := f.byName[name]
+	if n == nil {
+		return nil, fmt.Errorf("sim: no node %q in the fabric", name)
+	}
+	if port < 0 || port > n.NumPorts() {
+		return nil, fmt.Errorf("sim: node %q has no port %d (1..%d)", name, port, n.NumPorts())
+	}
+	var p *Port
+	switch {
+	case n.IsSwitch():
+		p = n.Ports[0]
+	case port == 0:
+		for _, q := range n.Ports[1:] {
+			if q.Remote != nil {
+				p = q
+				break
+			}
+		}
+		if p == nil {
+			p = n.Ports[1]
+		}
+	default:
+		p = n.Ports[port]
+	}
+	t := &Transport{f: f, node: n, port: p, hiTID: f.nextHiTID.Add(1),
+		queue: make(chan *ibmad.Packet, QueueDepth), closed: make(chan struct{})}
+	t.pool.New = func() any { return new(ibmad.Packet) }
+	for {
+		old := n.transports.Load()
+		var list []*Transport
+		if old != nil {
+			list = append(list, *old...)
+		}
+		list = append(list, t)
+		if n.transports.CompareAndSwap(old, &list) {
+			break
+		}
+	}
+	return t, nil
+}
+
+// Node returns the node the transport is attached to.
+func (t *Transport) Node() *Node { return t.node }
+
+// Overflows returns the number of MADs dropped because the queue was full.
+func (t *Transport) Overflows() uint64 { return t.overflow.Load() }
+
+// Register records which unsolicited requests this transport accepts.
+func (t *Transport) Register(r ibmad.Registration) error {
+	if r.Class.IsVendorRange2() && r.OUI == 0 {
+		return fmt.Errorf("sim: vendor class %s needs a non-zero OUI", r.Class)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, o := range t.regs {
+		if o.Class == r.Class && o.Version == r.Version && o.OUI == r.OUI {
+			for _, m := range o.Methods {
+				for _, n := range r.Methods {
+					if m == n {
+						return fmt.Errorf("sim: class %s version %d method %s already registered on this transport", r.Class, r.Version, m)
+					}
+				}
+			}
+		}
+	}
+	t.regs = append(t.regs, r)
+	return nil
+}
+
+// Unregister removes every registration of class (and oui), as an agent
+// that exits would.
+func (t *Transport) Unregister(class ibmad.MgmtClass, oui ibmad.OUI) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := t.regs[:0]
+	for _, r := range t.regs {
+		if r.Class == class && (!class.IsVendorRange2() || r.OUI == oui) {
+			continue
+		}
+		out = append(out, r)
+	}
+	t.regs = out
+}
+
+func (t *Transport) accepts(m *ibmad.MAD) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	class, meth := m.MgmtClass(), m.Method()
+	for _, r := range t.regs {
+		if r.Class != class || r.Version != m.ClassVersion() {
+			continue
+		}
+		if class.IsVendorRange2() && r.OUI != m.OUI() {
+			continue
+		}
+		for _, x := range r.Methods {
+			if x == meth {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Port describes the attached port.
+func (t *Transport) Port() (ibmad.PortAttributes, error) {
+	f := t.f
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return ibmad.PortAttributes{
+		CA: t.node.Name, PortNum: t.port.Num, NodeType: t.node.Type,
+		NodeGUID: t.node.GUID, PortGUID: t.node.portGUID(t.port.Num), NodeDesc: t.node.Desc,
+		LID: t.port.LID, LMC: t.port.LMC, SMLID: f.smLIDLocked(), GIDPrefix: f.opts.GIDPrefix,
+		State: t.port.State, PhysState: t.port.Phys,
+	}, nil
+}
+
+// Recv blocks until a MAD arrives or the transport is closed.
+func (t *Transport) Recv(p *ibmad.Packet) error {
+	select {
+	case q := <-t.queue:
+		*p = *q
+		t.pool.Put(q)
+		return nil
+	case <-t.closed:
+		return ibmad.ErrClosed
+	}
+}
+
+// Close detaches the transport: its node stops delivering to it.
+func (t *Transport) Close() error {
+	t.closeOnce.Do(func() {
+		close(t.closed)
+		n := t.node
+		for {
+			old := n.transports.Load()
+			var list []*Transport
+			for _, x := range *old {
+				if x != t {
+					list = append(list, x)
+				}
+			}
+			if n.transports.CompareAndSwap(old, &list) {
+				break
+			}
+		}
+	})
+	return nil
+}
+
+func (t *Transport) isClosed() bool {
+	select {
+	case <-t.closed:
+		return true
+	default:
+		return false
+	}
+}
+
+// packet returns a free packet for delivery to t.
+func (t *Transport) packet() *ibmad.Packet { return t.pool.Get().(*ibmad.Packet) }
+
+// enqueue hands p to t's receiver; it never blocks.
+func (t *Transport) enqueue(p *ibmad.Packet) {
+	if t.isClosed() {
+		t.pool.Put(p)
+		return
+	}
+	select {
+	case t.queue <- p:
+	default:
+		t.overflow.Add(1)
+		t.pool.Put(p)
+	}
+}
+
+// Send injects p into the fabric from the attached port.
+func (t *Transport) Send(p *ibmad.Packet) error {
+	if t.isClosed() {
+		return ibmad.ErrClosed
+	}
+	f := t.f
+	f.mads.Add(1)
+	m := &p.MAD
+	meth := m.Method()
+	isResp := meth.IsResponse() || meth == ibmad.MethodTrapRepress
+	tid := m.TID()
+	if !isResp {
+		// The kernel owns the upper 32 bits of a request's TID (ib-mad-facts §1.5).
+		tid = uint64(t.hiTID)<<32 | uint64(m.TIDLow())
+	}
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	if m.MgmtClass() == ibmad.ClassSubnDR {
+		if !isResp {
+			f.sendDR(t, p, tid)
+		}
+		return nil
+	}
+	f.sendLID(t, p, tid, isResp)
+	return nil
+}

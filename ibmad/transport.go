@@ -1,0 +1,132 @@
+package ibmad
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Transport errors.
+var (
+	// ErrClosed is returned by a closed Transport or Engine.
+	ErrClosed = errors.New("ibmad: closed")
+	// ErrTimeout means a request got no response after all attempts.
+	ErrTimeout = errors.New("ibmad: timeout")
+	// ErrDeviceLost means the device went away (umad EIO/POLLERR); the
+	// transport may come back, outstanding requests are failed.
+	ErrDeviceLost = errors.New("ibmad: device lost")
+)
+
+// Well-known queue pair numbers and the GSI Q_Key (IBA 13.4.6).
+const (
+	QP0     = 0
+	QP1     = 1
+	QP1QKey = 0x80010000
+)
+
+// Address is where a MAD goes (on send) or where it came from (on receive),
+// the fields of the kernel's ib_user_mad_hdr (ib-mad-facts §1.1).
+type Address struct {
+	LID       uint16 // DLID on send (PermissiveLID for DR SMPs), SLID on receive
+	QPN       uint32
+	QKey      uint32
+	SL        uint8
+	PathBits  uint8
+	PKeyIndex uint16
+	// GRH, when GRHPresent.
+	GRHPresent bool
+	GIDIndex   uint8
+	HopLimit   uint8
+	TClass     uint8
+	FlowLabel  uint32
+	GID        GID
+}
+
+// DRAddress is the address of every directed-route SMP.
+func DRAddress() Address { return Address{LID: PermissiveLID, QPN: QP0} }
+
+// SMPAddress is the address of a LID-routed SMP to lid.
+func SMPAddress(lid uint16) Address { return Address{LID: lid, QPN: QP0} }
+
+// GSIAddress is the address of a GMP (SA, PerfMgt, vendor) to lid on QP1.
+func GSIAddress(lid uint16, sl uint8) Address {
+	return Address{LID: lid, QPN: QP1, QKey: QP1QKey, SL: sl}
+}
+
+func (a Address) String() string {
+	if a.LID == PermissiveLID && a.QPN == QP0 {
+		return "DR"
+	}
+	return fmt.Sprintf("lid %d qp %d", a.LID, a.QPN)
+}
+
+// Packet is a MAD with its address and transport metadata. Packets are
+// reused: a Transport must not keep a Packet it was given after returning.
+type Packet struct {
+	Addr Address
+	MAD  MAD
+	// Timeout is the response timeout in milliseconds that a kernel
+	// transport waits for on a request (umad: must be > 0 to receive the
+	// response). Zero for responses.
+	TimeoutMS uint32
+	// TimedOut is set on receive when the transport reports that a request
+	// it sent got no response (umad status ETIMEDOUT). MAD then holds the
+	// request's header with its TID.
+	TimedOut bool
+	// InPort is the local port number a received MAD arrived on, when
+	// InPortKnown. A switch's port-0 agent on real hardware cannot tell.
+	InPort      uint8
+	InPortKnown bool
+}
+
+// Registration asks a Transport to deliver unsolicited requests of a class
+// (and, for vendor range 2, an OUI) whose method is in Methods.
+type Registration struct {
+	Class   MgmtClass
+	Version uint8
+	OUI     OUI // vendor range 2 only
+	Methods []Method
+	RMPP    bool
+}
+
+// PortAttributes describes the local port a Transport is bound to.
+type PortAttributes struct {
+	CA        string // device name, e.g. mlx5_0, or the simulated node name
+	PortNum   uint8  // 0 for a switch
+	NodeType  NodeType
+	NodeGUID  GUID
+	PortGUID  GUID
+	NodeDesc  string
+	LID       uint16
+	LMC       uint8
+	SMLID     uint16
+	SMSL      uint8
+	GIDPrefix uint64
+	State     PortState
+	PhysState PhysState
+}
+
+// GID returns the port's GID 0.
+func (p PortAttributes) GID() GID {
+	prefix := p.GIDPrefix
+	if prefix == 0 {
+		prefix = DefaultGIDPrefix
+	}
+	return MakeGID(prefix, p.PortGUID)
+}
+
+// Transport sends and receives MADs for one local port.
+type Transport interface {
+	// Send transmits p. The Transport copies what it needs before it
+	// returns; p may be reused at once.
+	Send(p *Packet) error
+	// Recv blocks until a MAD (or a timeout report) arrives and copies it
+	// into p. It returns ErrClosed after Close, or an error wrapping
+	// ErrDeviceLost when the device goes away.
+	Recv(p *Packet) error
+	// Register asks for unsolicited requests of a class.
+	Register(r Registration) error
+	// Port describes the local port.
+	Port() (PortAttributes, error)
+	// Close releases the port and unblocks Recv.
+	Close() error
+}
