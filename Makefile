@@ -1,0 +1,43 @@
+# ibtracer_exporter
+GO        ?= go
+PKGS      ?= ./...
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+REVISION  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+FUZZTIME  ?= 60s
+
+.PHONY: all build test test-short lint bench fuzz deps clean
+
+all: build test
+
+# Product binaries are built without cgo (design §5).
+build:
+	CGO_ENABLED=0 $(GO) build ./...
+
+# The test command README.md and .ci/run use. The libibmad cross-check
+# needs cgo and Debian's libibmad-dev (installed by .ci/run).
+test:
+	$(GO) test -count=1 -timeout 20m $(PKGS)
+
+test-short:
+	$(GO) test -short -count=1 $(PKGS)
+
+lint:
+	$(GO) vet $(PKGS)
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+# Runs every fuzz target for FUZZTIME each.
+fuzz:
+	@for pkg in $$($(GO) list $(PKGS)); do \
+	  for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+	    echo "== $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done
+
+deps:
+	$(GO) mod download
+
+clean:
+	rm -rf bin
