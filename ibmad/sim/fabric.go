@@ -313,20 +313,28 @@ func (f *Fabric) PortByLID(lid uint16) *Port {
 	return f.lids[lid]
 }
 
-// LIDOf returns the base LID of node name's port (port 0 for a switch).
+// LIDOf returns the base LID of node name's port: port 0 of a switch, and
+// for a CA the given port, or with port 0 its first port that has a LID.
 func (f *Fabric) LIDOf(name string, port int) (uint16, error) {
 	n := f.byName[name]
 	if n == nil {
 		return 0, fmt.Errorf("sim: no node %q", name)
-	}
-	if n.IsSwitch() {
-		port = 0
 	}
 	if port < 0 || port > n.NumPorts() {
 		return 0, fmt.Errorf("sim: node %q has no port %d", name, port)
 	}
 	f.mu.RLock()
 	defer f.mu.RUnlock()
+	if n.IsSwitch() {
+		return n.Ports[0].LID, nil
+	}
+	if port == 0 { // a CA's first port with a LID
+		for _, p := range n.Ports[1:] {
+			if p.LID != 0 {
+				return p.LID, nil
+			}
+		}
+	}
 	return n.Ports[port].LID, nil
 }
 
