@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -84,6 +83,7 @@ type Engine struct {
 
 	calls   sync.Pool
 	packets sync.Pool
+	slots   sync.Pool // idle *targetSlot, their semaphores empty
 	done    chan struct{}
 }
 
@@ -148,6 +148,7 @@ func NewEngine(t Transport, opts Options) *Engine {
 		return &call{done: make(chan struct{}, 1), timer: t, tids: make([]uint32, 0, 4)}
 	}
 	e.packets.New = func() any { return new(Packet) }
+	e.slots.New = func() any { return &targetSlot{sem: make(chan struct{}, opts.MaxPerTarget)} }
 	e.tid.Store(uint32(time.Now().UnixNano()))
 	empty := map[handlerKey]Handler{}
 	e.handlers.Store(&empty)
@@ -220,13 +221,16 @@ func targetOf(req *Request) uint64 {
 	if req.Addr.LID != PermissiveLID || !req.MAD.IsDirectedRoute() {
 		return uint64(req.Addr.LID)
 	}
-	h := fnv.New64a()
+	// FNV-1a over the initial path: one key per directed-route node.
 	n := int(req.MAD.DRHopCount())
 	if n > MaxDRHops {
 		n = MaxDRHops
 	}
-	_, _ = h.Write(req.MAD[129 : 129+n])
-	return h.Sum64() | 1<<63
+	h := uint64(14695981039346656037)
+	for _, c := range req.MAD[129 : 129+n] {
+		h = (h ^ uint64(c)) * 1099511628211
+	}
+	return h | 1<<63
 }
 
 func (e *Engine) acquire(ctx context.Context, target uint64) (*targetSlot, error) {
@@ -240,7 +244,7 @@ func (e *Engine) acquire(ctx context.Context, target uint64) (*targetSlot, error
 	e.mu.Lock()
 	ts := e.targets[target]
 	if ts == nil {
-		ts = &targetSlot{sem: make(chan struct{}, e.opts.MaxPerTarget)}
+		ts = e.slots.Get().(*targetSlot)
 		e.targets[target] = ts
 	}
 	ts.refs++
@@ -265,6 +269,7 @@ func (e *Engine) release(target uint64, ts *targetSlot, held bool) {
 	ts.refs--
 	if ts.refs == 0 {
 		delete(e.targets, target)
+		e.slots.Put(ts)
 	}
 	e.mu.Unlock()
 	<-e.window
