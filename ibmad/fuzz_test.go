@@ -186,9 +186,9 @@ func FuzzParseGUID(f *testing.F) {
 // nullTransport accepts every send and never receives.
 type nullTransport struct{ done chan struct{} }
 
-func (n *nullTransport) Send(*Packet) error { return nil }
-func (n *nullTransport) Recv(*Packet) error { <-n.done; return ErrClosed }
-func (n *nullTransport) Register(Registration) error { return nil }
+func (n *nullTransport) Send(*Packet) error            { return nil }
+func (n *nullTransport) Recv(*Packet) error            { <-n.done; return ErrClosed }
+func (n *nullTransport) Register(Registration) error   { return nil }
 func (n *nullTransport) Port() (PortAttributes, error) { return PortAttributes{}, nil }
 func (n *nullTransport) Close() error {
 	select {

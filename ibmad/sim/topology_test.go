@@ -12,9 +12,9 @@ const topoDir = "../../testdata/topologies"
 
 func TestLoadShippedTopologies(t *testing.T) {
 	for _, tc := range []struct {
-		file             string
-		switches, cas    int
-		links            int
+		file          string
+		switches, cas int
+		links         int
 	}{
 		{"two-switch.net", 2, 5, 8},
 		{"chain-5.net", 5, 3, 7},
