@@ -9,102 +9,20 @@ import (
 	"time"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
+	"github.com/ibtracer/ibtracer_exporter/ibmad/discover"
 )
 
-// drGet sends one directed-route Get through the engine and decodes nothing.
-func drGet(ctx context.Context, e *ibmad.Engine, path ibmad.DRPath, attr ibmad.AttrID, mod uint32) (*ibmad.MAD, error) {
-	var smp ibmad.SMP
-	if err := smp.InitDRGet(attr, mod, path); err != nil {
-		return nil, err
-	}
-	req := &ibmad.Request{Addr: ibmad.DRAddress()}
-	if err := smp.MarshalTo(req.MAD[:]); err != nil {
-		return nil, err
-	}
-	var resp ibmad.Response
-	if err := e.Do(ctx, req, &resp); err != nil {
-		return nil, err
-	}
-	if st := ibmad.SMPStatus(&resp.MAD); st != 0 {
-		return nil, fmt.Errorf("path %s attr %#x: %v", path, attr, st)
-	}
-	return &resp.MAD, nil
-}
-
-// discoverLinks walks the subnet from the engine's port with directed-route
-// SMPs only, as ibnetdiscover does, and returns every link as
-// "descA[pa] - descB[pb]" with the ends in sorted order.
+// discoverLinks walks the subnet with directed-route SMPs only and
+// returns every link as "descA[pa] - descB[pb]".
 func discoverLinks(ctx context.Context, e *ibmad.Engine) ([]string, error) {
-	type node struct {
-		path ibmad.DRPath
-		ni   ibmad.NodeInfo
-		desc string
-	}
-	probe := func(path ibmad.DRPath) (*node, error) {
-		m, err := drGet(ctx, e, path, ibmad.AttrNodeInfo, 0)
-		if err != nil {
-			return nil, err
-		}
-		n := &node{path: path}
-		if err := n.ni.UnmarshalBinary(m.SMPData()); err != nil {
-			return nil, err
-		}
-		m, err = drGet(ctx, e, path, ibmad.AttrNodeDescription, 0)
-		if err != nil {
-			return nil, err
-		}
-		var d ibmad.NodeDescription
-		_ = d.UnmarshalBinary(m.SMPData())
-		n.desc = d.String()
-		return n, nil
-	}
-	root, err := probe(ibmad.DRPath{})
+	sub, err := discover.Walk(ctx, e)
 	if err != nil {
 		return nil, err
 	}
-	seen := map[ibmad.GUID]bool{root.ni.NodeGUID: true}
-	queue := []*node{root}
-	links := map[string]bool{}
-	for len(queue) > 0 {
-		n := queue[0]
-		queue = queue[1:]
-		if n.ni.NodeType != ibmad.NodeTypeSwitch && len(n.path) > 0 {
-			continue // a remote CA forwards nothing; its link is known from the switch side
-		}
-		for p := 1; p <= int(n.ni.NumPorts); p++ {
-			if n.ni.NodeType != ibmad.NodeTypeSwitch && p != int(n.ni.LocalPortNum) {
-				continue // the local CA reaches out only through its own port
-			}
-			m, err := drGet(ctx, e, n.path, ibmad.AttrPortInfo, uint32(p))
-			if err != nil {
-				return nil, err
-			}
-			var pi ibmad.PortInfo
-			_ = pi.UnmarshalBinary(m.SMPData())
-			if pi.PortPhysState != ibmad.PhysStateLinkUp {
-				continue
-			}
-			peer, err := probe(n.path.Extend(uint8(p)))
-			if err != nil {
-				return nil, err
-			}
-			a := fmt.Sprintf("%s[%d]", n.desc, p)
-			b := fmt.Sprintf("%s[%d]", peer.desc, peer.ni.LocalPortNum)
-			if b < a {
-				a, b = b, a
-			}
-			links[a+" - "+b] = true
-			if !seen[peer.ni.NodeGUID] {
-				seen[peer.ni.NodeGUID] = true
-				queue = append(queue, peer)
-			}
-		}
+	out := make([]string, len(sub.Links))
+	for i, l := range sub.Links {
+		out[i] = l.String()
 	}
-	out := make([]string, 0, len(links))
-	for l := range links {
-		out = append(out, l)
-	}
-	sort.Strings(out)
 	return out, nil
 }
 
@@ -117,7 +35,7 @@ func topologyLinks(topo *Topology) []string {
 			}
 			a := fmt.Sprintf("%s[%d]", n.Desc, p)
 			b := fmt.Sprintf("%s[%d]", topo.Node(l.Peer).Desc, l.Port)
-			if b < a {
+			if b < a || (b == a) {
 				a, b = b, a
 			}
 			set[a+" - "+b] = true

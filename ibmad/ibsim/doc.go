@@ -1,0 +1,18 @@
+// Package ibsim is an ibmad.Transport that speaks the socket protocol of
+// the upstream ibsim InfiniBand simulator (Debian ibsim-utils), the one
+// libumad2sim speaks on behalf of the C tools. It lets the product run
+// against a simulated fabric that OpenSM configures and infiniband-diags
+// inspect, without LD_PRELOAD: a pure-Go program's syscalls cannot be
+// intercepted by libumad2sim.
+//
+// Protocol (ibsim include/ibsim.h, umad2sim/sim_client.c): a control
+// socket and a data socket, both datagram sockets in the abstract Unix
+// namespace named from IBSIM_SOCKNAME (default "sim"), or UDP when
+// IBSIM_SERVER_NAME is set. Control messages (struct sim_ctl, 80 bytes)
+// connect, query node and port data, and disconnect; data messages (struct
+// sim_request, 288 bytes) carry one MAD with its LIDs and QPs. ibsim
+// serves at most 10 clients, delivers unsolicited requests only to a
+// client that connected with the "issm" flag (one per node), rewrites the
+// top 16 bits of every request's TID, and returns a request nobody handles
+// to its sender with status 110 (ETIMEDOUT).
+package ibsim
