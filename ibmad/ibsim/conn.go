@@ -223,7 +223,9 @@ var errCtl = errors.New("ibsim: request refused")
 // per-client socket ibsim assigned.
 func (t *Transport) connect(id uint32) error {
 	info := make([]byte, clientInfoSize)
-	le := func(off int, v uint32) { info[off], info[off+1], info[off+2], info[off+3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24) }
+	le := func(off int, v uint32) {
+		info[off], info[off+1], info[off+2], info[off+3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
+	}
 	le(0, id)
 	le(4, 0) // qp
 	if t.opts.AcceptRequests {
