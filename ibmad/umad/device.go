@@ -1,0 +1,68 @@
+package umad
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// device is an open umad character device: one MAD per read or write, and
+// the agent ioctls. Tests substitute one end of a socket pair.
+type device interface {
+	Read(b []byte) (int, error)
+	Write(b []byte) (int, error)
+	Ioctl(req uintptr, arg unsafe.Pointer) error
+	Close() error
+}
+
+// fileDevice is a device on a non-blocking file descriptor, read and
+// written through the Go runtime's poller so that Close unblocks a reader.
+type fileDevice struct {
+	f *os.File
+}
+
+// openDevice opens path O_RDWR|O_NONBLOCK, as libibumad's umad_open_port
+// does, and turns failures into errors that say what to do.
+func openDevice(path string) (device, error) {
+	fd, err := unix.Open(path, unix.O_RDWR|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		switch {
+		case errors.Is(err, unix.EACCES), errors.Is(err, unix.EPERM):
+			return nil, fmt.Errorf("cannot open %s: permission denied; the exporter needs read-write access to "+
+				"/dev/infiniband/umad*: run it as root, give its user access (the device's group, often rdma, or a "+
+				"udev rule), or use the shipped systemd unit (DeviceAllow=/dev/infiniband/umad* rw): %w", path, err)
+		case errors.Is(err, unix.ENOENT), errors.Is(err, unix.ENODEV), errors.Is(err, unix.ENXIO):
+			return nil, fmt.Errorf("cannot open %s: the device is missing; load the ib_umad module "+
+				"(modprobe ib_umad) and check the HCA driver: %w", path, err)
+		}
+		return nil, fmt.Errorf("cannot open %s: %w", path, err)
+	}
+	return &fileDevice{f: os.NewFile(uintptr(fd), path)}, nil
+}
+
+func (d *fileDevice) Read(b []byte) (int, error)  { return d.f.Read(b) }
+func (d *fileDevice) Write(b []byte) (int, error) { return d.f.Write(b) }
+func (d *fileDevice) Close() error                { return d.f.Close() }
+
+// Ioctl runs one ioctl without taking the descriptor out of non-blocking
+// mode (os.File.Fd would).
+func (d *fileDevice) Ioctl(req uintptr, arg unsafe.Pointer) error {
+	rc, err := d.f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var errno syscall.Errno
+	if err := rc.Control(func(fd uintptr) {
+		_, _, errno = unix.Syscall(unix.SYS_IOCTL, fd, req, uintptr(arg))
+	}); err != nil {
+		return err
+	}
+	if errno != 0 {
+		return errno
+	}
+	return nil
+}
