@@ -52,6 +52,8 @@ type Transport struct {
 
 	rbuf  []byte
 	wbufs sync.Pool
+	// openFn, when set, replaces opening the device file (tests).
+	openFn func() (device, error)
 	// Truncated counts multi-segment (RMPP) messages cut to their first
 	// 256 bytes.
 	Truncated atomic.Uint64
@@ -98,6 +100,9 @@ func newTransport(o Options, ca CA, p Port) *Transport {
 }
 
 func (t *Transport) openDev() (device, error) {
+	if t.openFn != nil {
+		return t.openFn()
+	}
 	n, err := DeviceIndex(t.opts.Sysfs, t.port.CA, t.port.Num)
 	if err != nil {
 		return nil, err
