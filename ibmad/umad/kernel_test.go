@@ -20,14 +20,14 @@ import (
 // device does) and the test plays the kernel on the other end. Ioctls are
 // emulated with the kernel's rules for agent registration.
 type fakeKernel struct {
-	t        *testing.T
-	dev      *pairDevice
-	peer     *os.File
-	oldABI   bool // no ENABLE_PKEY and no REGISTER_AGENT2
-	mu       sync.Mutex
-	agents   []agentReg
-	pkeyOn   bool
-	hdr      int
+	t      *testing.T
+	dev    *pairDevice
+	peer   *os.File
+	oldABI bool // no ENABLE_PKEY and no REGISTER_AGENT2
+	mu     sync.Mutex
+	agents []agentReg
+	pkeyOn bool
+	hdr    int
 }
 
 type agentReg struct {
@@ -295,7 +295,7 @@ func (d *scriptedDevice) Read(b []byte) (int, error) {
 	d.mu.Unlock()
 	return f(b)
 }
-func (d *scriptedDevice) Write(b []byte) (int, error)          { return len(b), nil }
+func (d *scriptedDevice) Write(b []byte) (int, error)         { return len(b), nil }
 func (d *scriptedDevice) Ioctl(uintptr, unsafe.Pointer) error { return nil }
 func (d *scriptedDevice) Close() error {
 	select {

@@ -17,7 +17,7 @@ void fill(uint8_t *buf, int dlid, int dqp, int sl, int qkey, int grh, uint8_t *g
 		memcpy(a.gid, gid, 16);
 		a.hop_limit = hop;
 		a.traffic_class = tclass;
-		a.flow_label = htobe32(flow);
+		a.flow_label = (__typeof__(a.flow_label))flow; // umad_set_grh takes host order
 		a.gid_index = gid_index;
 		umad_set_grh(buf, &a);
 	}
