@@ -125,3 +125,23 @@ func (f *Fabric) SetSilent(name string, silent bool) error {
 	n.silent.Store(silent)
 	return nil
 }
+
+// SetLFTEntry programs switch name's forwarding table entry for lid, as a
+// (buggy) SM would: SMPs read it and the data plane follows it. Used to
+// build routing loops and dead ends.
+func (f *Fabric) SetLFTEntry(name string, lid uint16, port uint8) error {
+	n := f.byName[name]
+	if n == nil || !n.IsSwitch() {
+		return fmt.Errorf("sim: %q is not a switch", name)
+	}
+	if int(port) > n.NumPorts() && port != ibmad.LFTNoRoute {
+		return fmt.Errorf("sim: switch %q has no port %d", name, port)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if int(lid) >= len(n.lft) {
+		return fmt.Errorf("sim: LID %d is above the table top %d", lid, len(n.lft)-1)
+	}
+	n.lft[lid] = port
+	return nil
+}

@@ -1,0 +1,8 @@
+// Package agent is the ibtracer vendor agent (design §3): on management
+// class 0x30 (vendor range 2, OUI 0x001405 by default) it answers
+// ClassPortInfo, telling tracers the class is supported, and SourceRoute,
+// reporting the port a request really arrived on and answering status 7
+// (0x001C) when that differs from the port the tracer expected. It also
+// answers ibping (class 0x32) byte-compatibly with infiniband-diags'
+// `ibping -S`, so a stock ibping works against every node that runs it.
+package agent

@@ -1,0 +1,14 @@
+// Package trace is the ibtracer algorithm (design §4), shared by the
+// one-shot ibtracer command and the exporter. A trace walks from the local
+// port to a destination LID with directed-route SMPs (NodeInfo, PortInfo,
+// and at switches the LinearForwardingTable block holding the DLID), then
+// asks the vendor agent at every hop that runs one, with a LID-routed
+// VendorGet(SourceRoute), on which port the request really arrived. The
+// expected ingress ports are those of the LID route to the LID the MAD is
+// addressed to, computed from the same forwarding tables, so a correct
+// fabric yields no status 7.
+//
+// A repeat trace of an unchanged path does not walk again: it re-reads, all
+// at once, the LFT block of every switch on the path and re-asks every
+// agent, and falls back to the walk only when something differs.
+package trace

@@ -1,0 +1,317 @@
+package trace
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ibtracer/ibtracer_exporter/agent"
+	"github.com/ibtracer/ibtracer_exporter/ibmad"
+	"github.com/ibtracer/ibtracer_exporter/ibmad/sim"
+)
+
+const topoDir = "../testdata/topologies"
+
+type simFabric struct {
+	t      *testing.T
+	f      *sim.Fabric
+	agents map[string]*ibmad.Engine
+}
+
+func newSim(t *testing.T, topo *sim.Topology, opts sim.Options) *simFabric {
+	t.Helper()
+	f, err := sim.New(topo, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &simFabric{t: t, f: f, agents: map[string]*ibmad.Engine{}}
+}
+
+func loadSim(t *testing.T, file string, opts sim.Options) *simFabric {
+	t.Helper()
+	topo, err := sim.LoadTopology(filepath.Join(topoDir, file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newSim(t, topo, opts)
+}
+
+// agentOn starts the vendor agent on a node (switches included: the sim
+// tells them their true ingress port).
+func (s *simFabric) agentOn(names ...string) {
+	for _, n := range names {
+		tr, err := s.f.Attach(n, 0)
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		e := ibmad.NewEngine(tr, ibmad.Options{})
+		if _, err := agent.New(e, agent.Config{}); err != nil {
+			s.t.Fatal(err)
+		}
+		s.agents[n] = e
+		s.t.Cleanup(func() { e.Close() })
+	}
+}
+
+func (s *simFabric) agentsEverywhere() {
+	for _, n := range s.f.Nodes() {
+		s.agentOn(n.Name)
+	}
+}
+
+func (s *simFabric) tracer(node string, o Options) *Tracer {
+	tr, err := s.f.Attach(node, 0)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	e := ibmad.NewEngine(tr, ibmad.Options{Timeout: 100 * time.Millisecond, Retries: 1})
+	s.t.Cleanup(func() { e.Close() })
+	if o.Timeout == 0 {
+		o.Timeout = 100 * time.Millisecond
+	}
+	return New(e, o)
+}
+
+func (s *simFabric) lid(name string) uint16 {
+	l, err := s.f.LIDOf(name, 0)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return l
+}
+
+func TestHealthyFatTreesValidateEveryHop(t *testing.T) {
+	big, err := sim.FatTree2(8, 4, 4, 2) // 8 leaves, 4 spines, 2 parallel links per pair
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		s    *simFabric
+		from string
+	}{
+		{"fattree-mini", loadSim(t, "fattree-mini.net", sim.Options{}), "H0-0"},
+		{"fattree2(8,4,4,2)", newSim(t, big, sim.Options{}), "H3-1"},
+		{"two-switch, LMC 1", loadSim(t, "two-switch.net", sim.Options{LMC: 1}), "host1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := tc.s
+			s.agentsEverywhere()
+			tr := s.tracer(tc.from, Options{})
+			traced := 0
+			for _, lid := range s.f.CALIDs() {
+				for off := uint16(0); off < 1<<s.f.PortByLID(lid).LMC; off++ {
+					r := tr.Trace(context.Background(), Destination{LID: lid + off})
+					if r.Status != StatusOK {
+						t.Fatalf("LID %d: %s %v", lid+off, r.Status, r.Err)
+					}
+					if n := r.Count(AgentMismatch); n != 0 {
+						t.Fatalf("LID %d: %d mismatches in a healthy fabric: %+v", lid+off, n, r.Hops)
+					}
+					if r.Count(AgentValidated) != r.PathHops() {
+						t.Fatalf("LID %d: %d of %d hops validated: %+v", lid+off, r.Count(AgentValidated), r.PathHops(), r.Hops)
+					}
+					traced++
+				}
+			}
+			if traced < 5 {
+				t.Fatalf("traced only %d LIDs", traced)
+			}
+		})
+	}
+}
+
+func TestDivergingSwitchIsTheMismatchedHop(t *testing.T) {
+	s := loadSim(t, "fattree-mini.net", sim.Options{})
+	s.agentsEverywhere()
+	tr := s.tracer("H0-0", Options{})
+	dst := s.lid("H1-2")
+	r := tr.Trace(context.Background(), Destination{LID: dst})
+	if r.Status != StatusOK || r.PathHops() != 4 {
+		t.Fatalf("healthy: %s %v, %d hops", r.Status, r.Err, r.PathHops())
+	}
+	spine := r.Hops[2]
+	// L0 keeps its LFT entry for the spine's LID, but its data plane sends
+	// that LID over the other link to the same spine: the spine, and only
+	// the spine, sees its validation MAD arrive on another port. (An agent
+	// sees only MADs addressed to its own LID, so the entry that diverges
+	// must be one a validation MAD uses.)
+	l0 := s.f.Node("L0")
+	programmed := s.f.LFT("L0")[spine.LID]
+	var other uint8
+	for _, p := range l0.Ports[1:] {
+		if p.Remote != nil && p.Remote.Node.GUID == spine.NodeGUID && p.Num != programmed {
+			other = p.Num
+		}
+	}
+	if other == 0 {
+		t.Fatal("no parallel link")
+	}
+	if err := s.f.SetForwardOverride("L0", spine.LID, other); err != nil {
+		t.Fatal(err)
+	}
+	r = tr.Trace(context.Background(), Destination{LID: dst})
+	if r.Status != StatusMismatch || r.ExitCode() != ExitMismatch {
+		t.Fatalf("status %s exit %d, want mismatch 1", r.Status, r.ExitCode())
+	}
+	for i, h := range r.Hops[1:] {
+		if (h.Agent == AgentMismatch) != (i+1 == 2) {
+			t.Fatalf("hop %d (%s) agent %s: only hop 2, the spine, should mismatch", i+1, h.NodeDesc, h.Agent)
+		}
+	}
+	h := r.Hops[2]
+	wantActual := l0.Ports[other].Remote.Num
+	wantExpected := l0.Ports[s.f.LFT("L0")[spine.LID]].Remote.Num
+	if h.ActualInPort != wantActual || h.ExpectedInPort != wantExpected || wantActual == wantExpected {
+		t.Fatalf("spine: actual %d expected %d; want actual %d expected %d", h.ActualInPort, h.ExpectedInPort, wantActual, wantExpected)
+	}
+	// The leaf after the spine and the host: the MAD still arrives where the
+	// tables say (the spine forwards by its own table).
+	if r.Hops[3].Agent != AgentValidated || r.Hops[4].Agent != AgentValidated {
+		t.Fatalf("hops 3-4: %s %s", r.Hops[3].Agent, r.Hops[4].Agent)
+	}
+}
+
+func TestRepeatTraceUsesFastPath(t *testing.T) {
+	s := loadSim(t, "fattree-mini.net", sim.Options{})
+	s.agentsEverywhere()
+	tr := s.tracer("H0-0", Options{})
+	d := Destination{LID: s.lid("H1-1")}
+	first := tr.Trace(context.Background(), d)
+	second := tr.Trace(context.Background(), d)
+	if first.Status != StatusOK || second.Status != StatusOK || first.FastPath || !second.FastPath {
+		t.Fatalf("first %s fast=%v, second %s fast=%v", first.Status, first.FastPath, second.Status, second.FastPath)
+	}
+	if first.Signature() != second.Signature() {
+		t.Fatal("the fast path changed the path")
+	}
+	n := second.PathHops()
+	if float64(second.MADs)/float64(n) > 2 {
+		t.Fatalf("repeat trace: %d MADs for %d hops, target <= 2 per hop", second.MADs, n)
+	}
+	t.Logf("first trace %d MADs, repeat %d MADs for %d hops (ibtracert: %d)", first.MADs, second.MADs, n, 5*(n-1)+15)
+	// A re-route changes the LFT: the fast path notices and walks.
+	l0 := s.f.Node("L0")
+	out := first.Hops[1].OutPort
+	if err := s.f.SetLinkState("L0", int(out), false, true); err != nil {
+		t.Fatal(err)
+	}
+	third := tr.Trace(context.Background(), d)
+	if third.Status != StatusOK || third.FastPath || third.Hops[1].OutPort == out {
+		t.Fatalf("after re-route: %s fast=%v out %d (was %d) %v", third.Status, third.FastPath, third.Hops[1].OutPort, out, l0.Name)
+	}
+}
+
+func TestFailureClasses(t *testing.T) {
+	s := loadSim(t, "chain-5.net", sim.Options{})
+	s.agentOn("hostB")
+	timeout, retries := 50*time.Millisecond, 1
+	tr := s.tracer("hostA", Options{Timeout: timeout, Retries: retries})
+	hostB := s.lid("hostB")
+	for _, tc := range []struct {
+		name    string
+		setup   func()
+		undo    func()
+		dest    Destination
+		status  Status
+		reason  Reason
+		exit    int
+		message string
+	}{
+		{name: "no route", dest: Destination{LID: 500}, status: StatusUnreachable, reason: ReasonNoRoute, exit: ExitUnreachable,
+			message: "no route to LID 500: it is above LinearFDBTop"},
+		{name: "link down", setup: func() { _ = s.f.SetLinkState("s3", 2, false, false) }, undo: func() { _ = s.f.SetLinkState("s3", 2, true, false) },
+			dest: Destination{LID: hostB}, status: StatusUnreachable, reason: ReasonPortDown, exit: ExitUnreachable,
+			message: "port 2 of switch \"s3\""},
+		{name: "silent switch", setup: func() { _ = s.f.SetSilent("s4", true) }, undo: func() { _ = s.f.SetSilent("s4", false) },
+			dest: Destination{LID: hostB}, status: StatusUnreachable, reason: ReasonTimeout, exit: ExitUnreachable, message: "no answer"},
+		{name: "loop", setup: func() { _ = s.f.SetLFTEntry("s4", hostB, 1) }, undo: func() { _ = s.f.SetLFTEntry("s4", hostB, 2) },
+			dest: Destination{LID: hostB}, status: StatusUnreachable, reason: ReasonLoop, exit: ExitUnreachable,
+			message: "routing loop: LID"},
+		{name: "dead end", setup: func() { _ = s.f.SetLFTEntry("s2", hostB, ibmad.LFTNoRoute) }, undo: func() { _ = s.f.SetLFTEntry("s2", hostB, 2) },
+			dest: Destination{LID: hostB}, status: StatusUnreachable, reason: ReasonNoRoute, exit: ExitUnreachable,
+			message: "has no forwarding entry for it"},
+		{name: "unknown GUID", dest: Destination{GUID: 0xdead}, status: StatusResolve, reason: ReasonSA, exit: ExitResolve,
+			message: "the SA knows no such port"},
+		{name: "unknown node", dest: Destination{Node: "nobody"}, status: StatusResolve, reason: ReasonSA, exit: ExitResolve},
+		{name: "bad destination", dest: Destination{}, status: StatusResolve, reason: ReasonBadConfig, exit: ExitResolve},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.setup != nil {
+				tc.setup()
+			}
+			if tc.undo != nil {
+				defer tc.undo()
+			}
+			start := time.Now()
+			r := tr.Trace(context.Background(), tc.dest)
+			took := time.Since(start)
+			if r.Status != tc.status || r.Reason != tc.reason || r.ExitCode() != tc.exit {
+				t.Fatalf("got %s/%s exit %d (%v), want %s/%s exit %d", r.Status, r.Reason, r.ExitCode(), r.Err, tc.status, tc.reason, tc.exit)
+			}
+			if tc.message != "" && (r.Err == nil || !strings.Contains(r.Err.Error(), tc.message)) {
+				t.Fatalf("message %q does not say %q", r.Err, tc.message)
+			}
+			// Bounded: at most timeout x attempts per hop of the path, plus
+			// the diagnosis MAD.
+			if bound := time.Duration(retries+1) * timeout * 8; took > bound {
+				t.Fatalf("took %v, bound %v", took, bound)
+			}
+		})
+	}
+}
+
+func TestAgentVanishesMidTrace(t *testing.T) {
+	s := loadSim(t, "chain-5.net", sim.Options{})
+	s.agentOn("hostB", "hostC")
+	tr := s.tracer("hostA", Options{Timeout: 50 * time.Millisecond, Retries: 1})
+	d := Destination{LID: s.lid("hostB")}
+	if r := tr.Trace(context.Background(), d); r.Status != StatusOK || r.Hops[len(r.Hops)-1].Agent != AgentValidated {
+		t.Fatalf("before: %s", r.Status)
+	}
+	s.agents["hostB"].Close() // the agent process dies; ClassPortInfo support is still cached
+	r := tr.Trace(context.Background(), d)
+	last := r.Hops[len(r.Hops)-1]
+	if r.Status != StatusOK || last.Agent != AgentLost {
+		t.Fatalf("after: %s, last hop %s (want ok with the hop lost)", r.Status, last.Agent)
+	}
+	// Next time the node is known to have no agent.
+	r = tr.Trace(context.Background(), d)
+	if last := r.Hops[len(r.Hops)-1]; last.Agent != AgentUnsupported {
+		t.Fatalf("third trace: %s", last.Agent)
+	}
+}
+
+func TestResolveThroughSA(t *testing.T) {
+	s := loadSim(t, "two-switch.net", sim.Options{})
+	tr := s.tracer("host1", Options{})
+	h4 := s.f.Node("host4")
+	want := s.lid("host4")
+	for _, d := range []Destination{
+		{GUID: h4.Ports[1].GUID},
+		{GID: ibmad.MakeGID(ibmad.DefaultGIDPrefix, h4.Ports[1].GUID)},
+		{Node: "host4"},
+		{Node: "sw2"},
+	} {
+		r := tr.Trace(context.Background(), d)
+		if r.Status != StatusOK {
+			t.Fatalf("%s: %s %v", d, r.Status, r.Err)
+		}
+		if d.Node == "sw2" {
+			want = s.lid("sw2")
+		}
+		if r.DLID != want {
+			t.Fatalf("%s resolved to %d, want %d", d, r.DLID, want)
+		}
+	}
+	if r := tr.Trace(context.Background(), Destination{Node: "host5"}); r.Status != StatusResolve ||
+		!strings.Contains(r.Err.Error(), "matches several ports") {
+		t.Fatalf("two-port host5: %s %v", r.Status, r.Err)
+	}
+	all, err := tr.AllCAPorts(context.Background())
+	if err != nil || len(all) != 6 { // five hosts, host5 with two ports
+		t.Fatalf("AllCAPorts: %v %v", err, all)
+	}
+}

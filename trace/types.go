@@ -1,0 +1,233 @@
+package trace
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/ibtracer/ibtracer_exporter/ibmad"
+)
+
+// Destination is what to trace to: exactly one of LID, GID, GUID and Node.
+type Destination struct {
+	Name string // label; defaults to the address
+	LID  uint16
+	GID  ibmad.GID
+	GUID ibmad.GUID
+	Node string // node description, resolved through SA NodeRecord
+}
+
+// Kind names which address a destination uses.
+func (d Destination) Kind() string {
+	switch {
+	case d.LID != 0:
+		return "lid"
+	case !d.GID.IsZero():
+		return "gid"
+	case d.GUID != 0:
+		return "guid"
+	case d.Node != "":
+		return "node"
+	}
+	return ""
+}
+
+// Validate checks that exactly one address is set.
+func (d Destination) Validate() error {
+	n := 0
+	if d.LID != 0 {
+		n++
+		if d.LID >= 0xC000 {
+			return fmt.Errorf("LID %d is not a unicast LID (1..49151)", d.LID)
+		}
+	}
+	if !d.GID.IsZero() {
+		n++
+	}
+	if d.GUID != 0 {
+		n++
+	}
+	if d.Node != "" {
+		n++
+	}
+	if n != 1 {
+		return errors.New("a destination needs exactly one of lid, gid, guid or node")
+	}
+	return nil
+}
+
+func (d Destination) String() string {
+	if d.Name != "" {
+		return d.Name
+	}
+	return d.Address()
+}
+
+// Address formats the destination's address ("lid 5", "guid 0x...").
+func (d Destination) Address() string {
+	switch d.Kind() {
+	case "lid":
+		return fmt.Sprintf("lid %d", d.LID)
+	case "gid":
+		return "gid " + d.GID.String()
+	case "guid":
+		return "guid " + d.GUID.String()
+	case "node":
+		return fmt.Sprintf("node %q", d.Node)
+	}
+	return "(none)"
+}
+
+// AgentStatus is what the vendor agent said about a hop.
+type AgentStatus string
+
+// Agent verdicts; their values are metric label values and JSON strings.
+const (
+	AgentSource         AgentStatus = "source"          // the local node: not checked
+	AgentValidated      AgentStatus = "validated"       // arrived on the expected port
+	AgentIngressUnknown AgentStatus = "ingress_unknown" // agent answered but cannot tell the port (switch port 0)
+	AgentMismatch       AgentStatus = "mismatch"        // status 7: arrived on another port, or at another node
+	AgentUnsupported    AgentStatus = "unsupported"     // no agent (ClassPortInfo unanswered or 0x000C)
+	AgentLost           AgentStatus = "lost"            // the agent answered ClassPortInfo but not SourceRoute
+)
+
+// Hop is one node of a traced path; Hops[0] is the local node.
+type Hop struct {
+	Hop          int
+	NodeGUID     ibmad.GUID
+	PortGUID     ibmad.GUID
+	NodeType     ibmad.NodeType
+	NodeDesc     string
+	LID          uint16
+	LMC          uint8
+	InPort       uint8 // port the path enters by (0 at the source)
+	OutPort      uint8 // port the path leaves by (0 at the destination)
+	DRPath       ibmad.DRPath
+	Agent        AgentStatus
+	ActualInPort uint8 // from the agent, when it knows
+	// ExpectedInPort and RouteHops describe the LID route to the LID the
+	// validation MAD was addressed to.
+	ExpectedInPort uint8
+	RouteHops      int
+	RTT            time.Duration // the directed-route NodeInfo of the walk, or of the agent's answer
+	AgentRTT       time.Duration
+	portState      ibmad.PortState
+	numPorts       uint8
+}
+
+// Status is a trace's outcome.
+type Status string
+
+// Trace outcomes.
+const (
+	StatusOK          Status = "ok"
+	StatusMismatch    Status = "mismatch"
+	StatusUnreachable Status = "unreachable"
+	StatusTooLong     Status = "too_long"
+	StatusResolve     Status = "resolve_failed"
+	StatusDevice      Status = "device_error"
+)
+
+// Reason is a bounded failure reason (a metric label value).
+type Reason string
+
+// Failure reasons.
+const (
+	ReasonNone      Reason = ""
+	ReasonNoRoute   Reason = "no_route"
+	ReasonPortDown  Reason = "port_down"
+	ReasonTimeout   Reason = "timeout"
+	ReasonLoop      Reason = "loop"
+	ReasonTooLong   Reason = "too_many_hops"
+	ReasonSA        Reason = "sa_error"
+	ReasonDevice    Reason = "device"
+	ReasonMismatch  Reason = "port_mismatch"
+	ReasonBadConfig Reason = "bad_destination"
+)
+
+// Error is a failed trace: a class and a message for a person.
+type Error struct {
+	Status Status
+	Reason Reason
+	Msg    string
+	Err    error
+}
+
+func (e *Error) Error() string { return e.Msg }
+func (e *Error) Unwrap() error { return e.Err }
+
+func fail(st Status, r Reason, err error, format string, a ...any) *Error {
+	return &Error{Status: st, Reason: r, Err: err, Msg: fmt.Sprintf(format, a...)}
+}
+
+// Result is one trace.
+type Result struct {
+	Destination Destination
+	DLID        uint16
+	Status      Status
+	Reason      Reason
+	Err         error
+	Hops        []Hop
+	MADs        int
+	Duration    time.Duration
+	Start       time.Time
+	FastPath    bool // confirmed a cached path instead of walking
+}
+
+// PathHops is the number of links the path crosses: the nodes after the
+// source, destination included (design §6: ibtracer_path_hops).
+func (r *Result) PathHops() int {
+	if len(r.Hops) == 0 {
+		return 0
+	}
+	return len(r.Hops) - 1
+}
+
+// Count returns how many hops have agent status s.
+func (r *Result) Count(s AgentStatus) int {
+	n := 0
+	for _, h := range r.Hops {
+		if h.Agent == s {
+			n++
+		}
+	}
+	return n
+}
+
+// Exit statuses of the ibtracer command (issue #4).
+const (
+	ExitOK          = 0
+	ExitMismatch    = 1
+	ExitUsage       = 2
+	ExitTooLong     = 3
+	ExitUnreachable = 4
+	ExitResolve     = 5
+	ExitDevice      = 6
+)
+
+// ExitCode maps the outcome to the command's exit status.
+func (r *Result) ExitCode() int {
+	switch r.Status {
+	case StatusOK:
+		return ExitOK
+	case StatusMismatch:
+		return ExitMismatch
+	case StatusTooLong:
+		return ExitTooLong
+	case StatusUnreachable:
+		return ExitUnreachable
+	case StatusResolve:
+		return ExitResolve
+	}
+	return ExitDevice
+}
+
+// Signature identifies the path: the node GUIDs and ports in order. Two
+// traces with the same signature took the same path.
+func (r *Result) Signature() string {
+	s := ""
+	for _, h := range r.Hops {
+		s += fmt.Sprintf("%d>%s>%d;", h.InPort, h.NodeGUID, h.OutPort)
+	}
+	return s
+}
