@@ -1,0 +1,189 @@
+// Package ibopen holds the transport flags that the exporter and the
+// ibtracer command share (--ib.transport, --ib.ca, --ib.port,
+// --ibsim.node, --sim.*) and opens the transport they select.
+package ibopen
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+
+	"github.com/alecthomas/kingpin/v2"
+
+	"github.com/ibtracer/ibtracer_exporter/agent"
+	"github.com/ibtracer/ibtracer_exporter/ibmad"
+	"github.com/ibtracer/ibtracer_exporter/ibmad/ibsim"
+	"github.com/ibtracer/ibtracer_exporter/ibmad/sim"
+	"github.com/ibtracer/ibtracer_exporter/ibmad/umad"
+)
+
+// Config is what the flags select.
+type Config struct {
+	Transport   string
+	CA          string
+	Port        int
+	IbsimNode   string
+	SimTopology string
+	SimNode     string
+	SimAgents   string
+	SimLMC      int
+	SimSeed     uint64
+}
+
+// AddFlags registers the transport flags on app. short adds the OFED
+// tools' -C/-P style shortcuts the seed's ibtracer used (-I, -p).
+func AddFlags(app *kingpin.Application, c *Config, short bool) {
+	ca := app.Flag("ib.ca", "InfiniBand device (CA) to use, as in `ibstat -l`; default: as the OFED tools choose.")
+	port := app.Flag("ib.port", "Port of the CA; default: the first Active port (port 0 on a switch).")
+	if short {
+		ca.Short('I')
+		port.Short('p')
+	}
+	app.Flag("ib.transport", "MAD transport: umad (the kernel, for real hardware), ibsim (the ibsim simulator) or sim (the built-in simulated fabric).").
+		Default("umad").EnumVar(&c.Transport, "umad", "ibsim", "sim")
+	ca.StringVar(&c.CA)
+	port.IntVar(&c.Port)
+	app.Flag("ibsim.node", "ibsim node to attach to (default $SIM_HOST); the socket name comes from $IBSIM_SOCKNAME as for the stock tools.").
+		StringVar(&c.IbsimNode)
+	app.Flag("sim.topology", "Topology file (ibnetdiscover/ibsim format) for --ib.transport=sim; default: a built-in demo fat tree.").
+		StringVar(&c.SimTopology)
+	app.Flag("sim.node", "Node of the simulated fabric this program runs on; default: the first CA.").StringVar(&c.SimNode)
+	app.Flag("sim.agents", "Where the simulated fabric runs the vendor agent: all, hosts, none, or a percentage of hosts such as 80%.").
+		Default("all").StringVar(&c.SimAgents)
+	app.Flag("sim.lmc", "LMC of the simulated fabric's CA ports.").Default("0").IntVar(&c.SimLMC)
+	app.Flag("sim.seed", "Seed of the simulated fabric's random choices.").Default("1").Uint64Var(&c.SimSeed)
+}
+
+// Opened is an open transport, with the simulated fabric when there is one.
+type Opened struct {
+	Transport ibmad.Transport
+	Fabric    *sim.Fabric // --ib.transport=sim only
+	Node      string      // the node attached to (sim, ibsim)
+	closers   []func()
+}
+
+// Close stops the in-process agents of a simulated fabric.
+func (o *Opened) Close() {
+	for i := len(o.closers) - 1; i >= 0; i-- {
+		o.closers[i]()
+	}
+}
+
+// DemoTopology is the fabric --ib.transport=sim uses without a topology
+// file: four leaves, two spines, two parallel links per pair and four hosts
+// per leaf.
+func DemoTopology() *sim.Topology {
+	t, err := sim.FatTree2(4, 2, 4, 2)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+// Open opens the selected transport. acceptRequests must be true for a
+// program that will host the agent (ibsim delivers requests only then).
+func (c *Config) Open(acceptRequests bool) (*Opened, error) {
+	switch c.Transport {
+	case "", "umad":
+		t, err := umad.Open(umad.Options{CA: c.CA, Port: c.Port})
+		if err != nil {
+			return nil, err
+		}
+		return &Opened{Transport: t}, nil
+	case "ibsim":
+		o := ibsim.OptionsFromEnv()
+		if c.IbsimNode != "" {
+			o.Node = c.IbsimNode
+		}
+		o.AcceptRequests = acceptRequests
+		t, err := ibsim.Dial(o)
+		if err != nil {
+			return nil, err
+		}
+		return &Opened{Transport: t, Node: t.NodeName()}, nil
+	case "sim":
+		return c.openSim()
+	}
+	return nil, fmt.Errorf("unknown transport %q: use umad, ibsim or sim", c.Transport)
+}
+
+func (c *Config) openSim() (*Opened, error) {
+	topo := DemoTopology()
+	if c.SimTopology != "" {
+		var err error
+		if topo, err = sim.LoadTopology(c.SimTopology); err != nil {
+			return nil, err
+		}
+	}
+	if c.SimLMC < 0 || c.SimLMC > 7 {
+		return nil, fmt.Errorf("--sim.lmc %d: want 0..7", c.SimLMC)
+	}
+	f, err := sim.New(topo, sim.Options{LMC: uint8(c.SimLMC), Seed: c.SimSeed})
+	if err != nil {
+		return nil, err
+	}
+	node := c.SimNode
+	if node == "" {
+		for _, n := range f.Nodes() {
+			if n.Type == ibmad.NodeTypeCA {
+				node = n.Name
+				break
+			}
+		}
+	}
+	t, err := f.Attach(node, c.Port)
+	if err != nil {
+		return nil, err
+	}
+	o := &Opened{Transport: t, Fabric: f, Node: node}
+	if err := o.startSimAgents(c.SimAgents, node, c.SimSeed); err != nil {
+		o.Close()
+		return nil, err
+	}
+	return o, nil
+}
+
+// startSimAgents runs the vendor agent, in this process, on the simulated
+// nodes the --sim.agents policy selects (never on our own node: the
+// caller decides that).
+func (o *Opened) startSimAgents(policy, self string, seed uint64) error {
+	frac := 0.0
+	hostsOnly := true
+	switch p := strings.TrimSpace(policy); {
+	case p == "all":
+		frac, hostsOnly = 1, false
+	case p == "hosts":
+		frac = 1
+	case p == "none" || p == "":
+		return nil
+	case strings.HasSuffix(p, "%"):
+		v, err := strconv.ParseFloat(strings.TrimSuffix(p, "%"), 64)
+		if err != nil || v < 0 || v > 100 {
+			return fmt.Errorf("--sim.agents %q: want all, hosts, none or a percentage 0%%..100%%", policy)
+		}
+		frac = v / 100
+	default:
+		return fmt.Errorf("--sim.agents %q: want all, hosts, none or a percentage such as 80%%", policy)
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x1b7))
+	for _, n := range o.Fabric.Nodes() {
+		if n.Name == self || (hostsOnly && n.IsSwitch()) {
+			continue
+		}
+		if frac < 1 && rng.Float64() >= frac {
+			continue
+		}
+		tr, err := o.Fabric.Attach(n.Name, 0)
+		if err != nil {
+			return err
+		}
+		e := ibmad.NewEngine(tr, ibmad.Options{})
+		if _, err := agent.New(e, agent.Config{Ping: true, Hostname: n.Name}); err != nil {
+			e.Close()
+			return err
+		}
+		o.closers = append(o.closers, func() { e.Close() })
+	}
+	return nil
+}

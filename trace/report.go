@@ -1,0 +1,142 @@
+package trace
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// JSONHop is one hop in the JSON report (design §7).
+type JSONHop struct {
+	Hop            int     `json:"hop"`
+	NodeGUID       string  `json:"node_guid"`
+	PortGUID       string  `json:"port_guid"`
+	NodeType       string  `json:"node_type"`
+	NodeDesc       string  `json:"node_desc"`
+	LID            uint16  `json:"lid"`
+	LMC            uint8   `json:"lmc"`
+	InPort         uint8   `json:"in_port"`
+	OutPort        uint8   `json:"out_port"`
+	AgentStatus    string  `json:"agent_status"`
+	ActualInPort   *uint8  `json:"actual_in_port,omitempty"`
+	ExpectedInPort *uint8  `json:"expected_in_port,omitempty"`
+	RTTSeconds     float64 `json:"rtt_seconds"`
+	AgentRTTSecs   float64 `json:"agent_rtt_seconds,omitempty"`
+}
+
+// JSONResult is one trace in the JSON report.
+type JSONResult struct {
+	Destination     string    `json:"destination"`
+	Address         string    `json:"address"`
+	DLID            uint16    `json:"dlid,omitempty"`
+	Status          string    `json:"status"`
+	Reason          string    `json:"reason,omitempty"`
+	Error           string    `json:"error,omitempty"`
+	PathHops        int       `json:"path_hops"`
+	MADs            int       `json:"mads"`
+	DurationSeconds float64   `json:"duration_seconds"`
+	FastPath        bool      `json:"fast_path"`
+	Time            time.Time `json:"time"`
+	Hops            []JSONHop `json:"hops"`
+}
+
+// JSON returns the report form of r.
+func (r *Result) JSON() JSONResult {
+	j := JSONResult{Destination: r.Destination.String(), Address: r.Destination.Address(), DLID: r.DLID,
+		Status: string(r.Status), Reason: string(r.Reason), PathHops: r.PathHops(), MADs: r.MADs,
+		DurationSeconds: r.Duration.Seconds(), FastPath: r.FastPath, Time: r.Start.UTC(), Hops: []JSONHop{}}
+	if r.Err != nil {
+		j.Error = r.Err.Error()
+	}
+	for _, h := range r.Hops {
+		jh := JSONHop{Hop: h.Hop, NodeGUID: h.NodeGUID.String(), PortGUID: h.PortGUID.String(), NodeType: h.NodeType.String(),
+			NodeDesc: h.NodeDesc, LID: h.LID, LMC: h.LMC, InPort: h.InPort, OutPort: h.OutPort, AgentStatus: string(h.Agent),
+			RTTSeconds: h.RTT.Seconds(), AgentRTTSecs: h.AgentRTT.Seconds()}
+		switch h.Agent {
+		case AgentValidated, AgentMismatch:
+			a, e := h.ActualInPort, h.ExpectedInPort
+			jh.ActualInPort, jh.ExpectedInPort = &a, &e
+		}
+		j.Hops = append(j.Hops, jh)
+	}
+	return j
+}
+
+// WriteJSON writes results as a JSON array.
+func WriteJSON(w io.Writer, rs []*Result) error {
+	out := make([]JSONResult, len(rs))
+	for i, r := range rs {
+		out[i] = r.JSON()
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+func lidRange(h *Hop) string {
+	return fmt.Sprintf("%d-%d", h.LID, uint32(h.LID)+uint32(1)<<(h.LMC&7)-1)
+}
+
+// Summary is the one-line text form of r.
+func (r *Result) Summary() string {
+	dest := r.Destination.Address()
+	if r.Destination.Name != "" && r.Destination.Name != dest {
+		dest += " (" + r.Destination.Name + ")"
+	}
+	if r.DLID != 0 && r.Destination.LID == 0 {
+		dest += fmt.Sprintf(" -> lid %d", r.DLID)
+	}
+	switch r.Status {
+	case StatusOK:
+		return fmt.Sprintf("%s: ok: %d hops, %d validated, %d without agent, %d MADs in %s",
+			dest, r.PathHops(), r.Count(AgentValidated), r.Count(AgentUnsupported)+r.Count(AgentLost)+r.Count(AgentIngressUnknown),
+			r.MADs, r.Duration.Round(time.Microsecond))
+	case StatusMismatch:
+		var parts []string
+		for _, h := range r.Hops {
+			if h.Agent == AgentMismatch {
+				parts = append(parts, fmt.Sprintf("hop %d %s arrived on port %d, the forwarding tables predict port %d",
+					h.Hop, name(&h), h.ActualInPort, h.ExpectedInPort))
+			}
+		}
+		return fmt.Sprintf("%s: PORT MISMATCH (status 7): %s", dest, strings.Join(parts, "; "))
+	}
+	return fmt.Sprintf("%s: %s: %v", dest, strings.ReplaceAll(string(r.Status), "_", " "), r.Err)
+}
+
+// WriteVerbose writes the path one line per hop, in ibtracert's format
+// with the agent's verdict appended.
+func (r *Result) WriteVerbose(w io.Writer) {
+	fmt.Fprintln(w, r.Summary())
+	for i := range r.Hops {
+		h := &r.Hops[i]
+		verdict := string(h.Agent)
+		switch h.Agent {
+		case AgentValidated:
+			verdict += fmt.Sprintf(" (in port %d)", h.ActualInPort)
+		case AgentMismatch:
+			verdict += fmt.Sprintf(" (in port %d, expected %d)", h.ActualInPort, h.ExpectedInPort)
+		}
+		switch {
+		case i == 0:
+			port := h.OutPort
+			if h.NodeType.String() == "switch" {
+				port = 0
+			}
+			fmt.Fprintf(w, "From %s {%s} portnum %d lid %s %q\n", h.NodeType, h.NodeGUID, port, lidRange(h), h.NodeDesc)
+		default:
+			fmt.Fprintf(w, "[%d] -> %s port {%s}[%d] lid %s %q agent %s\n", r.Hops[i-1].OutPort, h.NodeType, h.PortGUID,
+				h.InPort, lidRange(h), h.NodeDesc, verdict)
+		}
+	}
+	if r.Status == StatusOK || r.Status == StatusMismatch {
+		h := &r.Hops[len(r.Hops)-1]
+		port := h.InPort
+		if h.NodeType.String() == "switch" {
+			port = 0
+		}
+		fmt.Fprintf(w, "To %s {%s} portnum %d lid %s %q\n", h.NodeType, h.NodeGUID, port, lidRange(h), h.NodeDesc)
+	}
+}
