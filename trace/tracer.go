@@ -344,7 +344,7 @@ func (w *walk) walkPath() ([]Hop, *Error) {
 			return hops, w.smpFail(err, "hop %d, behind port %d of %s", len(hops), egress, name(cur))
 		}
 		isSwitch := ni.NodeType == ibmad.NodeTypeSwitch
-		if seen[ni.NodeGUID] {
+		if seen[ni.NodeGUID] && isSwitch { // a CA forwards nothing; reaching one twice is a port of it
 			return hops, fail(StatusUnreachable, ReasonLoop, nil, "routing loop: LID %d comes back to %s %s at hop %d",
 				w.dlid, ni.NodeType, ni.NodeGUID, len(hops))
 		}
