@@ -191,11 +191,7 @@ func TestHopSequencesEqualIbtracert(t *testing.T) {
 			lids := allLIDs(t, fab, tc.sources[0])
 			for _, src := range tc.sources {
 				args := []string{"--format=json", "--no-validate"}
-				var srcLID uint16
-				for lid, desc := range lids {
-					if desc == src {
-						srcLID = lid
-					}
+				for lid := range lids {
 					args = append(args, "-l", strconv.Itoa(int(lid)))
 				}
 				out, errOut, code := runCLI(t, fab, src, args...)
@@ -206,9 +202,11 @@ func TestHopSequencesEqualIbtracert(t *testing.T) {
 				if err := json.Unmarshal([]byte(out), &results); err != nil {
 					t.Fatal(err)
 				}
-				if len(results) != len(lids) {
+				if len(results) != len(lids) || len(results[0].Hops) == 0 {
 					t.Fatalf("%d results for %d LIDs", len(results), len(lids))
 				}
+				// The port ibtracer attached at (a multi-port CA has several LIDs).
+				srcLID := results[0].Hops[0].LID
 				var mu sync.Mutex
 				compared := 0
 				sem := make(chan struct{}, 4)
