@@ -15,12 +15,13 @@ import (
 const topoDir = "../testdata/topologies"
 
 type simFabric struct {
-	t      *testing.T
+	t      testing.TB
 	f      *sim.Fabric
 	agents map[string]*ibmad.Engine
+	rate   float64 // agents' per-source rate limit; 0: the default
 }
 
-func newSim(t *testing.T, topo *sim.Topology, opts sim.Options) *simFabric {
+func newSim(t testing.TB, topo *sim.Topology, opts sim.Options) *simFabric {
 	t.Helper()
 	f, err := sim.New(topo, opts)
 	if err != nil {
@@ -29,7 +30,7 @@ func newSim(t *testing.T, topo *sim.Topology, opts sim.Options) *simFabric {
 	return &simFabric{t: t, f: f, agents: map[string]*ibmad.Engine{}}
 }
 
-func loadSim(t *testing.T, file string, opts sim.Options) *simFabric {
+func loadSim(t testing.TB, file string, opts sim.Options) *simFabric {
 	t.Helper()
 	topo, err := sim.LoadTopology(filepath.Join(topoDir, file))
 	if err != nil {
@@ -47,7 +48,7 @@ func (s *simFabric) agentOn(names ...string) {
 			s.t.Fatal(err)
 		}
 		e := ibmad.NewEngine(tr, ibmad.Options{})
-		if _, err := agent.New(e, agent.Config{}); err != nil {
+		if _, err := agent.New(e, agent.Config{RatePerSource: s.rate}); err != nil {
 			s.t.Fatal(err)
 		}
 		s.agents[n] = e
