@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
@@ -291,6 +292,9 @@ func (w *walk) nodeRecord(d Destination) (uint16, *Error) {
 	return nr.LID, nil
 }
 
+// saConcurrency bounds the SA queries one tracer has in flight.
+const saConcurrency = 4
+
 // AllCAPorts lists the base LID of every CA port the SA knows: one
 // NodeRecord Get per LID up to the local leaf switch's LinearFDBTop, all
 // at once (a GetTable would need RMPP).
@@ -316,7 +320,10 @@ func (t *Tracer) AllCAPorts(ctx context.Context) ([]Destination, error) {
 		return nil, errors.New("the local port knows no SM LID (is a subnet manager running?)")
 	}
 	out := make([]Destination, int(top)+1)
-	sem := make(chan struct{}, 64)
+	var answered atomic.Int32
+	// Gently: the SA is one process serving the whole subnet (OpenSM under
+	// ibsim was seen to die under 64 queries at once).
+	sem := make(chan struct{}, saConcurrency)
 	var wg sync.WaitGroup
 	for lid := 1; lid <= int(top); lid++ {
 		wg.Add(1)
@@ -328,7 +335,11 @@ func (t *Tracer) AllCAPorts(ctx context.Context) ([]Destination, error) {
 				nr := ibmad.NodeRecord{LID: lid}
 				_ = nr.MarshalTo(b)
 			})
-			if err != nil || resp.MAD.Status() != 0 {
+			if err != nil {
+				return
+			}
+			answered.Add(1) // NoRecords for an unused LID is an answer too
+			if resp.MAD.Status() != 0 {
 				return
 			}
 			var nr ibmad.NodeRecord
@@ -339,6 +350,9 @@ func (t *Tracer) AllCAPorts(ctx context.Context) ([]Destination, error) {
 		}(uint16(lid))
 	}
 	wg.Wait()
+	if answered.Load() == 0 {
+		return nil, fmt.Errorf("the SA at LID %d answered none of %d NodeRecord queries", src.SMLID, top)
+	}
 	var ds []Destination
 	for _, d := range out {
 		if d.LID != 0 {

@@ -16,6 +16,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -87,6 +89,13 @@ type Options struct {
 	KeepSM bool
 	// SMNode is where OpenSM attaches; default ibsim's default node.
 	SMNode string
+	// SMHost cables a dedicated host, SMHostName, to the first switch (on
+	// one extra port) and runs OpenSM there. ibsim hands every
+	// unsolicited QP1 request arriving at a node to that node's "issm"
+	// client, and OpenSM under libumad2sim exits on a vendor-class MAD it
+	// has no agent for (a real kernel answers such a MAD itself), so tests
+	// that keep OpenSM running while tracing keep it off every traced path.
+	SMHost bool
 	// Lifetime bounds every process; default 5 minutes.
 	Lifetime time.Duration
 }
@@ -119,7 +128,15 @@ func Start(t testing.TB, topology string, o Options) *Fabric {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &Fabric{t: t, Dir: t.TempDir(), Topology: abs, lib: Umad2sim(),
+	dir := t.TempDir()
+	if o.SMHost {
+		var err error
+		if abs, err = withSMHost(abs, dir); err != nil {
+			t.Fatal(err)
+		}
+		o.SMNode = SMHostName
+	}
+	f := &Fabric{t: t, Dir: dir, Topology: abs, lib: Umad2sim(),
 		SockName: fmt.Sprintf("ibt%d_%d", os.Getpid(), seq.Add(1))}
 	f.ctx, f.cancel = context.WithTimeout(context.Background(), o.Lifetime)
 	t.Cleanup(f.stop)
@@ -165,6 +182,33 @@ func Start(t testing.TB, topology string, o Options) *Fabric {
 }
 
 // syncBuffer collects a process's output from several goroutines.
+// SMHostName is the host Options.SMHost adds.
+const SMHostName = "ibt-sm"
+
+// withSMHost writes a copy of the topology with SMHostName cabled to one
+// extra port of its first switch.
+func withSMHost(topology, dir string) (string, error) {
+	b, err := os.ReadFile(topology)
+	if err != nil {
+		return "", err
+	}
+	lines := strings.Split(string(b), "\n")
+	hdr := regexp.MustCompile(`^Switch\s+(\d+)\s+"([^"]+)"(.*)$`)
+	for i, l := range lines {
+		m := hdr.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		n, _ := strconv.Atoi(m[1])
+		port := n + 1
+		lines[i] = fmt.Sprintf("Switch\t%d \"%s\"%s\n[%d]\t\"%s\"[1]", port, m[2], m[3], port, SMHostName)
+		lines = append(lines, "", fmt.Sprintf("Hca\t1\t\"%s\"", SMHostName), fmt.Sprintf("[1]\t\"%s\"[%d]", m[2], port), "")
+		out := filepath.Join(dir, "topology-with-sm.net")
+		return out, os.WriteFile(out, []byte(strings.Join(lines, "\n")), 0o644)
+	}
+	return "", fmt.Errorf("%s: no switch to cable the SM host to", topology)
+}
+
 type syncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
@@ -181,6 +225,8 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+func (f *Fabric) Tail(name string) string { return f.tail(name) }
 
 func (f *Fabric) tail(name string) string {
 	b, _ := os.ReadFile(filepath.Join(f.Dir, name))
