@@ -1,0 +1,389 @@
+// Package config is the exporter's configuration file: strict YAML
+// (unknown keys are errors), defaults, and validation whose messages name
+// the file, the line and the field.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/ibtracer/ibtracer_exporter/ibmad"
+	"github.com/ibtracer/ibtracer_exporter/trace"
+)
+
+// Defaults.
+const (
+	DefaultInterval    = 60 * time.Second
+	DefaultTimeout     = 500 * time.Millisecond
+	DefaultRetries     = 2
+	DefaultConcurrency = 16
+	DefaultMADWindow   = 256
+	DefaultPerTarget   = 4
+	DefaultAgentRate   = 200
+	MinInterval        = time.Second
+)
+
+// Config is the whole file.
+type Config struct {
+	Interval       Duration      `yaml:"interval"`
+	Timeout        Duration      `yaml:"timeout"`
+	Retries        *int          `yaml:"retries"`
+	Concurrency    int           `yaml:"concurrency"`
+	MADWindow      int           `yaml:"mad_window"`
+	MADPerTarget   int           `yaml:"mad_window_per_target"`
+	OUI            OUI           `yaml:"oui"`
+	SL             uint8         `yaml:"sl"`
+	Agent          AgentConfig   `yaml:"agent"`
+	Destinations   []Destination `yaml:"destinations"`
+	JitterSeed     string        `yaml:"jitter_seed"`
+	ValidateAgents *bool         `yaml:"validate"`
+	lines          map[string]int
+}
+
+// AgentConfig configures the hosted vendor agent.
+type AgentConfig struct {
+	Enabled       *bool   `yaml:"enabled"`
+	Ping          *bool   `yaml:"ping"`
+	RatePerSource float64 `yaml:"rate_per_source"`
+	Burst         float64 `yaml:"burst"`
+	Hostname      string  `yaml:"hostname"`
+}
+
+// Destination is one traced destination.
+type Destination struct {
+	Name     string            `yaml:"name"`
+	LID      uint16            `yaml:"lid"`
+	GID      string            `yaml:"gid"`
+	GUID     string            `yaml:"guid"`
+	Node     string            `yaml:"node"`
+	Interval Duration          `yaml:"interval"`
+	Labels   map[string]string `yaml:"labels"`
+	line     int
+	lines    map[string]int
+}
+
+// Line is where the destination starts in its file.
+func (d Destination) Line() int { return d.line }
+
+// Target returns the trace destination.
+func (d Destination) Target() trace.Destination {
+	t := trace.Destination{Name: d.Name, LID: d.LID, Node: d.Node}
+	if d.GID != "" {
+		t.GID, _ = ibmad.ParseGID(d.GID)
+	}
+	if d.GUID != "" {
+		t.GUID, _ = ibmad.ParseGUID(d.GUID)
+	}
+	return t
+}
+
+// Duration is a time.Duration written as "30s", "1m".
+type Duration time.Duration
+
+// UnmarshalYAML parses a Go duration string.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	v, err := time.ParseDuration(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: %q is not a duration such as 30s or 1m", n.Line, n.Value)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// OUI is a 24-bit number written in hex ("0x001405").
+type OUI uint32
+
+// UnmarshalYAML parses a 24-bit OUI.
+func (o *OUI) UnmarshalYAML(n *yaml.Node) error {
+	v, err := strconv.ParseUint(n.Value, 0, 32)
+	if err != nil || v == 0 || v > 0xFFFFFF {
+		return fmt.Errorf("line %d: oui %q is not a 24-bit number such as 0x001405", n.Line, n.Value)
+	}
+	*o = OUI(v)
+	return nil
+}
+
+// Error is a configuration error with its position.
+type Error struct {
+	File  string
+	Line  int
+	Field string
+	Msg   string
+}
+
+func (e *Error) Error() string {
+	if e.Field != "" {
+		return fmt.Sprintf("%s:%d: %s: %s", e.File, e.Line, e.Field, e.Msg)
+	}
+	return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+}
+
+var lineRe = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
+
+// Load reads and validates a configuration file.
+func Load(path string) (*Config, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(path, b)
+}
+
+// Parse decodes and validates b; file names the source in errors.
+func Parse(file string, b []byte) (*Config, error) {
+	c := &Config{}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
+		return nil, yamlError(file, err)
+	}
+	c.lines = map[string]int{}
+	var root yaml.Node
+	if err := yaml.Unmarshal(b, &root); err == nil {
+		recordLines(&root, c)
+	}
+	if err := c.defaults(file); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// yamlError turns yaml's "line N: msg" into file:N: msg.
+func yamlError(file string, err error) error {
+	var te *yaml.TypeError
+	if errors.As(err, &te) && len(te.Errors) > 0 {
+		if m := lineRe.FindStringSubmatch(te.Errors[0]); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			return &Error{File: file, Line: n, Msg: m[2]}
+		}
+		return &Error{File: file, Msg: te.Errors[0]}
+	}
+	if m := lineRe.FindStringSubmatch(err.Error()); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		return &Error{File: file, Line: n, Msg: m[2]}
+	}
+	return &Error{File: file, Msg: err.Error()}
+}
+
+// recordLines notes the line of every top-level key and of every
+// destination and its keys.
+func recordLines(root *yaml.Node, c *Config) {
+	doc := root
+	if doc.Kind == yaml.DocumentNode && len(doc.Content) > 0 {
+		doc = doc.Content[0]
+	}
+	if doc.Kind != yaml.MappingNode {
+		return
+	}
+	for i := 0; i+1 < len(doc.Content); i += 2 {
+		key := doc.Content[i]
+		c.lines[key.Value] = key.Line
+		if key.Value != "destinations" {
+			continue
+		}
+		for j, item := range doc.Content[i+1].Content {
+			if j >= len(c.Destinations) {
+				break
+			}
+			d := &c.Destinations[j]
+			d.line, d.lines = item.Line, map[string]int{}
+			for k := 0; k+1 < len(item.Content); k += 2 {
+				d.lines[item.Content[k].Value] = item.Content[k].Line
+			}
+		}
+	}
+}
+
+// line returns the line of a top-level key, or 1.
+func (c *Config) line(key string) int {
+	if l, ok := c.lines[key]; ok {
+		return l
+	}
+	return 1
+}
+
+// keyLine returns the line of a destination's key, or the destination's.
+func (d *Destination) keyLine(key string) int {
+	if l, ok := d.lines[key]; ok {
+		return l
+	}
+	return d.line
+}
+
+var labelNameRe = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
+
+// ReservedLabels are the label names the exporter sets itself.
+var ReservedLabels = map[string]bool{"destination": true, "hop": true, "node_guid": true, "node_desc": true,
+	"node_type": true, "in_port": true, "out_port": true, "lid": true, "status": true, "result": true, "reason": true,
+	"class": true, "port_guid": true, "le": true, "instance": true, "job": true, "address": true, "kind": true}
+
+func (c *Config) defaults(file string) error {
+	bad := func(line int, field, format string, a ...any) error {
+		return &Error{File: file, Line: line, Field: field, Msg: fmt.Sprintf(format, a...)}
+	}
+	if c.Interval == 0 {
+		c.Interval = Duration(DefaultInterval)
+	}
+	if time.Duration(c.Interval) < MinInterval {
+		return bad(c.line("interval"), "interval", "%v is shorter than %v", time.Duration(c.Interval), MinInterval)
+	}
+	if c.Timeout == 0 {
+		c.Timeout = Duration(DefaultTimeout)
+	}
+	if c.Timeout < 0 || time.Duration(c.Timeout) > time.Minute {
+		return bad(c.line("timeout"), "timeout", "%v: want a per-MAD timeout between 1ms and 1m", time.Duration(c.Timeout))
+	}
+	if c.Retries == nil {
+		r := DefaultRetries
+		c.Retries = &r
+	}
+	if *c.Retries < 0 || *c.Retries > 10 {
+		return bad(c.line("retries"), "retries", "%d: want 0..10", *c.Retries)
+	}
+	if c.Concurrency == 0 {
+		c.Concurrency = DefaultConcurrency
+	}
+	if c.Concurrency < 1 || c.Concurrency > 4096 {
+		return bad(c.line("concurrency"), "concurrency", "%d: want 1..4096", c.Concurrency)
+	}
+	if c.MADWindow == 0 {
+		c.MADWindow = DefaultMADWindow
+	}
+	if c.MADPerTarget == 0 {
+		c.MADPerTarget = DefaultPerTarget
+	}
+	if c.MADWindow < 1 || c.MADPerTarget < 1 || c.MADPerTarget > c.MADWindow {
+		return bad(c.line("mad_window"), "mad_window", "%d (per target %d): want 1 <= mad_window_per_target <= mad_window", c.MADWindow, c.MADPerTarget)
+	}
+	if c.OUI == 0 {
+		c.OUI = OUI(ibmad.OUIOpenIB)
+	}
+	if c.SL > 15 {
+		return bad(c.line("sl"), "sl", "%d: want 0..15", c.SL)
+	}
+	if c.Agent.Enabled == nil {
+		t := true
+		c.Agent.Enabled = &t
+	}
+	if c.Agent.Ping == nil {
+		t := true
+		c.Agent.Ping = &t
+	}
+	if c.Agent.RatePerSource == 0 {
+		c.Agent.RatePerSource = DefaultAgentRate
+	}
+	if c.Agent.RatePerSource < 0 || c.Agent.Burst < 0 {
+		return bad(c.line("agent"), "agent.rate_per_source", "must not be negative")
+	}
+	if c.ValidateAgents == nil {
+		t := true
+		c.ValidateAgents = &t
+	}
+	names := map[string]int{}
+	for i := range c.Destinations {
+		d := &c.Destinations[i]
+		line := d.line
+		kl := d.keyLine
+		if d.Name == "" {
+			return bad(line, fmt.Sprintf("destinations[%d].name", i), "missing: every destination needs a name")
+		}
+		if prev, dup := names[d.Name]; dup {
+			return bad(kl("name"), fmt.Sprintf("destinations[%d].name", i), "%q is already used at line %d", d.Name, prev)
+		}
+		names[d.Name] = line
+		set := 0
+		if d.LID != 0 {
+			set++
+			if d.LID >= 0xC000 {
+				return bad(kl("lid"), d.field(i, "lid"), "%d is not a unicast LID (1..49151)", d.LID)
+			}
+		}
+		if d.GID != "" {
+			set++
+			if _, err := ibmad.ParseGID(d.GID); err != nil {
+				return bad(kl("gid"), d.field(i, "gid"), "%q is not a GID such as fe80::2:c903:a1:b2c3", d.GID)
+			}
+		}
+		if d.GUID != "" {
+			set++
+			if g, err := ibmad.ParseGUID(d.GUID); err != nil || g == 0 {
+				return bad(kl("guid"), d.field(i, "guid"), "%q is not a port GUID such as 0x0002c90300a1b2c3", d.GUID)
+			}
+		}
+		if d.Node != "" {
+			set++
+			if len(d.Node) > ibmad.NodeDescriptionSize {
+				return bad(kl("node"), d.field(i, "node"), "longer than 64 bytes")
+			}
+		}
+		if set != 1 {
+			return bad(line, fmt.Sprintf("destinations[%d] (%s)", i, d.Name), "set exactly one of lid, gid, guid or node (found %d)", set)
+		}
+		if d.Interval != 0 && time.Duration(d.Interval) < MinInterval {
+			return bad(kl("interval"), d.field(i, "interval"), "%v is shorter than %v", time.Duration(d.Interval), MinInterval)
+		}
+		if d.Interval == 0 {
+			d.Interval = c.Interval
+		}
+		for k := range d.Labels {
+			if !labelNameRe.MatchString(k) || strings.HasPrefix(k, "__") {
+				return bad(kl("labels"), d.field(i, "labels"), "%q is not a valid label name", k)
+			}
+			if ReservedLabels[k] {
+				return bad(kl("labels"), d.field(i, "labels"), "%q is set by the exporter; choose another name", k)
+			}
+		}
+	}
+	return nil
+}
+
+func (d *Destination) field(i int, f string) string {
+	return fmt.Sprintf("destinations[%d] (%s).%s", i, d.Name, f)
+}
+
+// LabelNames returns the union of every destination's label names, sorted.
+func (c *Config) LabelNames() []string {
+	set := map[string]bool{}
+	for _, d := range c.Destinations {
+		for k := range d.Labels {
+			set[k] = true
+		}
+	}
+	out := make([]string, 0, len(set))
+	for k := range set {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Safe holds the current configuration for concurrent readers.
+type Safe struct {
+	mu sync.RWMutex
+	c  *Config
+}
+
+// Get returns the current configuration.
+func (s *Safe) Get() *Config {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.c
+}
+
+// Set replaces it.
+func (s *Safe) Set(c *Config) {
+	s.mu.Lock()
+	s.c = c
+	s.mu.Unlock()
+}
