@@ -5,7 +5,7 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 REVISION  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 FUZZTIME  ?= 60s
 
-.PHONY: all build test test-short lint bench fuzz deps clean
+.PHONY: all build test test-short lint bench fuzz deps clean run
 
 all: build test
 
@@ -41,3 +41,9 @@ deps:
 
 clean:
 	rm -rf bin
+
+# The exporter on the built-in simulated fabric: no hardware needed.
+# Metrics at http://127.0.0.1:9684/metrics, traces at /traces.
+run:
+	$(GO) run . --ib.transport=sim --sim.agents=80% --sim.faults \
+	  --config.file=examples/demo.yml --web.listen-address=127.0.0.1:9684

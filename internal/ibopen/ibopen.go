@@ -49,7 +49,7 @@ func AddFlags(app *kingpin.Application, c *Config, short bool) {
 	app.Flag("sim.topology", "Topology file (ibnetdiscover/ibsim format) for --ib.transport=sim; default: a built-in demo fat tree.").
 		StringVar(&c.SimTopology)
 	app.Flag("sim.node", "Node of the simulated fabric this program runs on; default: the first CA.").StringVar(&c.SimNode)
-	app.Flag("sim.agents", "Where the simulated fabric runs the vendor agent: all, hosts, none, or a percentage of hosts such as 80%.").
+	app.Flag("sim.agents", "Where the simulated fabric runs the vendor agent: all, hosts, none, or a percentage of hosts such as 80% (with every switch).").
 		Default("all").StringVar(&c.SimAgents)
 	app.Flag("sim.lmc", "LMC of the simulated fabric's CA ports.").Default("0").IntVar(&c.SimLMC)
 	app.Flag("sim.seed", "Seed of the simulated fabric's random choices.").Default("1").Uint64Var(&c.SimSeed)
@@ -162,7 +162,7 @@ func (o *Opened) startSimAgents(policy, self string, seed uint64) error {
 		if err != nil || v < 0 || v > 100 {
 			return fmt.Errorf("--sim.agents %q: want all, hosts, none or a percentage 0%%..100%%", policy)
 		}
-		frac = v / 100
+		frac, hostsOnly = v/100, false
 	default:
 		return fmt.Errorf("--sim.agents %q: want all, hosts, none or a percentage such as 80%%", policy)
 	}
@@ -171,7 +171,7 @@ func (o *Opened) startSimAgents(policy, self string, seed uint64) error {
 		if n.Name == self || (hostsOnly && n.IsSwitch()) {
 			continue
 		}
-		if frac < 1 && rng.Float64() >= frac {
+		if frac < 1 && !n.IsSwitch() && rng.Float64() >= frac {
 			continue
 		}
 		tr, err := o.Fabric.Attach(n.Name, 0)

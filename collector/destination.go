@@ -1,0 +1,137 @@
+package collector
+
+import (
+	"hash/fnv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ibtracer/ibtracer_exporter/collector/config"
+	"github.com/ibtracer/ibtracer_exporter/trace"
+)
+
+// Histogram buckets: traces take milliseconds to seconds; an agent's
+// round trip takes microseconds to milliseconds.
+var (
+	durationBuckets = []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
+	latencyBuckets  = []float64{.000005, .00001, .000025, .00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .1}
+)
+
+// destState is one configured destination and what its traces found.
+type destState struct {
+	cfg    config.Destination
+	target trace.Destination
+	labels []string // values of the label names, in order: destination, then the config's
+
+	cancel func()
+	done   chan struct{}
+
+	mu          sync.Mutex
+	last        *trace.Result
+	lastTime    time.Time
+	signature   string
+	pathChanges uint64
+	lastChange  time.Time
+	mismatched  uint64 // hops mismatched, summed over traces
+	unsupported uint64 // hops without an agent, summed over traces
+	mads        uint64
+	results     map[trace.Status]uint64
+	failures    map[trace.Reason]uint64
+	duration    prometheus.Histogram
+	latency     prometheus.Histogram
+}
+
+func newDestState(d config.Destination, labelNames []string) *destState {
+	values := make([]string, 0, len(labelNames)+1)
+	values = append(values, d.Name)
+	const0 := prometheus.Labels{"destination": d.Name}
+	for _, k := range labelNames {
+		values = append(values, d.Labels[k])
+		const0[k] = d.Labels[k]
+	}
+	native := func(name, help string, buckets []float64) prometheus.Histogram {
+		return prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: namespace, Name: name, Help: help, Buckets: buckets, ConstLabels: const0,
+			NativeHistogramBucketFactor: 1.1, NativeHistogramMaxBucketNumber: 100,
+			NativeHistogramMinResetDuration: time.Hour,
+		})
+	}
+	return &destState{cfg: d, target: d.Target(), labels: values, done: make(chan struct{}),
+		results: map[trace.Status]uint64{}, failures: map[trace.Reason]uint64{},
+		duration: native("trace_duration_seconds", "How long traces to the destination took.", durationBuckets),
+		latency: native("latency_seconds",
+			"Round-trip time of the validation MAD to the destination's own agent (end-to-end latency).", latencyBuckets),
+	}
+}
+
+// sameAs reports whether a reloaded destination can keep this state.
+func (s *destState) sameAs(d config.Destination, labelNames []string) bool {
+	if s.cfg.Name != d.Name || s.cfg.Interval != d.Interval || s.target != d.Target() || len(s.labels) != len(labelNames)+1 {
+		return false
+	}
+	for i, k := range labelNames {
+		if s.labels[i+1] != d.Labels[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// record folds one trace into the state.
+func (s *destState) record(r *trace.Result) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := r.Start.Add(r.Duration)
+	s.last, s.lastTime = r, now
+	s.results[r.Status]++
+	if r.Status != trace.StatusOK && r.Reason != trace.ReasonNone {
+		s.failures[r.Reason]++
+	}
+	s.mads += uint64(r.MADs)
+	s.duration.Observe(r.Duration.Seconds())
+	if r.Status == trace.StatusOK || r.Status == trace.StatusMismatch {
+		if sig := r.Signature(); sig != s.signature {
+			if s.signature != "" {
+				s.pathChanges++
+				s.lastChange = now
+			}
+			s.signature = sig
+		}
+		s.mismatched += uint64(r.Count(trace.AgentMismatch))
+		s.unsupported += uint64(unsupported(r))
+		if n := len(r.Hops); n > 1 {
+			if h := r.Hops[n-1]; h.Agent == trace.AgentValidated || h.Agent == trace.AgentMismatch || h.Agent == trace.AgentIngressUnknown {
+				s.latency.Observe(h.AgentRTT.Seconds())
+			}
+		}
+	}
+}
+
+func unsupported(r *trace.Result) int {
+	return r.Count(trace.AgentUnsupported) + r.Count(trace.AgentLost)
+}
+
+// phase is the destination's deterministic offset within its interval:
+// a hash of the exporter's identity (its port GUID) and the destination,
+// so that a fabric of exporters spreads its traces over the interval.
+func phase(seed, name string, interval time.Duration) time.Duration {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(seed))
+	_, _ = h.Write([]byte{0})
+	_, _ = h.Write([]byte(name))
+	if interval <= 0 {
+		return 0
+	}
+	return time.Duration(h.Sum64() % uint64(interval))
+}
+
+// nextRun returns the first time after now that sits at phase within the
+// interval grid anchored at the Unix epoch.
+func nextRun(now time.Time, interval, ph time.Duration) time.Time {
+	base := now.Truncate(interval).Add(ph)
+	for !base.After(now) {
+		base = base.Add(interval)
+	}
+	return base
+}

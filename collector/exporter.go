@@ -1,0 +1,229 @@
+package collector
+
+import (
+	"context"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
+
+	"github.com/ibtracer/ibtracer_exporter/agent"
+	"github.com/ibtracer/ibtracer_exporter/collector/config"
+	"github.com/ibtracer/ibtracer_exporter/ibmad"
+	"github.com/ibtracer/ibtracer_exporter/trace"
+)
+
+const namespace = "ibtracer"
+
+// Exporter schedules the traces and holds what they found.
+type Exporter struct {
+	logger log.Logger
+	seed   string
+
+	mu         sync.RWMutex
+	cfg        *config.Config
+	labelNames []string
+	dests      map[string]*destState
+	tracer     *trace.Tracer
+	engine     *ibmad.Engine
+	agent      *agent.Agent
+	deviceErr  error
+	sem        chan struct{}
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	// now and sleep are the clock (tests).
+	now func() time.Time
+}
+
+// New returns an Exporter with no device yet; see SetDevice.
+func New(logger log.Logger, seed string) *Exporter {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Exporter{logger: logger, seed: seed, dests: map[string]*destState{}, ctx: ctx, cancel: cancel,
+		now: time.Now}
+}
+
+// SetDevice gives the exporter its engine (and hosted agent, or nil);
+// err says why there is none yet.
+func (e *Exporter) SetDevice(engine *ibmad.Engine, a *agent.Agent, err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.engine, e.agent, e.deviceErr = engine, a, err
+	e.tracer = nil
+	if engine != nil && e.cfg != nil {
+		e.tracer = e.newTracer(e.cfg)
+	}
+}
+
+// SetSeed sets the identity the trace phases derive from (the local port
+// GUID, once the device is open). Running destinations keep their phase.
+func (e *Exporter) SetSeed(seed string) {
+	e.mu.Lock()
+	e.seed = seed
+	e.mu.Unlock()
+}
+
+func (e *Exporter) newTracer(c *config.Config) *trace.Tracer {
+	return trace.New(e.engine, trace.Options{Timeout: time.Duration(c.Timeout), Retries: retriesOpt(*c.Retries),
+		OUI: ibmad.OUI(c.OUI), SL: c.SL, NoValidate: !*c.ValidateAgents})
+}
+
+// retriesOpt maps the config's retry count (0 = none) to trace's (<0 = none).
+func retriesOpt(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
+}
+
+// Apply installs a (validated) configuration: destinations that are new
+// start, removed ones stop and their series disappear, unchanged ones keep
+// their counters and schedule.
+func (e *Exporter) Apply(c *config.Config) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.cfg = c
+	if e.engine != nil {
+		e.tracer = e.newTracer(c)
+	}
+	if e.sem == nil || cap(e.sem) != c.Concurrency {
+		e.sem = make(chan struct{}, c.Concurrency)
+	}
+	names := c.LabelNames()
+	relabel := len(names) != len(e.labelNames)
+	for i := range names {
+		if !relabel && names[i] != e.labelNames[i] {
+			relabel = true
+		}
+	}
+	e.labelNames = names
+	keep := map[string]bool{}
+	for _, d := range c.Destinations {
+		keep[d.Name] = true
+		if old, ok := e.dests[d.Name]; ok && !relabel && old.sameAs(d, names) {
+			old.cfg = d
+			continue
+		} else if ok {
+			e.stopLocked(old)
+		}
+		s := newDestState(d, names)
+		e.dests[d.Name] = s
+		e.startLocked(s)
+	}
+	for name, s := range e.dests {
+		if !keep[name] {
+			e.stopLocked(s)
+			delete(e.dests, name)
+		}
+	}
+}
+
+func (e *Exporter) startLocked(s *destState) {
+	ctx, cancel := context.WithCancel(e.ctx)
+	s.cancel = cancel
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		defer close(s.done)
+		e.loop(ctx, s)
+	}()
+}
+
+func (e *Exporter) stopLocked(s *destState) {
+	if s.cancel != nil {
+		s.cancel()
+	}
+}
+
+// loop traces one destination for ever: once soon after start, then at
+// its phase of every interval. A trace that overruns skips the runs it
+// missed; two traces of one destination never overlap.
+func (e *Exporter) loop(ctx context.Context, s *destState) {
+	interval := time.Duration(s.cfg.Interval)
+	e.mu.RLock()
+	seed := e.seed
+	e.mu.RUnlock()
+	ph := phase(seed, s.cfg.Name, interval)
+	first := ph % minDuration(interval, 2*time.Second)
+	next := e.now().Add(first)
+	for {
+		t := time.NewTimer(time.Until(next))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		e.traceOnce(ctx, s, interval)
+		next = nextRun(e.now(), interval, ph)
+	}
+}
+
+func minDuration(a, b time.Duration) time.Duration {
+	if a < b {
+		return a
+	}
+	return b
+}
+
+func (e *Exporter) traceOnce(ctx context.Context, s *destState, interval time.Duration) {
+	select {
+	case e.sem <- struct{}{}:
+	case <-ctx.Done():
+		return
+	}
+	defer func() { <-e.sem }()
+	e.mu.RLock()
+	tr, devErr := e.tracer, e.deviceErr
+	e.mu.RUnlock()
+	var r *trace.Result
+	if tr == nil {
+		r = &trace.Result{Destination: s.target, Start: e.now(), Status: trace.StatusDevice, Reason: trace.ReasonDevice, Err: devErr}
+		if devErr == nil {
+			r.Err = errNoDevice
+		}
+	} else {
+		tctx, cancel := context.WithTimeout(ctx, interval)
+		r = tr.Trace(tctx, s.target)
+		cancel()
+	}
+	if ctx.Err() != nil {
+		return // stopped (reload or shutdown): do not record a cancelled trace
+	}
+	s.record(r)
+	if r.Status != trace.StatusOK {
+		level.Warn(e.logger).Log("msg", "trace failed", "destination", s.cfg.Name, "address", s.target.Address(),
+			"status", r.Status, "reason", r.Reason, "err", r.Err)
+	} else {
+		level.Debug(e.logger).Log("msg", "traced", "destination", s.cfg.Name, "hops", r.PathHops(), "mads", r.MADs,
+			"duration", r.Duration, "fast_path", r.FastPath)
+	}
+}
+
+type deviceError string
+
+func (d deviceError) Error() string { return string(d) }
+
+const errNoDevice = deviceError("no InfiniBand device is open yet")
+
+// Stop stops every destination and waits for in-flight traces.
+func (e *Exporter) Stop() {
+	e.cancel()
+	e.wg.Wait()
+}
+
+// destinations returns the states sorted by name.
+func (e *Exporter) destinations() []*destState {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	out := make([]*destState, 0, len(e.dests))
+	for _, s := range e.dests {
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].cfg.Name < out[j].cfg.Name })
+	return out
+}

@@ -1,0 +1,206 @@
+package collector
+
+import (
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ibtracer/ibtracer_exporter/agent"
+	"github.com/ibtracer/ibtracer_exporter/ibmad"
+	"github.com/ibtracer/ibtracer_exporter/trace"
+)
+
+// The bounded label values: every one of these series exists for every
+// destination from the first scrape, at zero.
+var (
+	allResults = []trace.Status{trace.StatusOK, trace.StatusMismatch, trace.StatusUnreachable, trace.StatusTooLong,
+		trace.StatusResolve, trace.StatusDevice}
+	allReasons = []trace.Reason{trace.ReasonNoRoute, trace.ReasonPortDown, trace.ReasonTimeout, trace.ReasonLoop,
+		trace.ReasonTooLong, trace.ReasonSA, trace.ReasonDevice, trace.ReasonMismatch, trace.ReasonBadConfig}
+	allAgentStatus = []trace.AgentStatus{trace.AgentValidated, trace.AgentIngressUnknown, trace.AgentMismatch,
+		trace.AgentUnsupported, trace.AgentLost}
+	madClasses  = []ibmad.MgmtClass{ibmad.ClassSubnDR, ibmad.ClassSubnLID, ibmad.ClassSubnAdm, ibmad.ClassIBTracer}
+	dropReasons = []ibmad.DropReason{ibmad.DropMalformed, ibmad.DropUnknownTID, ibmad.DropNoHandler, ibmad.DropSendFailed, ibmad.DropLate}
+)
+
+func desc(name, help string, labels ...string) *prometheus.Desc {
+	return prometheus.NewDesc(prometheus.BuildFQName(namespace, "", name), help, labels, nil)
+}
+
+// Describe sends nothing: the label names of the per-destination series
+// follow the configuration (its custom labels), so this is an unchecked
+// collector.
+func (e *Exporter) Describe(chan<- *prometheus.Desc) {}
+
+// Collect emits every series.
+func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
+	e.mu.RLock()
+	names := append([]string{"destination"}, e.labelNames...)
+	engine, ag, devErr := e.engine, e.agent, e.deviceErr
+	e.mu.RUnlock()
+
+	up := 0.0
+	if engine != nil && devErr == nil {
+		up = 1
+	}
+	ch <- prometheus.MustNewConstMetric(desc("device_up", "1 when the InfiniBand device (or simulator) is open."), prometheus.GaugeValue, up)
+	dests := e.destinations()
+	ch <- prometheus.MustNewConstMetric(desc("destinations", "Configured destinations."), prometheus.GaugeValue, float64(len(dests)))
+	e.collectDestinations(ch, names, dests)
+	if engine != nil {
+		collectEngine(ch, engine.Stats())
+	}
+	if ag != nil {
+		collectAgent(ch, ag.Stats())
+	}
+}
+
+func (e *Exporter) collectDestinations(ch chan<- prometheus.Metric, names []string, dests []*destState) {
+	lab := func(extra ...string) []string { return append(append([]string{}, names...), extra...) }
+	var (
+		dInterval   = desc("destination_interval_seconds", "Configured trace interval of the destination.", lab()...)
+		dSuccess    = desc("trace_success", "1 if the last trace reached the destination and found no port mismatch.", lab()...)
+		dLastTime   = desc("last_trace_timestamp_seconds", "When the last trace ended (0: none yet).", lab()...)
+		dTraces     = desc("traces_total", "Traces by result.", lab("result")...)
+		dFailures   = desc("trace_failures_total", "Failed traces by reason.", lab("reason")...)
+		dHops       = desc("path_hops", "Links the last traced path crosses: the nodes after the source, destination included.", lab()...)
+		dChanges    = desc("path_changes_total", "Times the traced path (nodes and ports) changed.", lab()...)
+		dChangeTime = desc("path_last_change_timestamp_seconds", "When the path last changed (0: never).", lab()...)
+		dMisTotal   = desc("port_mismatches_total", "Hops that reported a port mismatch (status 7), summed over traces.", lab()...)
+		dMisHops    = desc("path_mismatched_hops", "Hops of the last trace that reported a port mismatch (status 7).", lab()...)
+		dUnsTotal   = desc("unsupported_hops_total", "Hops without the vendor agent, summed over traces.", lab()...)
+		dUnsHops    = desc("path_unsupported_hops", "Hops of the last trace without the vendor agent.", lab()...)
+		dValHops    = desc("path_validated_hops", "Hops of the last trace whose agent confirmed the ingress port.", lab()...)
+		dMADs       = desc("trace_mads_total", "MADs spent tracing the destination.", lab()...)
+		dLastMADs   = desc("trace_mads", "MADs the last trace spent.", lab()...)
+		dHopInfo    = desc("hop_info", "The last traced path, one series per hop.",
+			lab("hop", "node_guid", "port_guid", "node_desc", "node_type", "lid", "in_port", "out_port")...)
+		dHopStatus = desc("hop_agent_status", "The agent's verdict on each hop of the last trace (1 for the current one).", lab("hop", "status")...)
+		dHopRTT    = desc("hop_rtt_seconds", "Round-trip time of the last MAD to each hop (the agent's answer when validated).", lab("hop")...)
+	)
+	for _, s := range dests {
+		s.mu.Lock()
+		v := s.labels
+		g := func(d *prometheus.Desc, val float64, extra ...string) {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, val, append(append([]string{}, v...), extra...)...)
+		}
+		c := func(d *prometheus.Desc, val float64, extra ...string) {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, val, append(append([]string{}, v...), extra...)...)
+		}
+		g(dInterval, durationSeconds(s.cfg.Interval))
+		r := s.last
+		success, hops, mis, uns, val, lastMADs, lastTime := 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+		if r != nil {
+			if r.Status == trace.StatusOK {
+				success = 1
+			}
+			hops = float64(r.PathHops())
+			mis, uns, val = float64(r.Count(trace.AgentMismatch)), float64(unsupported(r)), float64(r.Count(trace.AgentValidated))
+			lastMADs = float64(r.MADs)
+			lastTime = float64(s.lastTime.UnixNano()) / 1e9
+		}
+		g(dSuccess, success)
+		g(dLastTime, lastTime)
+		for _, st := range allResults {
+			c(dTraces, float64(s.results[st]), string(st))
+		}
+		for _, rs := range allReasons {
+			c(dFailures, float64(s.failures[rs]), string(rs))
+		}
+		g(dHops, hops)
+		c(dChanges, float64(s.pathChanges))
+		changeTime := 0.0
+		if !s.lastChange.IsZero() {
+			changeTime = float64(s.lastChange.UnixNano()) / 1e9
+		}
+		g(dChangeTime, changeTime)
+		c(dMisTotal, float64(s.mismatched))
+		g(dMisHops, mis)
+		c(dUnsTotal, float64(s.unsupported))
+		g(dUnsHops, uns)
+		g(dValHops, val)
+		c(dMADs, float64(s.mads))
+		g(dLastMADs, lastMADs)
+		if r != nil && (r.Status == trace.StatusOK || r.Status == trace.StatusMismatch) {
+			for _, h := range r.Hops[1:] {
+				hop := strconv.Itoa(h.Hop)
+				g(dHopInfo, 1, hop, h.NodeGUID.String(), h.PortGUID.String(), h.NodeDesc, h.NodeType.String(),
+					strconv.Itoa(int(h.LID)), strconv.Itoa(int(h.InPort)), strconv.Itoa(int(h.OutPort)))
+				for _, st := range allAgentStatus {
+					on := 0.0
+					if h.Agent == st {
+						on = 1
+					}
+					g(dHopStatus, on, hop, string(st))
+				}
+				rtt := h.RTT
+				if h.AgentRTT > 0 {
+					rtt = h.AgentRTT
+				}
+				g(dHopRTT, rtt.Seconds(), hop)
+			}
+		}
+		s.duration.Collect(ch)
+		s.latency.Collect(ch)
+		s.mu.Unlock()
+	}
+}
+
+func durationSeconds[T ~int64](d T) float64 { return float64(d) / 1e9 }
+
+var (
+	dMADRequests = desc("mad_requests_total", "MAD attempts sent by the engine, retries included, by management class.", "class")
+	dMADTimeouts = desc("mad_timeouts_total", "MAD attempts that got no response, by management class.", "class")
+	dMADRetries  = desc("mad_retries_total", "MAD retries, by management class.", "class")
+	dMADSendErr  = desc("mad_send_errors_total", "MADs the transport failed to send, by management class.", "class")
+	dMADOut      = desc("mad_outstanding", "MADs in flight.")
+	dMADDropped  = desc("mad_dropped_total", "Received MADs the engine dropped, by reason.", "reason")
+	dMADResp     = desc("mad_responses_sent_total", "Responses the hosted agent sent.")
+	dAgentReq    = desc("agent_requests_total", "Requests the hosted vendor agent served, by attribute and result.", "attribute", "result")
+	dAgentDrop   = desc("agent_dropped_total", "Requests the hosted vendor agent dropped, by reason.", "reason")
+	dAgentPings  = desc("agent_pings_total", "ibping requests the hosted agent answered.")
+)
+
+func collectEngine(ch chan<- prometheus.Metric, st ibmad.Stats) {
+	byClass := map[ibmad.MgmtClass]ibmad.ClassStats{}
+	for _, c := range st.Classes {
+		byClass[c.Class] = c
+	}
+	classes := append([]ibmad.MgmtClass(nil), madClasses...)
+	for _, c := range st.Classes { // any other class that saw traffic
+		known := false
+		for _, k := range madClasses {
+			known = known || k == c.Class
+		}
+		if !known {
+			classes = append(classes, c.Class)
+		}
+	}
+	for _, cl := range classes {
+		c := byClass[cl]
+		n := cl.String()
+		ch <- prometheus.MustNewConstMetric(dMADRequests, prometheus.CounterValue, float64(c.Requests), n)
+		ch <- prometheus.MustNewConstMetric(dMADTimeouts, prometheus.CounterValue, float64(c.Timeouts), n)
+		ch <- prometheus.MustNewConstMetric(dMADRetries, prometheus.CounterValue, float64(c.Retries), n)
+		ch <- prometheus.MustNewConstMetric(dMADSendErr, prometheus.CounterValue, float64(c.SendErrors), n)
+	}
+	ch <- prometheus.MustNewConstMetric(dMADOut, prometheus.GaugeValue, float64(st.Outstanding))
+	for _, r := range dropReasons {
+		ch <- prometheus.MustNewConstMetric(dMADDropped, prometheus.CounterValue, float64(st.Drops[r]), r.String())
+	}
+	ch <- prometheus.MustNewConstMetric(dMADResp, prometheus.CounterValue, float64(st.Responses))
+}
+
+func collectAgent(ch chan<- prometheus.Metric, st agent.Stats) {
+	for _, attr := range []string{"ClassPortInfo", "SourceRoute"} {
+		for _, res := range []string{agent.ResultOK, agent.ResultMismatch, agent.ResultBadHopCount, agent.ResultUnsupportedMethod} {
+			ch <- prometheus.MustNewConstMetric(dAgentReq, prometheus.CounterValue, float64(st.Requests[[2]string{attr, res}]), attr, res)
+		}
+	}
+	ch <- prometheus.MustNewConstMetric(dAgentReq, prometheus.CounterValue,
+		float64(st.Requests[[2]string{"unknown", agent.ResultUnsupportedAttr}]), "unknown", agent.ResultUnsupportedAttr)
+	for _, r := range []string{agent.DropRateLimited, agent.DropMalformed} {
+		ch <- prometheus.MustNewConstMetric(dAgentDrop, prometheus.CounterValue, float64(st.Drops[r]), r)
+	}
+	ch <- prometheus.MustNewConstMetric(dAgentPings, prometheus.CounterValue, float64(st.Pings))
+}
