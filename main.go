@@ -330,4 +330,3 @@ func injectFaults(f *sim.Fabric, logger log.Logger, stop <-chan struct{}) {
 		}
 	}
 }
-
