@@ -105,8 +105,7 @@ func (e *Exporter) Apply(c *config.Config) {
 	for _, d := range c.Destinations {
 		keep[d.Name] = true
 		if old, ok := e.dests[d.Name]; ok && !relabel && old.sameAs(d, names) {
-			old.cfg = d
-			continue
+			continue // same target, interval and labels: keep counters and schedule
 		} else if ok {
 			e.stopLocked(old)
 		}

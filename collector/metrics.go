@@ -121,7 +121,7 @@ func (e *Exporter) collectDestinations(ch chan<- prometheus.Metric, names []stri
 		g(dValHops, val)
 		c(dMADs, float64(s.mads))
 		g(dLastMADs, lastMADs)
-		if r != nil && (r.Status == trace.StatusOK || r.Status == trace.StatusMismatch) {
+		if r != nil && len(r.Hops) > 1 && (r.Status == trace.StatusOK || r.Status == trace.StatusMismatch) {
 			for _, h := range r.Hops[1:] {
 				hop := strconv.Itoa(h.Hop)
 				g(dHopInfo, 1, hop, h.NodeGUID.String(), h.PortGUID.String(), h.NodeDesc, h.NodeType.String(),
