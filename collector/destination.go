@@ -14,8 +14,8 @@ import (
 // Histogram buckets: traces take milliseconds to seconds; an agent's
 // round trip takes microseconds to milliseconds.
 var (
-	durationBuckets = []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
-	latencyBuckets  = []float64{.000005, .00001, .000025, .00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .1}
+	durationBuckets = []float64{.001, .005, .025, .1, .5, 2.5, 10}
+	latencyBuckets  = []float64{.00001, .00005, .0001, .0005, .001, .005, .025, .1}
 )
 
 // destState is one configured destination and what its traces found.

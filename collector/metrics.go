@@ -17,8 +17,6 @@ var (
 		trace.StatusResolve, trace.StatusDevice}
 	allReasons = []trace.Reason{trace.ReasonNoRoute, trace.ReasonPortDown, trace.ReasonTimeout, trace.ReasonLoop,
 		trace.ReasonTooLong, trace.ReasonSA, trace.ReasonDevice, trace.ReasonMismatch, trace.ReasonBadConfig}
-	allAgentStatus = []trace.AgentStatus{trace.AgentValidated, trace.AgentIngressUnknown, trace.AgentMismatch,
-		trace.AgentUnsupported, trace.AgentLost}
 	madClasses  = []ibmad.MgmtClass{ibmad.ClassSubnDR, ibmad.ClassSubnLID, ibmad.ClassSubnAdm, ibmad.ClassIBTracer}
 	dropReasons = []ibmad.DropReason{ibmad.DropMalformed, ibmad.DropUnknownTID, ibmad.DropNoHandler, ibmad.DropSendFailed, ibmad.DropLate}
 )
@@ -75,7 +73,7 @@ func (e *Exporter) collectDestinations(ch chan<- prometheus.Metric, names []stri
 		dLastMADs   = desc("trace_mads", "MADs the last trace spent.", lab()...)
 		dHopInfo    = desc("hop_info", "The last traced path, one series per hop.",
 			lab("hop", "node_guid", "port_guid", "node_desc", "node_type", "lid", "in_port", "out_port")...)
-		dHopStatus = desc("hop_agent_status", "The agent's verdict on each hop of the last trace (1 for the current one).", lab("hop", "status")...)
+		dHopStatus = desc("hop_agent_status", "The agent's verdict on each hop of the last trace: one series per hop, labelled with the verdict.", lab("hop", "status")...)
 		dHopRTT    = desc("hop_rtt_seconds", "Round-trip time of the last MAD to each hop (the agent's answer when validated).", lab("hop")...)
 	)
 	for _, s := range dests {
@@ -126,13 +124,7 @@ func (e *Exporter) collectDestinations(ch chan<- prometheus.Metric, names []stri
 				hop := strconv.Itoa(h.Hop)
 				g(dHopInfo, 1, hop, h.NodeGUID.String(), h.PortGUID.String(), h.NodeDesc, h.NodeType.String(),
 					strconv.Itoa(int(h.LID)), strconv.Itoa(int(h.InPort)), strconv.Itoa(int(h.OutPort)))
-				for _, st := range allAgentStatus {
-					on := 0.0
-					if h.Agent == st {
-						on = 1
-					}
-					g(dHopStatus, on, hop, string(st))
-				}
+				g(dHopStatus, 1, hop, string(h.Agent))
 				rtt := h.RTT
 				if h.AgentRTT > 0 {
 					rtt = h.AgentRTT

@@ -10,7 +10,7 @@ import (
 
 // QueueDepth is how many received MADs a Transport buffers; more are
 // dropped and counted, as a kernel receive list would.
-const QueueDepth = 4096
+const QueueDepth = 1024
 
 // Transport is an ibmad.Transport attached at one port of a simulated node.
 type Transport struct {

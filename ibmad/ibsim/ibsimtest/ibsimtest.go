@@ -96,6 +96,9 @@ type Options struct {
 	// has no agent for (a real kernel answers such a MAD itself), so tests
 	// that keep OpenSM running while tracing keep it off every traced path.
 	SMHost bool
+	// SweepSeconds is OpenSM's sweep interval when kept running (0: its
+	// default of 10 s).
+	SweepSeconds int
 	// Lifetime bounds every process; default 5 minutes.
 	Lifetime time.Duration
 }
@@ -156,6 +159,9 @@ func Start(t testing.TB, topology string, o Options) *Fabric {
 
 	args := []string{"-f", filepath.Join(f.Dir, "opensm.log")}
 	smCtx := f.ctx
+	if o.KeepSM && o.SweepSeconds > 0 {
+		args = append(args, "-s", strconv.Itoa(o.SweepSeconds))
+	}
 	if !o.KeepSM {
 		args = append(args, "-o") // one sweep, then exit
 		var cancel context.CancelFunc

@@ -1,0 +1,8 @@
+package main
+
+import (
+	"os"
+	"syscall"
+)
+
+func syscallSIGHUP() os.Signal { return syscall.SIGHUP }
