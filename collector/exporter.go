@@ -147,7 +147,17 @@ func (e *Exporter) loop(ctx context.Context, s *destState) {
 	seed := e.seed
 	e.mu.RUnlock()
 	ph := phase(seed, s.cfg.Name, interval)
-	first := ph % minDuration(interval, 2*time.Second)
+	// The first traces start soon, but spread with the number of
+	// destinations (50 a second), so that a large configuration does not
+	// start with a burst that trips the agents' rate limits.
+	e.mu.RLock()
+	n := len(e.dests)
+	e.mu.RUnlock()
+	spread := time.Duration(n) * time.Second / 50
+	if spread < 2*time.Second {
+		spread = 2 * time.Second
+	}
+	first := ph % minDuration(interval, spread)
 	next := e.now().Add(first)
 	for {
 		t := time.NewTimer(time.Until(next))

@@ -57,6 +57,7 @@ func (e *Exporter) collectDestinations(ch chan<- prometheus.Metric, names []stri
 	lab := func(extra ...string) []string { return append(append([]string{}, names...), extra...) }
 	var (
 		dInterval   = desc("destination_interval_seconds", "Configured trace interval of the destination.", lab()...)
+		dInfo       = desc("destination_info", "The destination's address and the ibtracer arguments that trace it by hand.", lab("address", "ibtracer_args")...)
 		dSuccess    = desc("trace_success", "1 if the last trace reached the destination and found no port mismatch.", lab()...)
 		dLastTime   = desc("last_trace_timestamp_seconds", "When the last trace ended (0: none yet).", lab()...)
 		dTraces     = desc("traces_total", "Traces by result.", lab("result")...)
@@ -86,6 +87,7 @@ func (e *Exporter) collectDestinations(ch chan<- prometheus.Metric, names []stri
 			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, val, append(append([]string{}, v...), extra...)...)
 		}
 		g(dInterval, durationSeconds(s.cfg.Interval))
+		g(dInfo, 1, s.target.Address(), s.target.Args())
 		r := s.last
 		success, hops, mis, uns, val, lastMADs, lastTime := 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
 		if r != nil {

@@ -17,6 +17,21 @@ type Destination struct {
 	Node string // node description, resolved through SA NodeRecord
 }
 
+// Args returns the ibtracer command-line arguments that trace d.
+func (d Destination) Args() string {
+	switch d.Kind() {
+	case "lid":
+		return fmt.Sprintf("-l %d", d.LID)
+	case "gid":
+		return "-g " + d.GID.String()
+	case "guid":
+		return "-G " + d.GUID.String()
+	case "node":
+		return fmt.Sprintf("--node %q", d.Node)
+	}
+	return ""
+}
+
 // Kind names which address a destination uses.
 func (d Destination) Kind() string {
 	switch {

@@ -226,7 +226,7 @@ var labelNameRe = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
 // ReservedLabels are the label names the exporter sets itself.
 var ReservedLabels = map[string]bool{"destination": true, "hop": true, "node_guid": true, "node_desc": true,
 	"node_type": true, "in_port": true, "out_port": true, "lid": true, "status": true, "result": true, "reason": true,
-	"class": true, "port_guid": true, "le": true, "instance": true, "job": true, "address": true, "kind": true}
+	"class": true, "port_guid": true, "le": true, "instance": true, "job": true, "address": true, "kind": true, "ibtracer_args": true}
 
 func (c *Config) defaults(file string) error {
 	bad := func(line int, field, format string, a ...any) error {
