@@ -59,3 +59,11 @@ func TestLoadInvalid(t *testing.T) {
 		})
 	}
 }
+
+func TestShippedExamplesLoad(t *testing.T) {
+	for _, f := range []string{"../../config.example.yml", "../../examples/demo.yml"} {
+		if _, err := Load(f); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
