@@ -34,7 +34,6 @@ import (
 	"github.com/ibtracer/ibtracer_exporter/trace"
 )
 
-
 const topoDir = "testdata/topologies"
 
 var (
@@ -190,6 +189,27 @@ func (p *exporterProc) waitFor(d time.Duration, what string, cond func(metrics s
 	return ""
 }
 
+// outPort returns the port the last trace to dest leaves node by, from
+// /traces (0 if node is not on the path).
+func (p *exporterProc) outPort(dest, node string) uint8 {
+	p.t.Helper()
+	_, body := p.get("/traces")
+	var views []collector.TraceView
+	if err := json.Unmarshal([]byte(body), &views); err != nil {
+		p.t.Fatalf("/traces: %v", err)
+	}
+	for _, v := range views {
+		if v.Name == dest && v.Last != nil {
+			for _, h := range v.Last.Hops {
+				if h.NodeDesc == node {
+					return h.OutPort
+				}
+			}
+		}
+	}
+	return 0
+}
+
 func grepMetrics(body, prefix string) string {
 	var out []string
 	for _, l := range strings.Split(body, "\n") {
@@ -342,23 +362,9 @@ func TestPathChange(t *testing.T) {
 	p := startExporter(t, []string{"IBSIM_SOCKNAME=" + fab.SockName}, cfg, "--ib.transport=ibsim", "--ibsim.node=host1")
 	p.waitFor(30*time.Second, "first traces", allTraced("far", "near"))
 	// Which of the two parallel sw1-sw2 cables does the path to host2 use?
-	_, body := p.get("/traces")
-	var views []collector.TraceView
-	if err := json.Unmarshal([]byte(body), &views); err != nil {
-		t.Fatal(err)
-	}
-	var port uint8
-	for _, v := range views {
-		if v.Name == "far" && v.Last != nil {
-			for _, h := range v.Last.Hops {
-				if h.NodeDesc == "sw1" {
-					port = h.OutPort
-				}
-			}
-		}
-	}
+	port := p.outPort("far", "sw1")
 	if port != 3 && port != 5 {
-		t.Fatalf("path to host2 leaves sw1 by port %d, want 3 or 5; traces: %s", port, body)
+		t.Fatalf("path to host2 leaves sw1 by port %d, want 3 or 5", port)
 	}
 	changes := func(name string) func(string) float64 {
 		return func(b string) float64 {

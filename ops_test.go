@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/ibtracer/ibtracer_exporter/agent"
-	"github.com/ibtracer/ibtracer_exporter/collector"
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 	"github.com/ibtracer/ibtracer_exporter/ibmad/ibsim/ibsimtest"
 )
@@ -252,21 +251,9 @@ scrape_configs:
 	t.Logf("%d dashboard queries returned data", queries)
 
 	// A link on far's path goes down: IBTracerPathChanged.
-	_, body := exp.get("/traces")
-	var views []collector.TraceView
-	_ = json.Unmarshal([]byte(body), &views)
-	var port uint8
-	for _, v := range views {
-		if v.Name == "far" && v.Last != nil {
-			for _, h := range v.Last.Hops {
-				if h.NodeDesc == "sw1" {
-					port = h.OutPort
-				}
-			}
-		}
-	}
+	port := exp.outPort("far", "sw1")
 	if port == 0 {
-		t.Fatalf("no sw1 hop on far's path: %s", body)
+		t.Fatal("no sw1 hop on far's path")
 	}
 	if err := fab.Console(fmt.Sprintf(`Unlink "sw1"[%d]`, port)); err != nil {
 		t.Fatal(err)

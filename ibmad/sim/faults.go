@@ -17,6 +17,19 @@ func (f *Fabric) port(name string, port int) (*Port, error) {
 	return n.Ports[port], nil
 }
 
+// switchEgress checks that name is a switch and port one of its ports
+// (or LFTNoRoute), as a forwarding entry needs.
+func (f *Fabric) switchEgress(name string, port uint8) (*Node, error) {
+	n := f.byName[name]
+	if n == nil || !n.IsSwitch() {
+		return nil, fmt.Errorf("sim: %q is not a switch", name)
+	}
+	if int(port) > n.NumPorts() && port != ibmad.LFTNoRoute {
+		return nil, fmt.Errorf("sim: switch %q has no port %d", name, port)
+	}
+	return n, nil
+}
+
 // SetDropRate makes the link leaving port of node drop a fraction rate
 // (0..1) of the MADs it carries, counted as receive and symbol errors at
 // the far end.
@@ -67,12 +80,9 @@ func (f *Fabric) SetLinkState(name string, port int, up, reroute bool) error {
 // while its LFT (what SMPs read) keeps the programmed entry: the fault the
 // ibtracer agent exists to catch ("status 7").
 func (f *Fabric) SetForwardOverride(name string, lid uint16, port uint8) error {
-	n := f.byName[name]
-	if n == nil || !n.IsSwitch() {
-		return fmt.Errorf("sim: %q is not a switch", name)
-	}
-	if int(port) > n.NumPorts() && port != ibmad.LFTNoRoute {
-		return fmt.Errorf("sim: switch %q has no port %d", name, port)
+	n, err := f.switchEgress(name, port)
+	if err != nil {
+		return err
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -130,12 +140,9 @@ func (f *Fabric) SetSilent(name string, silent bool) error {
 // (buggy) SM would: SMPs read it and the data plane follows it. Used to
 // build routing loops and dead ends.
 func (f *Fabric) SetLFTEntry(name string, lid uint16, port uint8) error {
-	n := f.byName[name]
-	if n == nil || !n.IsSwitch() {
-		return fmt.Errorf("sim: %q is not a switch", name)
-	}
-	if int(port) > n.NumPorts() && port != ibmad.LFTNoRoute {
-		return fmt.Errorf("sim: switch %q has no port %d", name, port)
+	n, err := f.switchEgress(name, port)
+	if err != nil {
+		return err
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
