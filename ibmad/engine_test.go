@@ -95,14 +95,14 @@ func TestEngineLateAnswerToEarlierAttempt(t *testing.T) {
 			r := madtest.Echo(p)[0]
 			first = r
 			// Answer the first attempt after its timer expired, during the second.
-			time.AfterFunc(60*time.Millisecond, func() { tr.Inject(r) })
+			time.AfterFunc(150*time.Millisecond, func() { tr.Inject(r) })
 		}
 		return nil
 	})
 	e := ibmad.NewEngine(tr, ibmad.Options{})
 	defer e.Close()
 	req := nodeInfoReq(9)
-	req.Timeout, req.Retries = 40*time.Millisecond, 1
+	req.Timeout, req.Retries = 100*time.Millisecond, 1 // the answer comes at 150 ms, during the second attempt
 	var resp ibmad.Response
 	if err := e.Do(context.Background(), req, &resp); err != nil {
 		t.Fatalf("late answer did not complete the request: %v", err)
