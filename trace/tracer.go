@@ -296,8 +296,7 @@ func (w *walk) walkPath() ([]Hop, *Error) {
 		return nil, w.smpFail(err, "NodeDescription of the local node")
 	}
 	hops := []Hop{{NodeGUID: ni.NodeGUID, PortGUID: ni.PortGUID, NodeType: ni.NodeType, NodeDesc: desc,
-		LID: w.src.LID, LMC: w.src.LMC, DRPath: ibmad.DRPath{}, Agent: AgentSource, RTT: rtt, numPorts: ni.NumPorts,
-		portState: w.src.State}}
+		LID: w.src.LID, LMC: w.src.LMC, DRPath: ibmad.DRPath{}, Agent: AgentSource, RTT: rtt, numPorts: ni.NumPorts}}
 	if ni.NodeType == ibmad.NodeTypeSwitch {
 		hops[0].LMC = 0
 	}
@@ -358,8 +357,7 @@ func (w *walk) walkPath() ([]Hop, *Error) {
 			return hops, w.smpFail(err, "PortInfo of %s %q", ni.NodeType, desc)
 		}
 		h := Hop{Hop: len(hops), NodeGUID: ni.NodeGUID, PortGUID: ni.PortGUID, NodeType: ni.NodeType, NodeDesc: desc,
-			LID: pi.LID, LMC: pi.LMC, InPort: ni.LocalPortNum, DRPath: path, RTT: rtt, numPorts: ni.NumPorts,
-			portState: pi.PortState}
+			LID: pi.LID, LMC: pi.LMC, InPort: ni.LocalPortNum, DRPath: path, RTT: rtt, numPorts: ni.NumPorts}
 		if isSwitch {
 			h.LMC = 0
 		}

@@ -126,7 +126,6 @@ type Hop struct {
 	RouteHops      int
 	RTT            time.Duration // the directed-route NodeInfo of the walk, or of the agent's answer
 	AgentRTT       time.Duration
-	portState      ibmad.PortState
 	numPorts       uint8
 }
 

@@ -13,7 +13,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -366,24 +365,4 @@ func (c *Config) LabelNames() []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// Safe holds the current configuration for concurrent readers.
-type Safe struct {
-	mu sync.RWMutex
-	c  *Config
-}
-
-// Get returns the current configuration.
-func (s *Safe) Get() *Config {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.c
-}
-
-// Set replaces it.
-func (s *Safe) Set(c *Config) {
-	s.mu.Lock()
-	s.c = c
-	s.mu.Unlock()
 }

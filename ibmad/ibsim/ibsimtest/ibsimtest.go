@@ -232,8 +232,6 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-func (f *Fabric) Tail(name string) string { return f.tail(name) }
-
 func (f *Fabric) tail(name string) string {
 	b, _ := os.ReadFile(filepath.Join(f.Dir, name))
 	if len(b) > 4000 {
