@@ -115,7 +115,13 @@ func (r *Result) WriteVerbose(w io.Writer) {
 		verdict := string(h.Agent)
 		switch h.Agent {
 		case AgentValidated:
-			verdict += fmt.Sprintf(" (in port %d)", h.ActualInPort)
+			if h.ActualInPort != h.InPort {
+				// The validation MAD is addressed to the hop's own LID, whose
+				// route may enter by another (parallel) port.
+				verdict += fmt.Sprintf(" (its own LID's route enters by port %d, as predicted)", h.ActualInPort)
+			} else {
+				verdict += fmt.Sprintf(" (in port %d)", h.ActualInPort)
+			}
 		case AgentMismatch:
 			verdict += fmt.Sprintf(" (in port %d, expected %d)", h.ActualInPort, h.ExpectedInPort)
 		}
