@@ -100,6 +100,7 @@ func (t *Tracer) forget(dlid uint16, d Destination) {
 	t.mu.Lock()
 	delete(t.paths, dlid)
 	delete(t.resolved, d)
+	clear(t.verdicts) // something changed: ask the agents again
 	t.mu.Unlock()
 }
 

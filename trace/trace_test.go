@@ -316,3 +316,42 @@ func TestResolveThroughSA(t *testing.T) {
 		t.Fatalf("AllCAPorts: %v %v", err, all)
 	}
 }
+
+// TestSharedValidation: with ShareValidation, a switch on many paths is
+// asked once; a fault on it is seen once the shared verdict expires, so
+// detection waits at most the sharing time.
+func TestSharedValidation(t *testing.T) {
+	s := loadSim(t, "fattree-mini.net", sim.Options{})
+	s.agentsEverywhere()
+	const share = 300 * time.Millisecond
+	shared := s.tracer("H0-0", Options{ShareValidation: share})
+	plain := s.tracer("H0-0", Options{})
+	var withShare, without int
+	for _, h := range []string{"H1-0", "H1-1", "H1-2", "H0-1", "H0-2"} {
+		d := Destination{LID: s.lid(h)}
+		a, b := shared.Trace(context.Background(), d), plain.Trace(context.Background(), d)
+		if a.Status != StatusOK || b.Status != StatusOK || a.Count(AgentValidated) != b.Count(AgentValidated) {
+			t.Fatalf("%s: shared %s/%d validated, plain %s/%d", h, a.Status, a.Count(AgentValidated), b.Status, b.Count(AgentValidated))
+		}
+		withShare += a.MADs
+		without += b.MADs
+	}
+	if withShare >= without {
+		t.Fatalf("sharing spent %d MADs, not sharing %d", withShare, without)
+	}
+	t.Logf("5 first traces: %d MADs with shared validation, %d without", withShare, without)
+	// A diverging switch is caught once the shared verdict has expired.
+	r := shared.Trace(context.Background(), Destination{LID: s.lid("H1-1")})
+	spine := r.Hops[2]
+	programmed := s.f.LFT("L0")[spine.LID]
+	for _, p := range s.f.Node("L0").Ports[1:] {
+		if p.Remote != nil && p.Remote.Node.GUID == spine.NodeGUID && p.Num != programmed {
+			_ = s.f.SetForwardOverride("L0", spine.LID, p.Num)
+			break
+		}
+	}
+	time.Sleep(share + 50*time.Millisecond)
+	if r = shared.Trace(context.Background(), Destination{LID: s.lid("H1-1")}); r.Status != StatusMismatch {
+		t.Fatalf("after the fault and the sharing time: %s", r.Status)
+	}
+}

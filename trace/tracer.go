@@ -31,6 +31,12 @@ type Options struct {
 	NoValidate bool
 	// NoFastPath always walks.
 	NoFastPath bool
+	// ShareValidation reuses, for this long, a hop's validated verdict
+	// for every destination whose path crosses it: the validation MAD is
+	// addressed to the hop's own LID, so it does not depend on the
+	// destination. 0 turns sharing off. The exporter sets it, so that a
+	// leaf on every path is not asked once per destination.
+	ShareValidation time.Duration
 }
 
 // Tracer traces destinations through one engine. It is safe for
@@ -46,6 +52,22 @@ type Tracer struct {
 	support  map[ibmad.GUID]supportEntry
 	paths    map[uint16]*cachedPath
 	resolved map[Destination]resolvedEntry
+	verdicts map[verdictKey]verdictEntry
+}
+
+// verdictKey identifies a validation: the node, the LID asked and the
+// expected route to it.
+type verdictKey struct {
+	guid   ibmad.GUID
+	lid    uint16
+	inPort string
+}
+
+type verdictEntry struct {
+	agent   AgentStatus
+	actual  uint8
+	rtt     time.Duration
+	expires time.Time
 }
 
 type supportEntry struct {
@@ -77,7 +99,8 @@ func New(e *ibmad.Engine, o Options) *Tracer {
 		o.ResolveTTL = time.Minute
 	}
 	return &Tracer{e: e, opts: o, desc: map[ibmad.GUID]string{}, top: map[ibmad.GUID]uint16{},
-		support: map[ibmad.GUID]supportEntry{}, paths: map[uint16]*cachedPath{}, resolved: map[Destination]resolvedEntry{}}
+		support: map[ibmad.GUID]supportEntry{}, paths: map[uint16]*cachedPath{}, resolved: map[Destination]resolvedEntry{},
+		verdicts: map[verdictKey]verdictEntry{}}
 }
 
 // Engine returns the tracer's engine.
@@ -474,13 +497,33 @@ func (t *Tracer) setSupport(g ibmad.GUID, ok bool) {
 // in h. learn lets a lost agent update the support cache (the walk does;
 // the fast path leaves that to the walk it falls back to).
 func (w *walk) sourceRoute(h *Hop, lid uint16, count int, in []uint8, learn bool) {
+	h.RouteHops, h.ExpectedInPort = count, in[count-1]
+	key := verdictKey{h.NodeGUID, lid, string(in)}
+	if ttl := w.t.opts.ShareValidation; ttl > 0 && lid != w.dlid {
+		w.t.mu.Lock()
+		v, ok := w.t.verdicts[key]
+		w.t.mu.Unlock()
+		if ok && time.Now().Before(v.expires) {
+			h.Agent, h.ActualInPort, h.AgentRTT = v.agent, v.actual, v.rtt
+			return
+		}
+		defer func() {
+			if h.Agent == AgentValidated || h.Agent == AgentIngressUnknown {
+				w.t.mu.Lock()
+				if len(w.t.verdicts) > 1<<16 {
+					w.t.verdicts = map[verdictKey]verdictEntry{} // bounded
+				}
+				w.t.verdicts[key] = verdictEntry{agent: h.Agent, actual: h.ActualInPort, rtt: h.AgentRTT, expires: time.Now().Add(ttl)}
+				w.t.mu.Unlock()
+			}
+		}()
+	}
 	sr := ibmad.SourceRoute{HopCount: uint8(count)}
 	copy(sr.InPort[:], in)
 	v := ibmad.NewVendorGet(ibmad.ClassIBTracer, w.t.opts.OUI, ibmad.AttrSourceRoute, 0)
 	_ = sr.MarshalTo(v.Data[:])
 	req := &ibmad.Request{Addr: ibmad.GSIAddress(lid, w.t.opts.SL)}
 	_ = v.MarshalTo(req.MAD[:])
-	h.RouteHops, h.ExpectedInPort = count, in[count-1]
 	resp, err := w.do(req)
 	if err != nil {
 		h.Agent = AgentLost

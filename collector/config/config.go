@@ -31,23 +31,27 @@ const (
 	DefaultPerTarget   = 4
 	DefaultAgentRate   = 200
 	MinInterval        = time.Second
+	// DefaultShareValidation is how long a hop's verdict is reused across
+	// destinations (see trace.Options.ShareValidation).
+	DefaultShareValidation = 10 * time.Second
 )
 
 // Config is the whole file.
 type Config struct {
-	Interval       Duration      `yaml:"interval"`
-	Timeout        Duration      `yaml:"timeout"`
-	Retries        *int          `yaml:"retries"`
-	Concurrency    int           `yaml:"concurrency"`
-	MADWindow      int           `yaml:"mad_window"`
-	MADPerTarget   int           `yaml:"mad_window_per_target"`
-	OUI            OUI           `yaml:"oui"`
-	SL             uint8         `yaml:"sl"`
-	Agent          AgentConfig   `yaml:"agent"`
-	Destinations   []Destination `yaml:"destinations"`
-	JitterSeed     string        `yaml:"jitter_seed"`
-	ValidateAgents *bool         `yaml:"validate"`
-	lines          map[string]int
+	Interval        Duration      `yaml:"interval"`
+	Timeout         Duration      `yaml:"timeout"`
+	Retries         *int          `yaml:"retries"`
+	Concurrency     int           `yaml:"concurrency"`
+	MADWindow       int           `yaml:"mad_window"`
+	MADPerTarget    int           `yaml:"mad_window_per_target"`
+	OUI             OUI           `yaml:"oui"`
+	SL              uint8         `yaml:"sl"`
+	Agent           AgentConfig   `yaml:"agent"`
+	Destinations    []Destination `yaml:"destinations"`
+	JitterSeed      string        `yaml:"jitter_seed"`
+	ValidateAgents  *bool         `yaml:"validate"`
+	ShareValidation *Duration     `yaml:"share_validation"`
+	lines           map[string]int
 }
 
 // AgentConfig configures the hosted vendor agent.
@@ -284,6 +288,13 @@ func (c *Config) defaults(file string) error {
 	}
 	if c.Agent.RatePerSource < 0 || c.Agent.Burst < 0 {
 		return bad(c.line("agent"), "agent.rate_per_source", "must not be negative")
+	}
+	if c.ShareValidation == nil {
+		d := Duration(DefaultShareValidation)
+		c.ShareValidation = &d
+	}
+	if *c.ShareValidation < 0 {
+		return bad(c.line("share_validation"), "share_validation", "must not be negative")
 	}
 	if c.ValidateAgents == nil {
 		t := true
