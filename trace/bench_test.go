@@ -3,6 +3,7 @@ package trace
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 	"github.com/ibtracer/ibtracer_exporter/ibmad/sim"
@@ -12,12 +13,18 @@ import (
 // every node) again and again from one host: the steady state of the
 // exporter. It reports MADs per trace and per hop, against ibtracert's
 // 5N+15 for N switch hops.
-func BenchmarkRepeatTrace(b *testing.B) {
+func BenchmarkRepeatTrace(b *testing.B) { benchRepeat(b, Options{}) }
+
+// BenchmarkRepeatTraceShared is BenchmarkRepeatTrace with hop verdicts and
+// LFT blocks shared across destinations for 10 s, as the exporter runs.
+func BenchmarkRepeatTraceShared(b *testing.B) { benchRepeat(b, Options{ShareValidation: 10 * time.Second}) }
+
+func benchRepeat(b *testing.B, o Options) {
 	topo, _ := sim.FatTree2(8, 4, 4, 2)
 	f, _ := sim.New(topo, sim.Options{})
 	s := &simFabric{f: f, t: b, agents: map[string]*ibmad.Engine{}, rate: 1e9}
 	s.agentsEverywhere()
-	tr := s.tracer("H0-0", Options{})
+	tr := s.tracer("H0-0", o)
 	lids := f.CALIDs()
 	ctx := context.Background()
 	for _, lid := range lids { // warm up: the first, walking, traces

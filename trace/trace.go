@@ -100,7 +100,8 @@ func (t *Tracer) forget(dlid uint16, d Destination) {
 	t.mu.Lock()
 	delete(t.paths, dlid)
 	delete(t.resolved, d)
-	clear(t.verdicts) // something changed: ask the agents again
+	clear(t.verdicts) // something changed: ask the agents and switches again
+	clear(t.blocks)
 	t.mu.Unlock()
 }
 
@@ -136,14 +137,8 @@ func (t *Tracer) confirm(w *walk) ([]Hop, bool) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				resp, err := w.smp(h.DRPath, ibmad.AttrLinearForwardingTable, ibmad.LFTBlockOf(w.dlid))
-				if err != nil {
-					bad()
-					return
-				}
-				var b ibmad.LFTBlock
-				_ = b.UnmarshalBinary(resp.MAD.SMPData())
-				if b.Port(w.dlid) != h.OutPort {
+				b, err := w.sharedBlock(h.NodeGUID, h.DRPath, ibmad.LFTBlockOf(w.dlid))
+				if err != nil || b.Port(w.dlid) != h.OutPort {
 					bad()
 				}
 			}()

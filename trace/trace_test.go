@@ -340,6 +340,21 @@ func TestSharedValidation(t *testing.T) {
 		t.Fatalf("sharing spent %d MADs, not sharing %d", withShare, without)
 	}
 	t.Logf("5 first traces: %d MADs with shared validation, %d without", withShare, without)
+	// Repeat traces share LFT blocks too: the five LIDs sit in one block.
+	withShare, without = 0, 0
+	for _, h := range []string{"H1-0", "H1-1", "H1-2", "H0-1", "H0-2"} {
+		d := Destination{LID: s.lid(h)}
+		a, b := shared.Trace(context.Background(), d), plain.Trace(context.Background(), d)
+		if !a.FastPath || !b.FastPath || a.Signature() != b.Signature() {
+			t.Fatalf("%s: repeat traces not on the fast path or on different paths", h)
+		}
+		withShare += a.MADs
+		without += b.MADs
+	}
+	if withShare >= without {
+		t.Fatalf("repeat traces: sharing spent %d MADs, not sharing %d", withShare, without)
+	}
+	t.Logf("5 repeat traces: %d MADs with sharing, %d without", withShare, without)
 	// A diverging switch is caught once the shared verdict has expired.
 	r := shared.Trace(context.Background(), Destination{LID: s.lid("H1-1")})
 	spine := r.Hops[2]

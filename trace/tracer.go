@@ -53,6 +53,12 @@ type Tracer struct {
 	paths    map[uint16]*cachedPath
 	resolved map[Destination]resolvedEntry
 	verdicts map[verdictKey]verdictEntry
+	blocks   map[lftKey]blockEntry // LFT blocks the fast path shares
+}
+
+type blockEntry struct {
+	block   ibmad.LFTBlock
+	expires time.Time
 }
 
 // verdictKey identifies a validation: the node, the LID asked and the
@@ -100,7 +106,7 @@ func New(e *ibmad.Engine, o Options) *Tracer {
 	}
 	return &Tracer{e: e, opts: o, desc: map[ibmad.GUID]string{}, top: map[ibmad.GUID]uint16{},
 		support: map[ibmad.GUID]supportEntry{}, paths: map[uint16]*cachedPath{}, resolved: map[Destination]resolvedEntry{},
-		verdicts: map[verdictKey]verdictEntry{}}
+		verdicts: map[verdictKey]verdictEntry{}, blocks: map[lftKey]blockEntry{}}
 }
 
 // Engine returns the tracer's engine.
@@ -227,6 +233,34 @@ func (w *walk) lftBlock(guid ibmad.GUID, path ibmad.DRPath, block uint32) (*ibma
 	w.mu.Lock()
 	w.lft[k] = b
 	w.mu.Unlock()
+	return b, nil
+}
+
+// sharedBlock is lftBlock for the fast path: with ShareValidation it
+// reuses a block another destination's trace read within that time (a
+// block holds 64 LIDs), so a route change shows at most that much later.
+func (w *walk) sharedBlock(guid ibmad.GUID, path ibmad.DRPath, block uint32) (*ibmad.LFTBlock, error) {
+	ttl := w.t.opts.ShareValidation
+	if ttl <= 0 {
+		return w.lftBlock(guid, path, block)
+	}
+	k := lftKey{guid, block}
+	w.t.mu.Lock()
+	e, ok := w.t.blocks[k]
+	w.t.mu.Unlock()
+	if ok && time.Now().Before(e.expires) {
+		return &e.block, nil
+	}
+	b, err := w.lftBlock(guid, path, block)
+	if err != nil {
+		return nil, err
+	}
+	w.t.mu.Lock()
+	if len(w.t.blocks) > 1<<16 {
+		w.t.blocks = map[lftKey]blockEntry{} // bounded
+	}
+	w.t.blocks[k] = blockEntry{block: *b, expires: time.Now().Add(ttl)}
+	w.t.mu.Unlock()
 	return b, nil
 }
 
