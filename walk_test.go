@@ -7,21 +7,21 @@ import (
 	"github.com/ibtracer/ibtracer_exporter/ibmad/discover"
 )
 
-// discoverWalk returns every node's description and base LID.
+// discoverWalk returns every node's description and base LID (a CA's first port).
 func discoverWalk(ctx context.Context, e *ibmad.Engine) (map[string]uint16, error) {
 	sub, err := discover.Walk(ctx, e)
 	if err != nil {
 		return nil, err
 	}
+	ports, err := discover.PortLIDs(ctx, e, sub)
+	if err != nil {
+		return nil, err
+	}
 	out := map[string]uint16{}
-	for _, n := range sub.Nodes {
-		m, err := discover.Get(ctx, e, n.Path, ibmad.AttrPortInfo, 0)
-		if err != nil {
-			return nil, err
+	for _, p := range ports {
+		if _, seen := out[p.Node.Desc]; !seen { // a CA's first port
+			out[p.Node.Desc] = p.LID
 		}
-		var pi ibmad.PortInfo
-		_ = pi.UnmarshalBinary(m.SMPData())
-		out[n.Desc] = pi.LID
 	}
 	return out, nil
 }

@@ -17,7 +17,9 @@ func BenchmarkRepeatTrace(b *testing.B) { benchRepeat(b, Options{}) }
 
 // BenchmarkRepeatTraceShared is BenchmarkRepeatTrace with hop verdicts and
 // LFT blocks shared across destinations for 10 s, as the exporter runs.
-func BenchmarkRepeatTraceShared(b *testing.B) { benchRepeat(b, Options{ShareValidation: 10 * time.Second}) }
+func BenchmarkRepeatTraceShared(b *testing.B) {
+	benchRepeat(b, Options{ShareValidation: 10 * time.Second})
+}
 
 func benchRepeat(b *testing.B, o Options) {
 	topo, _ := sim.FatTree2(8, 4, 4, 2)

@@ -91,26 +91,13 @@ func allLIDs(t *testing.T, fab *ibsimtest.Fabric, node string) map[uint16]string
 	if err != nil {
 		t.Fatal(err)
 	}
+	ports, err := discover.PortLIDs(ctx, e, sub)
+	if err != nil {
+		t.Fatal(err)
+	}
 	lids := map[uint16]string{}
-	for _, n := range sub.Nodes {
-		ports := []uint32{0} // a switch's port 0
-		if n.Info.NodeType != ibmad.NodeTypeSwitch {
-			ports = ports[:0]
-			for p := uint32(1); p <= uint32(n.Info.NumPorts); p++ {
-				ports = append(ports, p) // every port of a CA has its own LID
-			}
-		}
-		for _, p := range ports {
-			m, err := discover.Get(ctx, e, n.Path, ibmad.AttrPortInfo, p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var pi ibmad.PortInfo
-			_ = pi.UnmarshalBinary(m.SMPData())
-			if pi.LID != 0 && pi.PortState == ibmad.PortStateActive {
-				lids[pi.LID] = n.Desc
-			}
-		}
+	for _, p := range ports {
+		lids[p.LID] = p.Node.Desc
 	}
 	return lids
 }

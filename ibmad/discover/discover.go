@@ -139,3 +139,38 @@ func Walk(ctx context.Context, e *ibmad.Engine) (*Subnet, error) {
 	sort.Slice(s.Links, func(i, j int) bool { return s.Links[i].String() < s.Links[j].String() })
 	return s, nil
 }
+
+// PortLID is the LID of one port found by a walk.
+type PortLID struct {
+	Node *Node
+	Port uint8
+	LID  uint16
+}
+
+// PortLIDs reads, with PortInfo, the LID of every Active port that has one:
+// port 0 of each switch and every port of each CA (a multi-port CA has a
+// LID per port).
+func PortLIDs(ctx context.Context, e *ibmad.Engine, s *Subnet) ([]PortLID, error) {
+	var out []PortLID
+	for _, n := range s.Nodes {
+		ports := []uint8{0}
+		if n.Info.NodeType != ibmad.NodeTypeSwitch {
+			ports = ports[:0]
+			for p := uint8(1); p <= n.Info.NumPorts; p++ {
+				ports = append(ports, p)
+			}
+		}
+		for _, p := range ports {
+			m, err := Get(ctx, e, n.Path, ibmad.AttrPortInfo, uint32(p))
+			if err != nil {
+				return nil, err
+			}
+			var pi ibmad.PortInfo
+			_ = pi.UnmarshalBinary(m.SMPData())
+			if pi.LID != 0 && pi.PortState == ibmad.PortStateActive {
+				out = append(out, PortLID{Node: n, Port: p, LID: pi.LID})
+			}
+		}
+	}
+	return out, nil
+}
