@@ -15,7 +15,7 @@ build:
 
 # The test command README.md and .ci/run use. The libibmad cross-check
 # needs cgo and Debian's libibmad-dev (installed by .ci/run).
-test:
+test: deps
 	$(GO) test -count=1 -timeout 20m $(PKGS)
 
 test-short:
@@ -36,7 +36,10 @@ fuzz:
 	  done; \
 	done
 
+# Installs the Debian packages the tests need if any is missing (a no-op
+# when they are there), and the Go modules.
 deps:
+	@bash scripts/deps.sh
 	$(GO) mod download
 
 clean:

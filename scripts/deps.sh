@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the tests need: the only list of them.
+#   scripts/deps.sh           install what is missing (nothing to do: no apt at all)
+#   scripts/deps.sh --always  apt-get update and install them all (CI)
+#   libibmad-dev, libibumad-dev        cgo cross-checks against libibmad / libibumad
+#   make, gcc, linux-libc-dev, pkg-config  the test command, cgo and rdma/ib_user_mad.h
+#   ibsim-utils, libumad2sim0          the upstream InfiniBand simulator
+#   opensm, infiniband-diags           the SM and the stock diagnostics (oracles)
+#   prometheus, prometheus-alertmanager  promtool, and the real Prometheus and Alertmanager
+#   systemd                            systemd-analyze verify of the shipped unit
+set -euo pipefail
+pkgs=(make gcc libc6-dev linux-libc-dev pkg-config libibmad-dev libibumad-dev
+	ibsim-utils libumad2sim0 opensm infiniband-diags prometheus prometheus-alertmanager systemd)
+missing=()
+if [ "${1:-}" = "--always" ]; then
+	missing=("${pkgs[@]}")
+else
+	for p in "${pkgs[@]}"; do
+		dpkg-query -W -f='${Status}' "$p" 2> /dev/null | grep -q "ok installed" || missing+=("$p")
+	done
+fi
+[ ${#missing[@]} -eq 0 ] && exit 0
+if ! command -v apt-get > /dev/null; then
+	echo "deps: not a Debian system; the tests need these (Debian names): ${missing[*]}" >&2
+	exit 0
+fi
+SUDO=""
+[ "$(id -u)" != 0 ] && SUDO="sudo"
+echo "deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update
+$SUDO apt-get install -y --no-install-recommends "${missing[@]}"
