@@ -50,10 +50,6 @@ type Agent struct {
 	e   *ibmad.Engine
 	cfg Config
 
-	portMu   sync.Mutex
-	port     ibmad.PortAttributes
-	portTime time.Time
-
 	limMu   sync.Mutex
 	buckets map[uint16]*bucket
 
@@ -101,7 +97,7 @@ func New(e *ibmad.Engine, cfg Config) (*Agent, error) {
 		cfg.Now = time.Now
 	}
 	a := &Agent{e: e, cfg: cfg, buckets: map[uint16]*bucket{}, requests: map[[2]string]uint64{}, drops: map[string]uint64{}}
-	if _, err := a.portAttrs(); err != nil {
+	if _, err := e.Port(); err != nil {
 		return nil, fmt.Errorf("agent: %w", err)
 	}
 	// Get is the protocol; Set is registered only to be refused with
@@ -124,26 +120,6 @@ func (a *Agent) Close() {
 	if a.cfg.Ping {
 		a.e.Unhandle(ibmad.ClassOpenIBPing, 1, a.cfg.PingOUI)
 	}
-}
-
-// portAttrs returns the local port, re-read at most once a second (an SM
-// sweep can change the LID).
-func (a *Agent) portAttrs() (ibmad.PortAttributes, error) {
-	a.portMu.Lock()
-	defer a.portMu.Unlock()
-	now := a.cfg.Now()
-	if !a.portTime.IsZero() && now.Sub(a.portTime) < time.Second {
-		return a.port, nil
-	}
-	p, err := a.e.Transport().Port()
-	if err != nil {
-		if a.portTime.IsZero() {
-			return p, err
-		}
-		return a.port, nil // keep the last good answer
-	}
-	a.port, a.portTime = p, now
-	return p, nil
 }
 
 func (a *Agent) allow(slid uint16) bool {
@@ -246,7 +222,7 @@ func (a *Agent) sourceRoute(req, resp *ibmad.Packet) {
 		respond(req, resp, ibmad.StatusInvalidField)
 		return
 	}
-	port, _ := a.portAttrs()
+	port, _ := a.e.Port()
 	now := a.cfg.Now()
 	sr.ExtVersion = ibmad.SourceRouteExtVersion
 	sr.Flags = 0

@@ -81,6 +81,10 @@ type Engine struct {
 	tid   atomic.Uint32
 	stats engineStats
 
+	portMu   sync.Mutex
+	port     PortAttributes
+	portTime time.Time
+
 	calls   sync.Pool
 	packets sync.Pool
 	slots   sync.Pool // idle *targetSlot, their semaphores empty
@@ -158,6 +162,31 @@ func NewEngine(t Transport, opts Options) *Engine {
 
 // Transport returns the engine's transport.
 func (e *Engine) Transport() Transport { return e.t }
+
+// portTTL is how long Port reuses the transport's answer.
+const portTTL = time.Second
+
+// Port returns the local port's attributes, asked of the transport at most
+// once a second (a sysfs read for umad, a control round trip for ibsim; an
+// SM sweep can change the LID). After a failed read it keeps the last good
+// answer.
+func (e *Engine) Port() (PortAttributes, error) {
+	e.portMu.Lock()
+	defer e.portMu.Unlock()
+	now := time.Now()
+	if !e.portTime.IsZero() && now.Sub(e.portTime) < portTTL {
+		return e.port, nil
+	}
+	p, err := e.t.Port()
+	if err != nil {
+		if e.portTime.IsZero() {
+			return p, err
+		}
+		return e.port, nil
+	}
+	e.port, e.portTime = p, now
+	return p, nil
+}
 
 // Handle registers h for unsolicited requests of (class, version, oui,
 // method) and asks the transport to deliver them. oui is ignored outside

@@ -15,7 +15,7 @@ import (
 // in the Result, classified by Status and Reason.
 func (t *Tracer) Trace(ctx context.Context, d Destination) *Result {
 	r := &Result{Destination: d, Start: time.Now()}
-	w := &walk{t: t, ctx: ctx, nodeAt: map[string]nodeID{}, lft: map[lftKey]*ibmad.LFTBlock{}}
+	w := t.newWalk(ctx, ibmad.PortAttributes{}, 0)
 	defer func() {
 		r.MADs = int(w.mads.Load())
 		r.Duration = time.Since(r.Start)
@@ -27,7 +27,7 @@ func (t *Tracer) Trace(ctx context.Context, d Destination) *Result {
 	if err := d.Validate(); err != nil {
 		return finish(fail(StatusResolve, ReasonBadConfig, err, "%s: %v", d, err))
 	}
-	src, err := t.e.Transport().Port()
+	src, err := t.e.Port()
 	if err != nil {
 		return finish(fail(StatusDevice, ReasonDevice, err, "local port: %v", err))
 	}
@@ -58,7 +58,7 @@ func (t *Tracer) Trace(ctx context.Context, d Destination) *Result {
 		// Status 7 must mean the data plane did not follow the tables: make
 		// sure the tables did not just change under us (an SM sweep) by
 		// reading them again before reporting.
-		w2 := &walk{t: t, ctx: ctx, src: src, dlid: dlid, nodeAt: map[string]nodeID{}, lft: map[lftKey]*ibmad.LFTBlock{}}
+		w2 := t.newWalk(ctx, src, dlid)
 		hops2, inPorts2, ferr2 := t.fullTrace(w2)
 		w.mads.Add(w2.mads.Load())
 		if ferr2 != nil {
@@ -220,6 +220,19 @@ func (t *Tracer) resolve(w *walk, d Destination) (uint16, *Error) {
 	return dlid, nil
 }
 
+// saGet resolves d with one SA Get; a transport error or a non-zero
+// status becomes the trace's failure.
+func (w *walk) saGet(d Destination, what string, attr ibmad.AttrID, mask uint64, fill func([]byte)) (*ibmad.MAD, *Error) {
+	resp, err := w.sa(attr, mask, fill)
+	if err != nil {
+		return nil, w.saFail(d, what, err, 0)
+	}
+	if st := resp.MAD.Status(); st != 0 {
+		return nil, w.saFail(d, what, nil, st)
+	}
+	return &resp.MAD, nil
+}
+
 func (w *walk) sa(attr ibmad.AttrID, mask uint64, fill func([]byte)) (*ibmad.Response, error) {
 	q := ibmad.NewSAGet(attr, mask)
 	fill(q.Data[:])
@@ -249,19 +262,15 @@ func (w *walk) saFail(d Destination, what string, err error, st ibmad.Status) *E
 }
 
 func (w *walk) pathRecord(d Destination, dgid ibmad.GID) (uint16, *Error) {
-	resp, err := w.sa(ibmad.AttrPathRecord, ibmad.PRCompDGID|ibmad.PRCompSGID, func(b []byte) {
+	m, ferr := w.saGet(d, "PathRecord", ibmad.AttrPathRecord, ibmad.PRCompDGID|ibmad.PRCompSGID, func(b []byte) {
 		pr := ibmad.PathRecord{DGID: dgid, SGID: w.src.GID()}
 		_ = pr.MarshalTo(b)
 	})
-	if err != nil || resp.MAD.Status() != 0 {
-		var st ibmad.Status
-		if err == nil {
-			st = resp.MAD.Status()
-		}
-		return 0, w.saFail(d, "PathRecord", err, st)
+	if ferr != nil {
+		return 0, ferr
 	}
 	var pr ibmad.PathRecord
-	_ = pr.UnmarshalBinary(resp.MAD.SAData())
+	_ = pr.UnmarshalBinary(m.SAData())
 	if pr.DLID == 0 {
 		return 0, fail(StatusResolve, ReasonSA, nil, "resolving %s: the SA answered DLID 0", d.Address())
 	}
@@ -272,19 +281,15 @@ func (w *walk) nodeRecord(d Destination) (uint16, *Error) {
 	if len(d.Node) > ibmad.NodeDescriptionSize {
 		return 0, fail(StatusResolve, ReasonBadConfig, nil, "node description %q is longer than 64 bytes", d.Node)
 	}
-	resp, err := w.sa(ibmad.AttrNodeRecord, ibmad.NRCompNodeDesc, func(b []byte) {
+	m, ferr := w.saGet(d, "NodeRecord", ibmad.AttrNodeRecord, ibmad.NRCompNodeDesc, func(b []byte) {
 		nr := ibmad.NodeRecord{NodeDescription: ibmad.NewNodeDescription(d.Node)}
 		_ = nr.MarshalTo(b)
 	})
-	if err != nil || resp.MAD.Status() != 0 {
-		var st ibmad.Status
-		if err == nil {
-			st = resp.MAD.Status()
-		}
-		return 0, w.saFail(d, "NodeRecord", err, st)
+	if ferr != nil {
+		return 0, ferr
 	}
 	var nr ibmad.NodeRecord
-	_ = nr.UnmarshalBinary(resp.MAD.SAData())
+	_ = nr.UnmarshalBinary(m.SAData())
 	return nr.LID, nil
 }
 
@@ -295,11 +300,11 @@ const saConcurrency = 4
 // NodeRecord Get per LID up to the local leaf switch's LinearFDBTop, all
 // at once (a GetTable would need RMPP).
 func (t *Tracer) AllCAPorts(ctx context.Context) ([]Destination, error) {
-	src, err := t.e.Transport().Port()
+	src, err := t.e.Port()
 	if err != nil {
 		return nil, err
 	}
-	w := &walk{t: t, ctx: ctx, src: src, nodeAt: map[string]nodeID{}, lft: map[lftKey]*ibmad.LFTBlock{}}
+	w := t.newWalk(ctx, src, 0)
 	path := ibmad.DRPath{}
 	if src.NodeType != ibmad.NodeTypeSwitch {
 		path = ibmad.DRPath{src.PortNum}

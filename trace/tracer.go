@@ -125,6 +125,10 @@ type walk struct {
 	lft    map[lftKey]*ibmad.LFTBlock
 }
 
+func (t *Tracer) newWalk(ctx context.Context, src ibmad.PortAttributes, dlid uint16) *walk {
+	return &walk{t: t, ctx: ctx, src: src, dlid: dlid, nodeAt: map[string]nodeID{}, lft: map[lftKey]*ibmad.LFTBlock{}}
+}
+
 type nodeID struct {
 	guid     ibmad.GUID
 	inPort   uint8
