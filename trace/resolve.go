@@ -1,0 +1,197 @@
+package trace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ibtracer/ibtracer_exporter/ibmad"
+)
+
+// resolve turns a destination into a DLID, through the SA for GIDs, GUIDs
+// and node names.
+func (t *Tracer) resolve(w *walk, d Destination) (uint16, *Error) {
+	if d.LID != 0 {
+		return d.LID, nil
+	}
+	t.mu.Lock()
+	if e, ok := t.resolved[d]; ok && time.Now().Before(e.expires) {
+		t.mu.Unlock()
+		return e.dlid, nil
+	}
+	t.mu.Unlock()
+	if w.src.SMLID == 0 {
+		return 0, fail(StatusResolve, ReasonSA, nil, "cannot resolve %s: the local port knows no SM LID (is a subnet manager running?)", d.Address())
+	}
+	var dlid uint16
+	var ferr *Error
+	switch d.Kind() {
+	case "gid", "guid":
+		dgid := d.GID
+		if d.Kind() == "guid" {
+			prefix := w.src.GIDPrefix
+			if prefix == 0 {
+				prefix = ibmad.DefaultGIDPrefix
+			}
+			dgid = ibmad.MakeGID(prefix, d.GUID)
+		}
+		dlid, ferr = w.pathRecord(d, dgid)
+	case "node":
+		dlid, ferr = w.nodeRecord(d)
+	}
+	if ferr != nil {
+		return 0, ferr
+	}
+	if t.opts.ResolveTTL > 0 {
+		t.mu.Lock()
+		t.resolved[d] = resolvedEntry{dlid: dlid, expires: time.Now().Add(t.opts.ResolveTTL)}
+		t.mu.Unlock()
+	}
+	return dlid, nil
+}
+
+// saGet resolves d with one SA Get; a transport error or a non-zero
+// status becomes the trace's failure.
+func (w *walk) saGet(d Destination, what string, attr ibmad.AttrID, mask uint64, fill func([]byte)) (*ibmad.MAD, *Error) {
+	resp, err := w.sa(attr, mask, fill)
+	if err != nil {
+		return nil, w.saFail(d, what, err, 0)
+	}
+	if st := resp.MAD.Status(); st != 0 {
+		return nil, w.saFail(d, what, nil, st)
+	}
+	return &resp.MAD, nil
+}
+
+func (w *walk) sa(attr ibmad.AttrID, mask uint64, fill func([]byte)) (*ibmad.Response, error) {
+	q := ibmad.NewSAGet(attr, mask)
+	fill(q.Data[:])
+	req := &ibmad.Request{Addr: ibmad.GSIAddress(w.src.SMLID, w.src.SMSL)}
+	_ = q.MarshalTo(req.MAD[:])
+	return w.do(req)
+}
+
+func (w *walk) saFail(d Destination, what string, err error, st ibmad.Status) *Error {
+	if err != nil {
+		if errors.Is(err, ibmad.ErrClosed) || errors.Is(err, ibmad.ErrDeviceLost) {
+			return fail(StatusDevice, ReasonDevice, err, "resolving %s: %v", d.Address(), err)
+		}
+		return fail(StatusResolve, ReasonSA, err, "resolving %s: SA %s at LID %d: %v", d.Address(), what, w.src.SMLID, err)
+	}
+	msg := st.String()
+	if cs := st.ClassSpecific(); cs != 0 {
+		msg = ibmad.SAStatusString(cs)
+	}
+	switch st.ClassSpecific() {
+	case ibmad.SAStatusNoRecords:
+		return fail(StatusResolve, ReasonSA, nil, "resolving %s: the SA knows no such port (%s: %s)", d.Address(), what, msg)
+	case ibmad.SAStatusTooManyRecords:
+		return fail(StatusResolve, ReasonSA, nil, "resolving %s: it matches several ports; trace one of them by GUID or LID", d.Address())
+	}
+	return fail(StatusResolve, ReasonSA, nil, "resolving %s: SA %s failed: %s", d.Address(), what, msg)
+}
+
+func (w *walk) pathRecord(d Destination, dgid ibmad.GID) (uint16, *Error) {
+	m, ferr := w.saGet(d, "PathRecord", ibmad.AttrPathRecord, ibmad.PRCompDGID|ibmad.PRCompSGID, func(b []byte) {
+		pr := ibmad.PathRecord{DGID: dgid, SGID: w.src.GID()}
+		_ = pr.MarshalTo(b)
+	})
+	if ferr != nil {
+		return 0, ferr
+	}
+	var pr ibmad.PathRecord
+	_ = pr.UnmarshalBinary(m.SAData())
+	if pr.DLID == 0 {
+		return 0, fail(StatusResolve, ReasonSA, nil, "resolving %s: the SA answered DLID 0", d.Address())
+	}
+	return pr.DLID, nil
+}
+
+func (w *walk) nodeRecord(d Destination) (uint16, *Error) {
+	if len(d.Node) > ibmad.NodeDescriptionSize {
+		return 0, fail(StatusResolve, ReasonBadConfig, nil, "node description %q is longer than 64 bytes", d.Node)
+	}
+	m, ferr := w.saGet(d, "NodeRecord", ibmad.AttrNodeRecord, ibmad.NRCompNodeDesc, func(b []byte) {
+		nr := ibmad.NodeRecord{NodeDescription: ibmad.NewNodeDescription(d.Node)}
+		_ = nr.MarshalTo(b)
+	})
+	if ferr != nil {
+		return 0, ferr
+	}
+	var nr ibmad.NodeRecord
+	_ = nr.UnmarshalBinary(m.SAData())
+	return nr.LID, nil
+}
+
+// saConcurrency bounds the SA queries one tracer has in flight.
+const saConcurrency = 4
+
+// AllCAPorts lists the base LID of every CA port the SA knows: one
+// NodeRecord Get per LID up to the local leaf switch's LinearFDBTop, all
+// at once (a GetTable would need RMPP).
+func (t *Tracer) AllCAPorts(ctx context.Context) ([]Destination, error) {
+	src, err := t.e.Port()
+	if err != nil {
+		return nil, err
+	}
+	w := t.newWalk(ctx, src, 0)
+	path := ibmad.DRPath{}
+	if src.NodeType != ibmad.NodeTypeSwitch {
+		path = ibmad.DRPath{src.PortNum}
+	}
+	ni, _, err := w.nodeInfo(path)
+	if err != nil {
+		return nil, fmt.Errorf("the local leaf switch: %w", err)
+	}
+	top, err := w.switchTop(ni.NodeGUID, path, true)
+	if err != nil {
+		return nil, fmt.Errorf("SwitchInfo of the local leaf switch: %w", err)
+	}
+	if src.SMLID == 0 {
+		return nil, errors.New("the local port knows no SM LID (is a subnet manager running?)")
+	}
+	out := make([]Destination, int(top)+1)
+	var answered atomic.Int32
+	// Gently: the SA is one process serving the whole subnet (OpenSM under
+	// ibsim was seen to die under 64 queries at once).
+	sem := make(chan struct{}, saConcurrency)
+	var wg sync.WaitGroup
+	for lid := 1; lid <= int(top); lid++ {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(lid uint16) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			resp, err := w.sa(ibmad.AttrNodeRecord, ibmad.NRCompLID, func(b []byte) {
+				nr := ibmad.NodeRecord{LID: lid}
+				_ = nr.MarshalTo(b)
+			})
+			if err != nil {
+				return
+			}
+			answered.Add(1) // NoRecords for an unused LID is an answer too
+			if resp.MAD.Status() != 0 {
+				return
+			}
+			var nr ibmad.NodeRecord
+			_ = nr.UnmarshalBinary(resp.MAD.SAData())
+			if nr.NodeInfo.NodeType == ibmad.NodeTypeCA && nr.LID == lid {
+				out[lid] = Destination{LID: lid, Name: nr.NodeDescription.String()}
+			}
+		}(uint16(lid))
+	}
+	wg.Wait()
+	if answered.Load() == 0 {
+		return nil, fmt.Errorf("the SA at LID %d answered none of %d NodeRecord queries", src.SMLID, top)
+	}
+	var ds []Destination
+	for _, d := range out {
+		if d.LID != 0 {
+			ds = append(ds, d)
+		}
+	}
+	return ds, nil
+}
