@@ -52,7 +52,7 @@ func (r *Result) JSON() JSONResult {
 	}
 	for _, h := range r.Hops {
 		jh := JSONHop{Hop: h.Hop, NodeGUID: h.NodeGUID.String(), PortGUID: h.PortGUID.String(), NodeType: h.NodeType.String(),
-			NodeDesc: h.NodeDesc, LID: h.LID, LMC: h.LMC, InPort: h.InPort, OutPort: h.OutPort, AgentStatus: string(h.Agent),
+			NodeDesc: h.NodeDesc, LID: h.LID, LMC: h.LMC, InPort: h.InPort, OutPort: h.OutPort, AgentStatus: string(h.verdict()),
 			RTTSeconds: h.RTT.Seconds(), AgentRTTSecs: h.AgentRTT.Seconds()}
 		switch h.Agent {
 		case AgentValidated, AgentMismatch:
@@ -73,6 +73,15 @@ func WriteJSON(w io.Writer, rs []*Result) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
+}
+
+// verdict is h.Agent, never empty: a hop built without one (a Result put
+// together by hand) was not asked.
+func (h *Hop) verdict() AgentStatus {
+	if h.Agent == "" {
+		return AgentNotAsked
+	}
+	return h.Agent
 }
 
 func lidRange(h *Hop) string {
@@ -112,7 +121,7 @@ func (r *Result) WriteVerbose(w io.Writer) {
 	fmt.Fprintln(w, r.Summary())
 	for i := range r.Hops {
 		h := &r.Hops[i]
-		verdict := string(h.Agent)
+		verdict := string(h.verdict())
 		switch h.Agent {
 		case AgentValidated:
 			if h.ActualInPort != h.InPort {

@@ -2,7 +2,6 @@ package trace
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
@@ -19,6 +18,7 @@ func (t *Tracer) Trace(ctx context.Context, d Destination) *Result {
 	}()
 	finish := func(e *Error) *Result {
 		r.Status, r.Reason, r.Err = e.Status, e.Reason, e
+		notAsked(r.Hops)
 		return r
 	}
 	if err := d.Validate(); err != nil {
@@ -48,7 +48,7 @@ func (t *Tracer) Trace(ctx context.Context, d Destination) *Result {
 	hops, inPorts, ferr := t.fullTrace(w)
 	r.Hops = hops
 	if ferr != nil {
-		t.forget(dlid, d)
+		t.forget(dlid, d, hops, false)
 		return finish(ferr)
 	}
 	if r.Count(AgentMismatch) > 0 {
@@ -59,21 +59,19 @@ func (t *Tracer) Trace(ctx context.Context, d Destination) *Result {
 		hops2, inPorts2, ferr2 := t.fullTrace(w2)
 		w.mads.Add(w2.mads.Load())
 		if ferr2 != nil {
+			t.forget(dlid, d, r.Hops, true) // the first walk's path saw status 7
 			r.Hops = hops2
-			t.forget(dlid, d)
 			return finish(ferr2)
 		}
 		r.Hops, inPorts = hops2, inPorts2
 	}
 	if n := r.Count(AgentMismatch); n > 0 {
-		t.forget(dlid, d)
+		t.forget(dlid, d, r.Hops, true)
 		return finish(fail(StatusMismatch, ReasonMismatch, nil, "%d hop(s) received the trace on a port the forwarding tables do not predict (status 7)", n))
 	}
 	r.Status = StatusOK
 	if !t.opts.NoValidate && r.Count(AgentLost) == 0 {
-		t.mu.Lock()
-		t.paths[dlid] = &cachedPath{hops: append([]Hop(nil), r.Hops...), inPorts: inPorts, srcLID: src.LID}
-		t.mu.Unlock()
+		t.paths.Put(dlid, &cachedPath{hops: append([]Hop(nil), r.Hops...), inPorts: inPorts, srcLID: src.LID})
 	}
 	return r
 }
@@ -85,92 +83,19 @@ func (t *Tracer) fullTrace(w *walk) ([]Hop, [][]uint8, *Error) {
 	}
 	if t.opts.NoValidate {
 		for i := 1; i < len(hops); i++ {
-			hops[i].Agent = AgentUnsupported
+			hops[i].Agent = AgentNotAsked
 		}
 		return hops, nil, nil
 	}
 	return hops, w.validate(hops), nil
 }
 
-// forget drops what a failed trace must not reuse.
-func (t *Tracer) forget(dlid uint16, d Destination) {
-	t.mu.Lock()
-	delete(t.paths, dlid)
-	delete(t.resolved, d)
-	clear(t.verdicts) // something changed: ask the agents and switches again
-	clear(t.blocks)
-	t.mu.Unlock()
-}
-
-// confirm re-checks a cached path with one MAD per hop, all at once: the
-// LFT entry for the DLID at every switch, SourceRoute at every agent, and
-// NodeInfo at a destination without one. Any difference, or an agent
-// support entry that expired (a new agent may have started), means walk.
-func (t *Tracer) confirm(w *walk) ([]Hop, bool) {
-	t.mu.Lock()
-	cp := t.paths[w.dlid]
-	if cp == nil || cp.srcLID != w.src.LID {
-		t.mu.Unlock()
-		return nil, false
-	}
-	now := time.Now()
-	for _, h := range cp.hops[1:] {
-		if s, ok := t.support[h.NodeGUID]; !ok || now.After(s.expires) {
-			t.mu.Unlock()
-			return nil, false
-		}
-	}
-	hops := append([]Hop(nil), cp.hops...)
-	t.mu.Unlock()
-
-	var mu sync.Mutex
-	ok := true
-	bad := func() { mu.Lock(); ok = false; mu.Unlock() }
-	var wg sync.WaitGroup
-	last := len(hops) - 1
+// notAsked marks the hops a failed trace did not validate, so that no
+// report shows an empty verdict.
+func notAsked(hops []Hop) {
 	for i := range hops {
-		h := &hops[i]
-		if h.NodeType == ibmad.NodeTypeSwitch && h.OutPort != 0 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				b, err := w.sharedBlock(h.NodeGUID, h.DRPath, ibmad.LFTBlockOf(w.dlid))
-				if err != nil || b.Port(w.dlid) != h.OutPort {
-					bad()
-				}
-			}()
-		}
-		if i == 0 {
-			continue
-		}
-		switch {
-		case h.Agent == AgentValidated || h.Agent == AgentIngressUnknown:
-			wg.Add(1)
-			go func(i int) {
-				defer wg.Done()
-				target := h.LID
-				if i == last {
-					target = w.dlid
-				}
-				in := cp.inPorts[i]
-				w.sourceRoute(h, target, len(in), in, false)
-				if h.Agent != AgentValidated && h.Agent != AgentIngressUnknown {
-					bad()
-				}
-			}(i)
-		case i == last:
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				ni, rtt, err := w.nodeInfo(h.DRPath)
-				if err != nil || ni.NodeGUID != h.NodeGUID {
-					bad()
-					return
-				}
-				h.RTT = rtt
-			}()
+		if hops[i].Agent == "" {
+			hops[i].Agent = AgentNotAsked
 		}
 	}
-	wg.Wait()
-	return hops, ok
 }

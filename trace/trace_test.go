@@ -323,8 +323,9 @@ func TestResolveThroughSA(t *testing.T) {
 func TestSharedValidation(t *testing.T) {
 	s := loadSim(t, "fattree-mini.net", sim.Options{})
 	s.agentsEverywhere()
-	const share = 300 * time.Millisecond
-	shared := s.tracer("H0-0", Options{ShareValidation: share})
+	const share = 10 * time.Second
+	clock := newFakeClock() // the sharing time passes only when the test says so
+	shared := s.tracer("H0-0", Options{ShareValidation: share, Now: clock.Now})
 	plain := s.tracer("H0-0", Options{})
 	var withShare, without int
 	for _, h := range []string{"H1-0", "H1-1", "H1-2", "H0-1", "H0-2"} {
@@ -365,7 +366,10 @@ func TestSharedValidation(t *testing.T) {
 			break
 		}
 	}
-	time.Sleep(share + 50*time.Millisecond)
+	if r = shared.Trace(context.Background(), Destination{LID: s.lid("H1-1")}); r.Status != StatusOK {
+		t.Fatalf("within the sharing time the shared verdict stands: %s", r.Status)
+	}
+	clock.Add(share)
 	if r = shared.Trace(context.Background(), Destination{LID: s.lid("H1-1")}); r.Status != StatusMismatch {
 		t.Fatalf("after the fault and the sharing time: %s", r.Status)
 	}

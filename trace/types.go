@@ -102,8 +102,9 @@ const (
 	AgentValidated      AgentStatus = "validated"       // arrived on the expected port
 	AgentIngressUnknown AgentStatus = "ingress_unknown" // agent answered but cannot tell the port (switch port 0)
 	AgentMismatch       AgentStatus = "mismatch"        // status 7: arrived on another port, or at another node
-	AgentUnsupported    AgentStatus = "unsupported"     // no agent (ClassPortInfo unanswered or 0x000C)
-	AgentLost           AgentStatus = "lost"            // the agent answered ClassPortInfo but not SourceRoute
+	AgentUnsupported    AgentStatus = "unsupported"     // no agent: the node answered "no such class" (0x000C)
+	AgentLost           AgentStatus = "lost"            // asked, and no usable answer (a lost MAD, a rate limit, the agent gone)
+	AgentNotAsked       AgentStatus = "not_asked"       // not asked: validation off, no LID, or the trace failed first
 )
 
 // Hop is one node of a traced path; Hops[0] is the local node.

@@ -1,0 +1,88 @@
+package trace
+
+import (
+	"sync"
+
+	"github.com/ibtracer/ibtracer_exporter/ibmad"
+)
+
+// sharedBlock is lftBlock for the fast path: with ShareValidation it
+// reuses a block another destination's trace read within that time (a
+// block holds 64 LIDs), so a route change shows at most that much later.
+func (w *walk) sharedBlock(guid ibmad.GUID, path ibmad.DRPath, block uint32) (*ibmad.LFTBlock, error) {
+	if w.t.opts.ShareValidation <= 0 {
+		return w.lftBlock(guid, path, block)
+	}
+	if b, ok := w.t.blocks.Get(lftKey{guid, block}); ok {
+		return &b, nil
+	}
+	return w.lftBlock(guid, path, block) // shares what it reads
+}
+
+// confirm re-checks a cached path with one MAD per hop, all at once: the
+// LFT entry for the DLID at every switch, SourceRoute at every agent, and
+// NodeInfo at a destination without one. Any difference, or an agent
+// support entry that expired (a new agent may have started), means walk.
+func (t *Tracer) confirm(w *walk) ([]Hop, bool) {
+	cp, ok := t.paths.Get(w.dlid)
+	if !ok || cp.srcLID != w.src.LID {
+		return nil, false
+	}
+	for _, h := range cp.hops[1:] {
+		if !t.support.Has(h.NodeGUID) {
+			return nil, false
+		}
+	}
+	hops := append([]Hop(nil), cp.hops...)
+
+	var mu sync.Mutex
+	ok = true
+	bad := func() { mu.Lock(); ok = false; mu.Unlock() }
+	var wg sync.WaitGroup
+	last := len(hops) - 1
+	for i := range hops {
+		h := &hops[i]
+		if h.NodeType == ibmad.NodeTypeSwitch && h.OutPort != 0 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				b, err := w.sharedBlock(h.NodeGUID, h.DRPath, ibmad.LFTBlockOf(w.dlid))
+				if err != nil || b.Port(w.dlid) != h.OutPort {
+					bad()
+				}
+			}()
+		}
+		if i == 0 {
+			continue
+		}
+		switch {
+		case h.Agent == AgentValidated || h.Agent == AgentIngressUnknown:
+			wg.Add(1)
+			go func(i int) {
+				defer wg.Done()
+				target := h.LID
+				if i == last {
+					target = w.dlid
+				}
+				in := cp.inPorts[i]
+				w.sourceRoute(h, target, len(in), in, false)
+				if h.Agent != AgentValidated && h.Agent != AgentIngressUnknown {
+					bad()
+				}
+			}(i)
+		case i == last:
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ni, rtt, err := w.nodeInfo(h.DRPath)
+				if err != nil || ni.NodeGUID != h.NodeGUID {
+					bad()
+					return
+				}
+				h.RTT = rtt
+			}()
+		}
+	}
+	wg.Wait()
+	return hops, ok
+}

@@ -1,0 +1,200 @@
+package trace
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/ibtracer/ibtracer_exporter/ibmad"
+)
+
+func (w *walk) remember(path ibmad.DRPath, n nodeID) {
+	n.path = path
+	w.mu.Lock()
+	w.nodeAt[path.String()] = n
+	w.mu.Unlock()
+}
+
+// nodeAtPath returns the node a DR path leads to, asking only once.
+func (w *walk) nodeAtPath(path ibmad.DRPath) (nodeID, error) {
+	w.mu.Lock()
+	n, ok := w.nodeAt[path.String()]
+	w.mu.Unlock()
+	if ok {
+		return n, nil
+	}
+	ni, _, err := w.nodeInfo(path)
+	if err != nil {
+		return nodeID{}, err
+	}
+	n = nodeID{guid: ni.NodeGUID, inPort: ni.LocalPortNum, isSwitch: ni.NodeType == ibmad.NodeTypeSwitch, path: path}
+	w.remember(path, n)
+	return n, nil
+}
+
+// routeTo follows the forwarding tables from the source toward target, the
+// LID of hop i, and returns the number of links to it and the expected
+// ingress port at each (design §4 step 2): in a fat tree the route to a
+// switch's own LID need not be a prefix of the route to the DLID.
+func (w *walk) routeTo(hops []Hop, i int, target uint16) (int, []uint8, error) {
+	want := hops[i].NodeGUID
+	var cur nodeID
+	var in []uint8
+	if hops[0].NodeType == ibmad.NodeTypeSwitch {
+		cur = nodeID{guid: hops[0].NodeGUID, isSwitch: true, path: ibmad.DRPath{}}
+	} else {
+		cur = nodeID{guid: hops[1].NodeGUID, inPort: hops[1].InPort, isSwitch: hops[1].NodeType == ibmad.NodeTypeSwitch, path: hops[1].DRPath}
+		in = append(in, hops[1].InPort)
+	}
+	for {
+		if cur.guid == want {
+			return len(in), in, nil
+		}
+		if !cur.isSwitch {
+			return 0, nil, fmt.Errorf("the LID route to %d ends at CA %s", target, cur.guid)
+		}
+		if len(in) >= ibmad.MaxTraceHops || len(cur.path) >= ibmad.MaxDRHops {
+			return 0, nil, fmt.Errorf("the LID route to %d is longer than %d hops", target, ibmad.MaxTraceHops)
+		}
+		b, err := w.lftBlock(cur.guid, cur.path, ibmad.LFTBlockOf(target))
+		if err != nil {
+			return 0, nil, err
+		}
+		port := b.Port(target)
+		if port == 0 || port == ibmad.LFTNoRoute {
+			return 0, nil, fmt.Errorf("switch %s has no forwarding entry for LID %d", cur.guid, target)
+		}
+		next, err := w.nodeAtPath(cur.path.Extend(port))
+		if err != nil {
+			return 0, nil, err
+		}
+		in = append(in, next.inPort)
+		cur = next
+	}
+}
+
+// supported asks (or remembers) whether node h runs the agent. It
+// returns "" when it does; otherwise the hop's verdict: unsupported after
+// an explicit "no such class" answer, which is remembered for
+// Options.SupportTTL; lost when the question went unanswered (a dropped
+// MAD, an agent's rate limit) or was answered with another status, which
+// is not remembered: the next trace asks again.
+func (w *walk) supported(h *Hop) AgentStatus {
+	if ok, known := w.t.support.Get(h.NodeGUID); known {
+		if ok {
+			return ""
+		}
+		return AgentUnsupported
+	}
+	v := ibmad.NewVendorGet(ibmad.ClassIBTracer, w.t.opts.OUI, ibmad.AttrClassPortInfo, 0)
+	req := &ibmad.Request{Addr: ibmad.GSIAddress(h.LID, w.t.opts.SL)}
+	_ = v.MarshalTo(req.MAD[:])
+	resp, err := w.do(req)
+	switch {
+	case err != nil:
+		return AgentLost
+	case resp.MAD.Status() == 0:
+		w.t.support.Put(h.NodeGUID, true)
+		return ""
+	case noAgent(resp.MAD.Status()):
+		w.t.support.Put(h.NodeGUID, false)
+		return AgentUnsupported
+	}
+	return AgentLost
+}
+
+// noAgent says whether st is the explicit answer of a node that serves no
+// such class: "method/attribute not supported" (0x000C), which the kernel
+// sends for a Get no agent registered for (docs/design.md), or "method not
+// supported" (0x0008).
+func noAgent(st ibmad.Status) bool {
+	c := st.Code()
+	return c == ibmad.StatusMethodAttrUnsupp.Code() || c == ibmad.StatusMethodUnsupported.Code()
+}
+
+// sourceRoute sends VendorGet(SourceRoute) to lid and records the verdict
+// in h. A request that goes unanswered, or is refused otherwise than with
+// "no such class", makes the hop lost for this trace only; "no such class"
+// means the agent is gone, and with learn (the walk; the fast path leaves
+// it to the walk it falls back to) the next trace knows the node has none.
+func (w *walk) sourceRoute(h *Hop, lid uint16, count int, in []uint8, learn bool) {
+	h.RouteHops, h.ExpectedInPort = count, in[count-1]
+	key := verdictKey{h.NodeGUID, lid, string(in)}
+	if w.t.opts.ShareValidation > 0 && lid != w.dlid {
+		if v, ok := w.t.verdicts.Get(key); ok {
+			h.Agent, h.ActualInPort, h.AgentRTT = v.agent, v.actual, v.rtt
+			return
+		}
+		defer func() {
+			if h.Agent == AgentValidated || h.Agent == AgentIngressUnknown {
+				w.t.verdicts.Put(key, verdict{agent: h.Agent, actual: h.ActualInPort, rtt: h.AgentRTT})
+			}
+		}()
+	}
+	sr := ibmad.SourceRoute{HopCount: uint8(count)}
+	copy(sr.InPort[:], in)
+	v := ibmad.NewVendorGet(ibmad.ClassIBTracer, w.t.opts.OUI, ibmad.AttrSourceRoute, 0)
+	_ = sr.MarshalTo(v.Data[:])
+	req := &ibmad.Request{Addr: ibmad.GSIAddress(lid, w.t.opts.SL)}
+	_ = v.MarshalTo(req.MAD[:])
+	resp, err := w.do(req)
+	if err != nil {
+		h.Agent = AgentLost
+		return
+	}
+	h.AgentRTT = resp.RTT
+	st := resp.MAD.Status()
+	var got ibmad.SourceRoute
+	if derr := got.UnmarshalBinary(resp.MAD.VendorData()); derr != nil || (st != 0 && !st.IsStatus7()) {
+		h.Agent = AgentLost
+		if learn && noAgent(st) {
+			w.t.support.Put(h.NodeGUID, false) // the agent is gone
+		}
+		return
+	}
+	known := got.ExtVersion == 0 || got.IngressKnown()
+	switch {
+	case got.ExtVersion != 0 && got.NodeGUID != h.NodeGUID:
+		// The LID route led to another node than the walk found.
+		h.Agent, h.ActualInPort = AgentMismatch, got.ActualInPort
+	case st.IsStatus7():
+		h.Agent, h.ActualInPort = AgentMismatch, got.ActualInPort
+	case !known:
+		h.Agent = AgentIngressUnknown
+	default:
+		h.Agent, h.ActualInPort = AgentValidated, got.ActualInPort
+	}
+}
+
+// validate asks every hop's agent, all at once (design §4 steps 2-3).
+func (w *walk) validate(hops []Hop) [][]uint8 {
+	inPorts := make([][]uint8, len(hops))
+	var wg sync.WaitGroup
+	for i := 1; i < len(hops); i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			h := &hops[i]
+			if h.LID == 0 { // no LID to address the agent at
+				h.Agent = AgentNotAsked
+				return
+			}
+			if v := w.supported(h); v != "" {
+				h.Agent = v
+				return
+			}
+			target := h.LID
+			if i == len(hops)-1 {
+				target = w.dlid // the destination: the traced route itself
+			}
+			count, in, err := w.routeTo(hops, i, target)
+			if err != nil { // the expected ingress is unknown: nothing to ask
+				h.Agent = AgentNotAsked
+				return
+			}
+			inPorts[i] = in
+			w.sourceRoute(h, target, count, in, true)
+		}(i)
+	}
+	wg.Wait()
+	return inPorts
+}

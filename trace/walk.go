@@ -1,0 +1,305 @@
+package trace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ibtracer/ibtracer_exporter/ibmad"
+)
+
+// walk is the state of one trace.
+type walk struct {
+	t    *Tracer
+	ctx  context.Context
+	src  ibmad.PortAttributes
+	dlid uint16
+	mads atomic.Int64
+
+	mu     sync.Mutex
+	nodeAt map[string]nodeID // DR path -> node, for LID-route computations
+	lft    map[lftKey]*ibmad.LFTBlock
+}
+
+func (t *Tracer) newWalk(ctx context.Context, src ibmad.PortAttributes, dlid uint16) *walk {
+	return &walk{t: t, ctx: ctx, src: src, dlid: dlid, nodeAt: map[string]nodeID{}, lft: map[lftKey]*ibmad.LFTBlock{}}
+}
+
+type nodeID struct {
+	guid     ibmad.GUID
+	inPort   uint8
+	isSwitch bool
+	path     ibmad.DRPath
+}
+
+func (w *walk) do(req *ibmad.Request) (*ibmad.Response, error) {
+	req.Timeout, req.Retries = w.t.opts.Timeout, w.t.opts.Retries
+	var resp ibmad.Response
+	err := w.t.e.Do(w.ctx, req, &resp)
+	if err == nil {
+		w.mads.Add(int64(resp.Attempts))
+	} else {
+		n := w.t.opts.Retries + 1
+		if w.t.opts.Retries <= 0 {
+			n = ibmad.DefaultRetries + 1
+			if w.t.opts.Retries < 0 {
+				n = 1
+			}
+		}
+		w.mads.Add(int64(n))
+	}
+	return &resp, err
+}
+
+// smp sends a directed-route Get along path.
+func (w *walk) smp(path ibmad.DRPath, attr ibmad.AttrID, mod uint32) (*ibmad.Response, error) {
+	var s ibmad.SMP
+	if err := s.InitDRGet(attr, mod, path); err != nil {
+		return nil, err
+	}
+	req := &ibmad.Request{Addr: ibmad.DRAddress()}
+	_ = s.MarshalTo(req.MAD[:])
+	resp, err := w.do(req)
+	if err != nil {
+		return nil, err
+	}
+	if st := ibmad.SMPStatus(&resp.MAD); st != 0 {
+		return nil, fmt.Errorf("%s along DR path %s: %w", ibmad.AttrName(ibmad.ClassSubnDR, attr), path, st.Err())
+	}
+	return resp, nil
+}
+
+func (w *walk) nodeInfo(path ibmad.DRPath) (ibmad.NodeInfo, time.Duration, error) {
+	var ni ibmad.NodeInfo
+	resp, err := w.smp(path, ibmad.AttrNodeInfo, 0)
+	if err != nil {
+		return ni, 0, err
+	}
+	err = ni.UnmarshalBinary(resp.MAD.SMPData())
+	return ni, resp.RTT, err
+}
+
+func (w *walk) portInfo(path ibmad.DRPath, port uint8) (ibmad.PortInfo, error) {
+	var pi ibmad.PortInfo
+	resp, err := w.smp(path, ibmad.AttrPortInfo, uint32(port))
+	if err != nil {
+		return pi, err
+	}
+	err = pi.UnmarshalBinary(resp.MAD.SMPData())
+	return pi, err
+}
+
+// description returns a node's description, cached by GUID.
+func (w *walk) description(guid ibmad.GUID, path ibmad.DRPath) (string, error) {
+	if d, ok := w.t.desc.Get(guid); ok {
+		return d, nil
+	}
+	resp, err := w.smp(path, ibmad.AttrNodeDescription, 0)
+	if err != nil {
+		return "", err
+	}
+	var nd ibmad.NodeDescription
+	_ = nd.UnmarshalBinary(resp.MAD.SMPData())
+	d := nd.String()
+	w.t.desc.Put(guid, d)
+	return d, nil
+}
+
+// lftBlock reads (once per trace) the LFT block of a switch. With
+// ShareValidation the block read replaces the shared copy (fastpath.go):
+// it is the freshest there is.
+func (w *walk) lftBlock(guid ibmad.GUID, path ibmad.DRPath, block uint32) (*ibmad.LFTBlock, error) {
+	k := lftKey{guid, block}
+	w.mu.Lock()
+	b := w.lft[k]
+	w.mu.Unlock()
+	if b != nil {
+		return b, nil
+	}
+	resp, err := w.smp(path, ibmad.AttrLinearForwardingTable, block)
+	if err != nil {
+		return nil, err
+	}
+	b = new(ibmad.LFTBlock)
+	_ = b.UnmarshalBinary(resp.MAD.SMPData())
+	w.mu.Lock()
+	w.lft[k] = b
+	w.mu.Unlock()
+	if w.t.opts.ShareValidation > 0 {
+		w.t.blocks.Put(k, *b)
+	}
+	return b, nil
+}
+
+// switchTop returns LinearFDBTop, cached; fresh re-reads it.
+func (w *walk) switchTop(guid ibmad.GUID, path ibmad.DRPath, fresh bool) (uint16, error) {
+	if top, ok := w.t.top.Get(guid); ok && !fresh {
+		return top, nil
+	}
+	resp, err := w.smp(path, ibmad.AttrSwitchInfo, 0)
+	if err != nil {
+		return 0, err
+	}
+	var si ibmad.SwitchInfo
+	_ = si.UnmarshalBinary(resp.MAD.SMPData())
+	w.t.top.Put(guid, si.LinearFDBTop)
+	return si.LinearFDBTop, nil
+}
+
+func owns(h *Hop, lid uint16) bool {
+	return h.LID != 0 && lid >= h.LID && uint32(lid) <= uint32(h.LID)+uint32(1)<<(h.LMC&7)-1
+}
+
+func name(h *Hop) string {
+	if h.NodeDesc != "" {
+		return fmt.Sprintf("%s %q (%s)", h.NodeType, h.NodeDesc, h.NodeGUID)
+	}
+	return fmt.Sprintf("%s %s", h.NodeType, h.NodeGUID)
+}
+
+// smpFail classifies a failed SMP of the walk.
+func (w *walk) smpFail(err error, format string, a ...any) *Error {
+	what := fmt.Sprintf(format, a...)
+	switch {
+	case errors.Is(err, ibmad.ErrClosed), errors.Is(err, ibmad.ErrDeviceLost):
+		return fail(StatusDevice, ReasonDevice, err, "%s: %v", what, err)
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return fail(StatusUnreachable, ReasonTimeout, err, "%s: %v", what, err)
+	case errors.Is(err, ibmad.ErrTimeout):
+		return fail(StatusUnreachable, ReasonTimeout, err, "%s: no answer: %v", what, err)
+	}
+	return fail(StatusUnreachable, ReasonNoRoute, err, "%s: %v", what, err)
+}
+
+// egressFor returns the port switch h forwards dlid out of.
+func (w *walk) egressFor(h *Hop, dlid uint16) (uint8, *Error) {
+	top, err := w.switchTop(h.NodeGUID, h.DRPath, false)
+	if err != nil {
+		return 0, w.smpFail(err, "SwitchInfo of %s", name(h))
+	}
+	if dlid > top {
+		if top, err = w.switchTop(h.NodeGUID, h.DRPath, true); err != nil {
+			return 0, w.smpFail(err, "SwitchInfo of %s", name(h))
+		}
+		if dlid > top {
+			return 0, fail(StatusUnreachable, ReasonNoRoute, nil,
+				"no route to LID %d: it is above LinearFDBTop %d of %s", dlid, top, name(h))
+		}
+	}
+	b, err := w.lftBlock(h.NodeGUID, h.DRPath, ibmad.LFTBlockOf(dlid))
+	if err != nil {
+		return 0, w.smpFail(err, "LinearForwardingTable block %d of %s", ibmad.LFTBlockOf(dlid), name(h))
+	}
+	port := b.Port(dlid)
+	switch {
+	case port == ibmad.LFTNoRoute:
+		return 0, fail(StatusUnreachable, ReasonNoRoute, nil, "no route to LID %d: %s has no forwarding entry for it", dlid, name(h))
+	case port == 0:
+		return 0, fail(StatusUnreachable, ReasonNoRoute, nil,
+			"no route to LID %d: %s forwards it to its own port 0 but its LID is %d", dlid, name(h), h.LID)
+	case port > h.numPorts:
+		return 0, fail(StatusUnreachable, ReasonNoRoute, nil,
+			"no route to LID %d: %s forwards it to port %d but has %d ports", dlid, name(h), port, h.numPorts)
+	}
+	return port, nil
+}
+
+// walkPath is the directed-route walk (design §4 step 1).
+func (w *walk) walkPath() ([]Hop, *Error) {
+	ni, rtt, err := w.nodeInfo(ibmad.DRPath{})
+	if err != nil {
+		return nil, w.smpFail(err, "NodeInfo of the local node")
+	}
+	desc, err := w.description(ni.NodeGUID, ibmad.DRPath{})
+	if err != nil {
+		return nil, w.smpFail(err, "NodeDescription of the local node")
+	}
+	hops := []Hop{{NodeGUID: ni.NodeGUID, PortGUID: ni.PortGUID, NodeType: ni.NodeType, NodeDesc: desc,
+		LID: w.src.LID, LMC: w.src.LMC, DRPath: ibmad.DRPath{}, Agent: AgentSource, RTT: rtt, numPorts: ni.NumPorts}}
+	if ni.NodeType == ibmad.NodeTypeSwitch {
+		hops[0].LMC = 0
+	}
+	w.remember(ibmad.DRPath{}, nodeID{guid: ni.NodeGUID, inPort: ni.LocalPortNum, isSwitch: ni.NodeType == ibmad.NodeTypeSwitch})
+	if owns(&hops[0], w.dlid) {
+		return hops, nil
+	}
+	var egress uint8
+	if ni.NodeType == ibmad.NodeTypeSwitch {
+		var ferr *Error
+		if egress, ferr = w.egressFor(&hops[0], w.dlid); ferr != nil {
+			return hops, ferr
+		}
+	} else {
+		if w.src.State != ibmad.PortStateActive {
+			return hops, fail(StatusUnreachable, ReasonPortDown, nil, "the local port %s/%d is %s, not Active",
+				w.src.CA, w.src.PortNum, w.src.State)
+		}
+		egress = w.src.PortNum
+		if egress == 0 {
+			egress = ni.LocalPortNum
+		}
+	}
+	hops[0].OutPort = egress
+	seen := map[ibmad.GUID]bool{ni.NodeGUID: true}
+	for {
+		cur := &hops[len(hops)-1]
+		if len(hops) > ibmad.MaxTraceHops {
+			return hops, fail(StatusTooLong, ReasonTooLong, nil, "path to LID %d is longer than %d hops", w.dlid, ibmad.MaxTraceHops)
+		}
+		if len(cur.DRPath) >= ibmad.MaxDRHops {
+			return hops, fail(StatusTooLong, ReasonTooLong, nil, "path to LID %d is longer than a directed route can reach (%d hops)",
+				w.dlid, ibmad.MaxDRHops)
+		}
+		path := cur.DRPath.Extend(egress)
+		ni, rtt, err := w.nodeInfo(path)
+		if err != nil {
+			if errors.Is(err, ibmad.ErrTimeout) && cur.NodeType == ibmad.NodeTypeSwitch {
+				if pi, perr := w.portInfo(cur.DRPath, egress); perr == nil && pi.PortState != ibmad.PortStateActive {
+					return hops, fail(StatusUnreachable, ReasonPortDown, err, "port %d of %s is %s (%s), not Active",
+						egress, name(cur), pi.PortState, pi.PortPhysState)
+				}
+			}
+			return hops, w.smpFail(err, "hop %d, behind port %d of %s", len(hops), egress, name(cur))
+		}
+		isSwitch := ni.NodeType == ibmad.NodeTypeSwitch
+		if seen[ni.NodeGUID] && isSwitch { // a CA forwards nothing; reaching one twice is a port of it
+			return hops, fail(StatusUnreachable, ReasonLoop, nil, "routing loop: LID %d comes back to %s %s at hop %d",
+				w.dlid, ni.NodeType, ni.NodeGUID, len(hops))
+		}
+		seen[ni.NodeGUID] = true
+		desc, err := w.description(ni.NodeGUID, path)
+		if err != nil {
+			return hops, w.smpFail(err, "NodeDescription at hop %d", len(hops))
+		}
+		pi, err := w.portInfo(path, 0)
+		if err != nil {
+			return hops, w.smpFail(err, "PortInfo of %s %q", ni.NodeType, desc)
+		}
+		h := Hop{Hop: len(hops), NodeGUID: ni.NodeGUID, PortGUID: ni.PortGUID, NodeType: ni.NodeType, NodeDesc: desc,
+			LID: pi.LID, LMC: pi.LMC, InPort: ni.LocalPortNum, DRPath: path, RTT: rtt, numPorts: ni.NumPorts}
+		if isSwitch {
+			h.LMC = 0
+		}
+		hops = append(hops, h)
+		w.remember(path, nodeID{guid: ni.NodeGUID, inPort: ni.LocalPortNum, isSwitch: isSwitch})
+		last := &hops[len(hops)-1]
+		if !isSwitch && pi.PortState != ibmad.PortStateActive {
+			return hops, fail(StatusUnreachable, ReasonPortDown, nil, "port %d of %s is %s, not Active", last.InPort, name(last), pi.PortState)
+		}
+		if owns(last, w.dlid) {
+			return hops, nil
+		}
+		if !isSwitch {
+			return hops, fail(StatusUnreachable, ReasonNoRoute, nil,
+				"no route to LID %d: the path ends at %s (LID %d), which does not own it", w.dlid, name(last), last.LID)
+		}
+		var ferr *Error
+		if egress, ferr = w.egressFor(last, w.dlid); ferr != nil {
+			return hops, ferr
+		}
+		last.OutPort = egress
+	}
+}
