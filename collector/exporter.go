@@ -69,7 +69,7 @@ func (e *Exporter) SetSeed(seed string) {
 
 func (e *Exporter) newTracer(c *config.Config) *trace.Tracer {
 	return trace.New(e.engine, trace.Options{Timeout: time.Duration(c.Timeout), Retries: retriesOpt(*c.Retries),
-		OUI: ibmad.OUI(c.OUI), SL: c.SL, NoValidate: !*c.ValidateAgents, ShareValidation: time.Duration(*c.ShareValidation)})
+		OUI: ibmad.OUI(c.OUI), SL: c.SL, NoValidate: !*c.ValidateAgents, ShareValidation: time.Duration(*c.ShareValidation), SupportTTL: time.Duration(*c.AgentSupportTTL)})
 }
 
 // retriesOpt maps the config's retry count (0 = none) to trace's (<0 = none).

@@ -34,6 +34,9 @@ const (
 	// DefaultShareValidation is how long a hop's verdict is reused across
 	// destinations (see trace.Options.ShareValidation).
 	DefaultShareValidation = 10 * time.Second
+	// DefaultAgentSupportTTL is how long a node's answer to "do you run
+	// the agent?" is trusted (see trace.Options.SupportTTL).
+	DefaultAgentSupportTTL = 10 * time.Minute
 )
 
 // Config is the whole file.
@@ -51,6 +54,7 @@ type Config struct {
 	JitterSeed      string        `yaml:"jitter_seed"`
 	ValidateAgents  *bool         `yaml:"validate"`
 	ShareValidation *Duration     `yaml:"share_validation"`
+	AgentSupportTTL *Duration     `yaml:"agent_support_ttl"`
 	lines           map[string]int
 }
 
@@ -295,6 +299,14 @@ func (c *Config) defaults(file string) error {
 	}
 	if *c.ShareValidation < 0 {
 		return bad(c.line("share_validation"), "share_validation", "must not be negative")
+	}
+	if c.AgentSupportTTL == nil {
+		d := Duration(DefaultAgentSupportTTL)
+		c.AgentSupportTTL = &d
+	}
+	if *c.AgentSupportTTL <= 0 {
+		return bad(c.line("agent_support_ttl"), "agent_support_ttl", "%s: want a positive duration such as 10m",
+			time.Duration(*c.AgentSupportTTL))
 	}
 	if c.ValidateAgents == nil {
 		t := true
