@@ -292,7 +292,10 @@ func TestAgentsValidateOnIbsim(t *testing.T) {
 				}
 				switchUnknown++
 			default:
-				if h.AgentStatus != "unsupported" {
+				// ibsim has no kernel to answer "no such class" (0x000C) at a
+				// node without a client: it bounces the request as a timeout,
+				// which is "lost" (asked again next trace), not "unsupported".
+				if h.AgentStatus != "unsupported" && h.AgentStatus != "lost" {
 					t.Fatalf("%s: hop %s without agent: %s", r.Destination, h.NodeDesc, h.AgentStatus)
 				}
 			}
