@@ -99,8 +99,11 @@ func (r *Result) Summary() string {
 	}
 	switch r.Status {
 	case StatusOK:
+		if n := r.Count(AgentNotAsked); n == r.PathHops() && n > 0 { // --no-validate
+			return fmt.Sprintf("%s: ok: %d hops, not validated, %d MADs in %s", dest, r.PathHops(), r.MADs, r.Duration.Round(time.Microsecond))
+		}
 		return fmt.Sprintf("%s: ok: %d hops, %d validated, %d without agent, %d MADs in %s",
-			dest, r.PathHops(), r.Count(AgentValidated), r.Count(AgentUnsupported)+r.Count(AgentLost)+r.Count(AgentIngressUnknown),
+			dest, r.PathHops(), r.Count(AgentValidated), r.Count(AgentUnsupported)+r.Count(AgentLost)+r.Count(AgentIngressUnknown)+r.Count(AgentNotAsked),
 			r.MADs, r.Duration.Round(time.Microsecond))
 	case StatusMismatch:
 		var parts []string

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -104,6 +105,9 @@ func TestVerdictsAreNeverEmpty(t *testing.T) {
 		if h.Agent != AgentStatus("not_asked") {
 			t.Fatalf("--no-validate: hop %d says %q, want not_asked", h.Hop, h.Agent)
 		}
+	}
+	if sum := r.Summary(); !strings.Contains(sum, "not validated") {
+		t.Fatalf("--no-validate summary: %s", sum)
 	}
 	if err := s.f.SetLFTEntry("s4", hostB, ibmad.LFTNoRoute); err != nil {
 		t.Fatal(err)
