@@ -33,7 +33,7 @@ func TestDeadDestinationCostsOthersNothing(t *testing.T) {
 			healthy = append(healthy, lid)
 		}
 	}
-	o := Options{ShareValidation: time.Hour}
+	o := Options{ShareValidation: time.Hour, Timeout: time.Second} // nothing here should time out
 	alone, mixed := s.tracer("H0-0", o), s.tracer("H0-0", o)
 	ctx := context.Background()
 	run := func(tr *Tracer, withDead bool) (mads, traces int) {
