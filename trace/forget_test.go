@@ -68,3 +68,41 @@ func TestDeadDestinationCostsOthersNothing(t *testing.T) {
 			perAlone, perMixed)
 	}
 }
+
+// TestMismatchForgetsItsPathOnly: after a status 7 the shared verdicts of
+// the nodes on that path are asked again; other nodes' stand.
+func TestMismatchForgetsItsPathOnly(t *testing.T) {
+	s := loadSim(t, "fattree-mini.net", sim.Options{})
+	s.agentsEverywhere()
+	tr := s.tracer("H0-0", Options{ShareValidation: time.Hour, Timeout: time.Second})
+	ctx := context.Background()
+	var paths [][]Hop
+	for _, h := range []string{"H0-1", "H1-1"} {
+		r := tr.Trace(ctx, Destination{LID: s.lid(h)})
+		if r.Status != StatusOK {
+			t.Fatalf("%s: %s %v", h, r.Status, r.Err)
+		}
+		paths = append(paths, r.Hops)
+	}
+	cached := func(g ibmad.GUID) (n int) {
+		tr.verdicts.DeleteFunc(func(k verdictKey) bool {
+			if k.guid == g {
+				n++
+			}
+			return false
+		})
+		return n
+	}
+	far := paths[1][len(paths[1])-2] // H1-1's leaf, not on H0-1's path
+	near := paths[0][1]              // H0-0's leaf, on both
+	if cached(far.NodeGUID) == 0 || cached(near.NodeGUID) == 0 {
+		t.Fatalf("verdicts not shared: %d %d", cached(far.NodeGUID), cached(near.NodeGUID))
+	}
+	tr.forget(s.lid("H0-1"), Destination{LID: s.lid("H0-1")}, paths[0], true)
+	if cached(near.NodeGUID) != 0 || cached(far.NodeGUID) == 0 {
+		t.Fatalf("after a mismatch on H0-1's path: %d verdicts of its leaf left, %d of another leaf", cached(near.NodeGUID), cached(far.NodeGUID))
+	}
+	if tr.paths.Has(s.lid("H0-1")) || !tr.paths.Has(s.lid("H1-1")) {
+		t.Fatal("forget dropped the wrong confirmed path")
+	}
+}
