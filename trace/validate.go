@@ -104,11 +104,15 @@ func (w *walk) supported(h *Hop) AgentStatus {
 
 // noAgent says whether st is the explicit answer of a node that serves no
 // such class: "method/attribute not supported" (0x000C), which the kernel
-// sends for a Get no agent registered for (docs/design.md), or "method not
-// supported" (0x0008).
+// sends for a Get no agent registered for (docs/protocol.md), "method not
+// supported" (0x0008), or "class or class version not supported" (0x0004),
+// which management firmware may send for a class it does not implement.
 func noAgent(st ibmad.Status) bool {
-	c := st.Code()
-	return c == ibmad.StatusMethodAttrUnsupp.Code() || c == ibmad.StatusMethodUnsupported.Code()
+	switch st.Code() {
+	case ibmad.StatusBadVersion.Code(), ibmad.StatusMethodUnsupported.Code(), ibmad.StatusMethodAttrUnsupp.Code():
+		return true
+	}
+	return false
 }
 
 // sourceRoute sends VendorGet(SourceRoute) to lid and records the verdict
