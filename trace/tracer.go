@@ -83,6 +83,7 @@ type supportEntry struct {
 
 type resolvedEntry struct {
 	dlid    uint16
+	port    uint8
 	expires time.Time
 }
 

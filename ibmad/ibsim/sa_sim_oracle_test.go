@@ -332,7 +332,44 @@ func TestOracleSimSAEqualsOpenSM(t *testing.T) {
 	simSrc, _ := simTr.Port()
 	sv := simView(sf)
 
+	compareSA(t, ctx, saCases(), osmE, osmSrc, osmView, simE, simSrc, sv)
+
+	// host5's first port unplugged, in both, and OpenSM has swept: its
+	// records and paths are gone.
+	if err := fab.Console(`Unlink "host5"[1]`); err != nil {
+		t.Fatal(err)
+	}
+	if err := sf.SetLinkState("host5", 1, false, true); err != nil {
+		t.Fatal(err)
+	}
+	swept := saCase{"NR desc two-port CA", ibmad.MethodGet, ibmad.AttrNodeRecord, ibmad.NRCompNodeDesc, nr(func(_ *fabView, r *ibmad.NodeRecord) { r.NodeDescription = desc("host5") })}
+	for deadline := time.Now().Add(90 * time.Second); ; {
+		a, err := askSA(ctx, osmE, osmSrc, osmView, swept)
+		if err == nil && a.status == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("OpenSM still answers %v %v for host5 after its port 1 was unplugged", a, err)
+		}
+		time.Sleep(200 * time.Millisecond) // polling OpenSM's sweep, bounded by the deadline
+	}
+	var after []saCase
 	for _, c := range saCases() {
+		if strings.Contains(c.name, "port") || strings.Contains(c.name, "two-port") || strings.HasPrefix(c.name, "PR DGID+SGID") {
+			after = append(after, c)
+		}
+	}
+	after = append(after, saCase{"PR to the unplugged port", ibmad.MethodGet, ibmad.AttrPathRecord, ibmad.PRCompDGID | ibmad.PRCompSGID,
+		pr(func(v *fabView, src ibmad.PortAttributes, r *ibmad.PathRecord) {
+			r.DGID, r.SGID = ibmad.MakeGID(src.GIDPrefix, v.port("host5", 1).guid), src.GID()
+		})})
+	compareSA(t, ctx, after, osmE, osmSrc, osmView, simE, simSrc, sv)
+}
+
+func compareSA(t *testing.T, ctx context.Context, cases []saCase, osmE *ibmad.Engine, osmSrc ibmad.PortAttributes, osmView *fabView,
+	simE *ibmad.Engine, simSrc ibmad.PortAttributes, sv *fabView) {
+	t.Helper()
+	for _, c := range cases {
 		want, err := askSA(ctx, osmE, osmSrc, osmView, c)
 		if err != nil {
 			t.Fatalf("%s: OpenSM: %v", c.name, err)

@@ -77,7 +77,8 @@ func (f *Fabric) sa(t *Transport, m *ibmad.MAD) bool {
 }
 
 // nodeRecords returns the NodeRecords q selects with mask, as OpenSM does:
-// one record per switch (port 0) and one per CA port that has a LID; a LID
+// one record per switch (port 0) and one per CA port that has a LID and
+// an active link; a LID
 // matches any LID of a port's LMC range; the node description compares
 // like strncmp (up to the first NUL); bits that name no component (1, and
 // 15 and up) are ignored, so a mask of only such bits selects every record.
@@ -94,8 +95,8 @@ func (f *Fabric) nodeRecords(q *ibmad.NodeRecord, mask uint64) []ibmad.NodeRecor
 			continue
 		}
 		for _, p := range n.Ports {
-			if p.LID == 0 || (n.IsSwitch() && p.Num != 0) || (!n.IsSwitch() && p.Num == 0) {
-				continue
+			if p.LID == 0 || (n.IsSwitch() && p.Num != 0) || (!n.IsSwitch() && (p.Num == 0 || !p.linkUp())) {
+				continue // OpenSM drops a CA port's record once it finds the link down
 			}
 			r := f.nodeRecord(n, p)
 			ri := &r.NodeInfo
