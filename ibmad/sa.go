@@ -16,7 +16,8 @@ type SAMAD struct {
 	Data          [SADataSize]byte
 }
 
-// SA ComponentMask bits for PathRecord (ib-mad-facts §3.7).
+// SA ComponentMask bits for PathRecord (IBA 15.2.5.16); sa_cgo_test.go
+// checks them against OpenSM's IB_PR_COMPMASK_*.
 const (
 	PRCompDGID     uint64 = 1 << 2
 	PRCompSGID     uint64 = 1 << 3
@@ -25,13 +26,17 @@ const (
 	PRCompNumbPath uint64 = 1 << 12
 )
 
-// SA ComponentMask bits for NodeRecord: bit 0 LID, then the NodeInfo fields
-// in order, then NodeDescription (IBA 15.2.5.2).
+// SA ComponentMask bits for NodeRecord (IBA 15.2.5.2): bit n is the n-th
+// field of the record, reserved fields counted: 0 LID, 1 reserved, then
+// NodeInfo's fields in order (2 BaseVersion ... 7 NodeGUID, 8 PortGUID, ...,
+// 12 LocalPortNum, 13 VendorID), 14 NodeDescription. sa_cgo_test.go checks
+// them against OpenSM's IB_NR_COMPMASK_*.
 const (
-	NRCompLID      uint64 = 1 << 0
-	NRCompNodeGUID uint64 = 1 << 8
-	NRCompPortGUID uint64 = 1 << 9
-	NRCompNodeDesc uint64 = 1 << 15
+	NRCompLID          uint64 = 1 << 0
+	NRCompNodeGUID     uint64 = 1 << 7
+	NRCompPortGUID     uint64 = 1 << 8
+	NRCompLocalPortNum uint64 = 1 << 12
+	NRCompNodeDesc     uint64 = 1 << 14
 )
 
 // NewSAGet returns an SA Get request for attr with component mask mask.

@@ -3,13 +3,14 @@
 #   scripts/deps.sh           install what is missing (nothing to do: no apt at all)
 #   scripts/deps.sh --always  apt-get update and install them all (CI)
 #   libibmad-dev, libibumad-dev        cgo cross-checks against libibmad / libibumad
+#   libopensm-dev                      cgo cross-check of the SA constants against OpenSM's iba/ib_types.h
 #   make, gcc, linux-libc-dev, pkg-config  the test command, cgo and rdma/ib_user_mad.h
 #   ibsim-utils, libumad2sim0          the upstream InfiniBand simulator
 #   opensm, infiniband-diags           the SM and the stock diagnostics (oracles)
 #   prometheus, prometheus-alertmanager  promtool, and the real Prometheus and Alertmanager
 #   systemd                            systemd-analyze verify of the shipped unit
 set -euo pipefail
-pkgs=(make gcc libc6-dev linux-libc-dev pkg-config libibmad-dev libibumad-dev
+pkgs=(make gcc libc6-dev linux-libc-dev pkg-config libibmad-dev libibumad-dev libopensm-dev
 	ibsim-utils libumad2sim0 opensm infiniband-diags prometheus prometheus-alertmanager systemd)
 missing=()
 if [ "${1:-}" = "--always" ]; then

@@ -20,7 +20,7 @@ const cacheSize = 1 << 16
 //   - verdicts, blocks: hop verdicts and LFT blocks shared across
 //     destinations for Options.ShareValidation.
 //
-// The SA resolutions (Tracer.resolved) are kept by resolve.
+// The SA resolutions (Tracer.resolved, the same type) are kept by resolve.
 type caches struct {
 	desc     *ttlCache[ibmad.GUID, string]
 	top      *ttlCache[ibmad.GUID, uint16]
@@ -77,9 +77,7 @@ type cachedPath struct {
 // (walk.lftBlock).
 func (t *Tracer) forget(dlid uint16, d Destination, hops []Hop, mismatch bool) {
 	t.paths.Delete(dlid)
-	t.mu.Lock()
-	delete(t.resolved, d)
-	t.mu.Unlock()
+	t.resolved.Delete(d)
 	if !mismatch {
 		return
 	}

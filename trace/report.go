@@ -31,6 +31,7 @@ type JSONResult struct {
 	Destination     string    `json:"destination"`
 	Address         string    `json:"address"`
 	DLID            uint16    `json:"dlid,omitempty"`
+	Port            uint8     `json:"port,omitempty"` // the port a node destination resolved to
 	Status          string    `json:"status"`
 	Reason          string    `json:"reason,omitempty"`
 	Error           string    `json:"error,omitempty"`
@@ -44,7 +45,7 @@ type JSONResult struct {
 
 // JSON returns the report form of r.
 func (r *Result) JSON() JSONResult {
-	j := JSONResult{Destination: r.Destination.String(), Address: r.Destination.Address(), DLID: r.DLID,
+	j := JSONResult{Destination: r.Destination.String(), Address: r.Destination.Address(), DLID: r.DLID, Port: r.Port,
 		Status: string(r.Status), Reason: string(r.Reason), PathHops: r.PathHops(), MADs: r.MADs,
 		DurationSeconds: r.Duration.Seconds(), FastPath: r.FastPath, Time: r.Start.UTC(), Hops: []JSONHop{}}
 	if r.Err != nil {
@@ -96,6 +97,9 @@ func (r *Result) Summary() string {
 	}
 	if r.DLID != 0 && r.Destination.LID == 0 {
 		dest += fmt.Sprintf(" -> lid %d", r.DLID)
+		if r.Port != 0 && r.Destination.Port == 0 {
+			dest += fmt.Sprintf(" (port %d)", r.Port)
+		}
 	}
 	switch r.Status {
 	case StatusOK:

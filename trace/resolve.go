@@ -6,27 +6,25 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 )
 
 // resolve turns a destination into a DLID, through the SA for GIDs, GUIDs
-// and node names.
-func (t *Tracer) resolve(w *walk, d Destination) (uint16, *Error) {
+// and node names; for a node it also returns the port it chose.
+// Resolutions are kept for Options.ResolveTTL (none when it is negative).
+func (t *Tracer) resolve(w *walk, d Destination) (uint16, uint8, *Error) {
 	if d.LID != 0 {
-		return d.LID, nil
+		return d.LID, 0, nil
 	}
-	t.mu.Lock()
-	if e, ok := t.resolved[d]; ok && time.Now().Before(e.expires) {
-		t.mu.Unlock()
-		return e.dlid, nil
+	if e, ok := t.resolved.Get(d); ok {
+		return e.dlid, e.port, nil
 	}
-	t.mu.Unlock()
 	if w.src.SMLID == 0 {
-		return 0, fail(StatusResolve, ReasonSA, nil, "cannot resolve %s: the local port knows no SM LID (is a subnet manager running?)", d.Address())
+		return 0, 0, fail(StatusResolve, ReasonSA, nil, "cannot resolve %s: the local port knows no SM LID (is a subnet manager running?)", d.Address())
 	}
 	var dlid uint16
+	var port uint8
 	var ferr *Error
 	switch d.Kind() {
 	case "gid", "guid":
@@ -40,17 +38,15 @@ func (t *Tracer) resolve(w *walk, d Destination) (uint16, *Error) {
 		}
 		dlid, ferr = w.pathRecord(d, dgid)
 	case "node":
-		dlid, ferr = w.nodeRecord(d)
+		dlid, port, ferr = w.nodeRecord(d)
 	}
 	if ferr != nil {
-		return 0, ferr
+		return 0, 0, ferr
 	}
 	if t.opts.ResolveTTL > 0 {
-		t.mu.Lock()
-		t.resolved[d] = resolvedEntry{dlid: dlid, expires: time.Now().Add(t.opts.ResolveTTL)}
-		t.mu.Unlock()
+		t.resolved.Put(d, resolvedEntry{dlid: dlid, port: port})
 	}
-	return dlid, nil
+	return dlid, port, nil
 }
 
 // saGet resolves d with one SA Get; a transport error or a non-zero
@@ -110,20 +106,73 @@ func (w *walk) pathRecord(d Destination, dgid ibmad.GID) (uint16, *Error) {
 	return pr.DLID, nil
 }
 
-func (w *walk) nodeRecord(d Destination) (uint16, *Error) {
+// nodeRecord resolves a node description with SA NodeRecord Gets. A Get
+// matches one record per CA port (one per switch), so: the port d names,
+// by description and LocalPortNum; otherwise the description alone, and
+// if that matches several records, ports 0, 1, 2, ... until the SA knows
+// one (OpenSM keeps records of the ports it has discovered only). Port 0
+// comes first so that several switches sharing a description fail at once.
+func (w *walk) nodeRecord(d Destination) (uint16, uint8, *Error) {
 	if len(d.Node) > ibmad.NodeDescriptionSize {
-		return 0, fail(StatusResolve, ReasonBadConfig, nil, "node description %q is longer than 64 bytes", d.Node)
+		return 0, 0, fail(StatusResolve, ReasonBadConfig, nil, "node description %q is longer than 64 bytes", d.Node)
 	}
-	m, ferr := w.saGet(d, "NodeRecord", ibmad.AttrNodeRecord, ibmad.NRCompNodeDesc, func(b []byte) {
-		nr := ibmad.NodeRecord{NodeDescription: ibmad.NewNodeDescription(d.Node)}
-		_ = nr.MarshalTo(b)
-	})
-	if ferr != nil {
-		return 0, ferr
+	get := func(port uint8, byPort bool) (*ibmad.MAD, error) {
+		mask := ibmad.NRCompNodeDesc
+		if byPort {
+			mask |= ibmad.NRCompLocalPortNum
+		}
+		resp, err := w.sa(ibmad.AttrNodeRecord, mask, func(b []byte) {
+			nr := ibmad.NodeRecord{NodeDescription: ibmad.NewNodeDescription(d.Node)}
+			nr.NodeInfo.LocalPortNum = port
+			_ = nr.MarshalTo(b)
+		})
+		if err != nil {
+			return nil, err
+		}
+		return &resp.MAD, nil
 	}
-	var nr ibmad.NodeRecord
-	_ = nr.UnmarshalBinary(m.SAData())
-	return nr.LID, nil
+	found := func(m *ibmad.MAD) (uint16, uint8, *Error) {
+		var nr ibmad.NodeRecord
+		_ = nr.UnmarshalBinary(m.SAData())
+		if nr.LID == 0 {
+			return 0, 0, fail(StatusResolve, ReasonSA, nil, "resolving %s: the SA answered LID 0", d.Address())
+		}
+		return nr.LID, nr.NodeInfo.LocalPortNum, nil
+	}
+	several := func() *Error {
+		return fail(StatusResolve, ReasonSA, nil, "resolving %s: several nodes have this description; trace one of them by GUID or LID", d.Address())
+	}
+	m, err := get(d.Port, d.Port != 0)
+	if err != nil {
+		return 0, 0, w.saFail(d, "NodeRecord", err, 0)
+	}
+	switch st := m.Status(); {
+	case st == 0:
+		return found(m)
+	case st.ClassSpecific() == ibmad.SAStatusNoRecords && d.Port != 0:
+		return 0, 0, fail(StatusResolve, ReasonSA, nil, "resolving %s: the SA knows no port %d of that node (no such node or port, or the port is down)", d.Address(), d.Port)
+	case st.ClassSpecific() == ibmad.SAStatusTooManyRecords && d.Port != 0:
+		return 0, 0, several()
+	case st.ClassSpecific() != ibmad.SAStatusTooManyRecords:
+		return 0, 0, w.saFail(d, "NodeRecord", nil, st)
+	}
+	// Several records: the node has several ports (or several nodes share
+	// the description). Its first port the SA knows.
+	for port := 0; port <= 254; port++ {
+		m, err := get(uint8(port), true)
+		if err != nil {
+			return 0, 0, w.saFail(d, "NodeRecord", err, 0)
+		}
+		switch st := m.Status(); {
+		case st == 0:
+			return found(m)
+		case st.ClassSpecific() == ibmad.SAStatusTooManyRecords:
+			return 0, 0, several()
+		case st.ClassSpecific() != ibmad.SAStatusNoRecords:
+			return 0, 0, w.saFail(d, "NodeRecord", nil, st)
+		}
+	}
+	return 0, 0, fail(StatusResolve, ReasonSA, nil, "resolving %s: the SA matched several records but none by port number", d.Address())
 }
 
 // saConcurrency bounds the SA queries one tracer has in flight.

@@ -33,11 +33,11 @@ func (t *Tracer) Trace(ctx context.Context, d Destination) *Result {
 		return finish(fail(StatusDevice, ReasonDevice, nil,
 			"the local port %s/%d has no LID yet (state %s): is a subnet manager running?", src.CA, src.PortNum, src.State))
 	}
-	dlid, ferr := t.resolve(w, d)
+	dlid, port, ferr := t.resolve(w, d)
 	if ferr != nil {
 		return finish(ferr)
 	}
-	w.dlid, r.DLID = dlid, dlid
+	w.dlid, r.DLID, r.Port = dlid, dlid, port
 
 	if !t.opts.NoFastPath && !t.opts.NoValidate {
 		if hops, ok := t.confirm(w); ok {

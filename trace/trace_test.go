@@ -2,6 +2,7 @@ package trace
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -307,13 +308,90 @@ func TestResolveThroughSA(t *testing.T) {
 			t.Fatalf("%s resolved to %d, want %d", d, r.DLID, want)
 		}
 	}
-	if r := tr.Trace(context.Background(), Destination{Node: "host5"}); r.Status != StatusResolve ||
-		!strings.Contains(r.Err.Error(), "matches several ports") {
-		t.Fatalf("two-port host5: %s %v", r.Status, r.Err)
+	// A node with several ports: its first port by default, or the one
+	// named; the result says which.
+	p1, _ := s.f.LIDOf("host5", 1)
+	p2, _ := s.f.LIDOf("host5", 2)
+	for _, c := range []struct {
+		d    Destination
+		lid  uint16
+		port uint8
+	}{
+		{Destination{Node: "host5"}, p1, 1},
+		{Destination{Node: "host5", Port: 1}, p1, 1},
+		{Destination{Node: "host5", Port: 2}, p2, 2},
+		{Destination{Node: "host4"}, s.lid("host4"), 1},
+		{Destination{Node: "sw2"}, s.lid("sw2"), 0},
+	} {
+		r := tr.Trace(context.Background(), c.d)
+		if r.Status != StatusOK || r.DLID != c.lid || r.Port != c.port {
+			t.Fatalf("%s: %s %v, DLID %d port %d, want %d port %d", c.d, r.Status, r.Err, r.DLID, r.Port, c.lid, c.port)
+		}
+		if j := r.JSON(); j.Port != c.port {
+			t.Fatalf("%s: JSON port %d", c.d, j.Port)
+		}
+		if c.d.Port == 0 && c.port != 0 && !strings.Contains(r.Summary(), fmt.Sprintf("-> lid %d (port %d)", c.lid, c.port)) {
+			t.Fatalf("%s: summary %q does not name the port", c.d, r.Summary())
+		}
+	}
+	for _, c := range []struct {
+		d    Destination
+		want string
+	}{
+		{Destination{Node: "host5", Port: 3}, "knows no port 3"},
+		{Destination{Node: "sw2", Port: 1}, "knows no port 1"},
+		{Destination{LID: 3, Port: 1}, "port applies only to a node"},
+	} {
+		if r := tr.Trace(context.Background(), c.d); r.Status != StatusResolve || r.DLID != 0 || !strings.Contains(r.Err.Error(), c.want) {
+			t.Fatalf("%s: %s %v, DLID %d; want a resolve failure %q", c.d, r.Status, r.Err, r.DLID, c.want)
+		}
 	}
 	all, err := tr.AllCAPorts(context.Background())
 	if err != nil || len(all) != 6 { // five hosts, host5 with two ports
 		t.Fatalf("AllCAPorts: %v %v", err, all)
+	}
+}
+
+// TestResolveNodeFirstActivePort: a node whose first port is down
+// resolves to its next port; a description several nodes share is an
+// error naming that, not a random pick.
+func TestResolveNodeFirstActivePort(t *testing.T) {
+	s := loadSim(t, "two-switch.net", sim.Options{})
+	if err := s.f.SetLinkState("host5", 1, false, true); err != nil {
+		t.Fatal(err)
+	}
+	tr := s.tracer("host1", Options{})
+	p2, _ := s.f.LIDOf("host5", 2)
+	if r := tr.Trace(context.Background(), Destination{Node: "host5"}); r.Status != StatusOK || r.DLID != p2 || r.Port != 2 {
+		t.Fatalf("host5 with port 1 down: %s %v, DLID %d port %d, want %d port 2", r.Status, r.Err, r.DLID, r.Port, p2)
+	}
+	if r := tr.Trace(context.Background(), Destination{Node: "host5", Port: 1}); r.Status != StatusResolve {
+		t.Fatalf("host5 port 1 down: %s %v", r.Status, r.Err)
+	}
+
+	topo := sim.NewTopology("twins")
+	for _, n := range []struct {
+		typ   ibmad.NodeType
+		name  string
+		ports int
+	}{{ibmad.NodeTypeSwitch, "sw", 4}, {ibmad.NodeTypeCA, "a", 1}, {ibmad.NodeTypeCA, "b", 1}, {ibmad.NodeTypeCA, "c", 1}} {
+		spec, err := topo.AddNode(n.typ, n.name, n.ports)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n.name != "sw" && n.name != "a" {
+			spec.Desc = "twin"
+		}
+	}
+	for i, n := range []string{"a", "b", "c"} {
+		if err := topo.Connect("sw", i+1, n, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tw := newSim(t, topo, sim.Options{})
+	r := tw.tracer("a", Options{}).Trace(context.Background(), Destination{Node: "twin"})
+	if r.Status != StatusResolve || !strings.Contains(r.Err.Error(), "several nodes") {
+		t.Fatalf("a description two nodes share: %s %v", r.Status, r.Err)
 	}
 }
 

@@ -1,7 +1,6 @@
 package trace
 
 import (
-	"sync"
 	"time"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
@@ -46,13 +45,12 @@ type Tracer struct {
 	opts Options
 	caches
 
-	mu       sync.Mutex // guards resolved
-	resolved map[Destination]resolvedEntry
+	resolved *ttlCache[Destination, resolvedEntry] // SA resolutions, for Options.ResolveTTL
 }
 
 type resolvedEntry struct {
-	dlid    uint16
-	expires time.Time
+	dlid uint16
+	port uint8
 }
 
 // New returns a Tracer on e.
@@ -69,7 +67,8 @@ func New(e *ibmad.Engine, o Options) *Tracer {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Tracer{e: e, opts: o, caches: newCaches(o), resolved: map[Destination]resolvedEntry{}}
+	return &Tracer{e: e, opts: o, caches: newCaches(o),
+		resolved: newTTLCache[Destination, resolvedEntry](o.ResolveTTL, cacheSize, o.Now)}
 }
 
 // Engine returns the tracer's engine.

@@ -15,6 +15,9 @@ type Destination struct {
 	GID  ibmad.GID
 	GUID ibmad.GUID
 	Node string // node description, resolved through SA NodeRecord
+	// Port of Node to trace (LocalPortNum); 0: the node's first port the
+	// SA knows (port 0 of a switch). Only with Node.
+	Port uint8
 }
 
 // Args returns the ibtracer command-line arguments that trace d.
@@ -27,6 +30,9 @@ func (d Destination) Args() string {
 	case "guid":
 		return "-G " + d.GUID.String()
 	case "node":
+		if d.Port != 0 {
+			return fmt.Sprintf("--node %q --port %d", d.Node, d.Port)
+		}
 		return fmt.Sprintf("--node %q", d.Node)
 	}
 	return ""
@@ -68,6 +74,9 @@ func (d Destination) Validate() error {
 	if n != 1 {
 		return errors.New("a destination needs exactly one of lid, gid, guid or node")
 	}
+	if d.Port != 0 && d.Node == "" {
+		return errors.New("a port applies only to a node destination")
+	}
 	return nil
 }
 
@@ -88,6 +97,9 @@ func (d Destination) Address() string {
 	case "guid":
 		return "guid " + d.GUID.String()
 	case "node":
+		if d.Port != 0 {
+			return fmt.Sprintf("node %q port %d", d.Node, d.Port)
+		}
 		return fmt.Sprintf("node %q", d.Node)
 	}
 	return "(none)"
@@ -179,14 +191,18 @@ func fail(st Status, r Reason, err error, format string, a ...any) *Error {
 type Result struct {
 	Destination Destination
 	DLID        uint16
-	Status      Status
-	Reason      Reason
-	Err         error
-	Hops        []Hop
-	MADs        int
-	Duration    time.Duration
-	Start       time.Time
-	FastPath    bool // confirmed a cached path instead of walking
+	// Port is the destination port a node destination resolved to (its
+	// LocalPortNum; 0 for a switch, or when the address named the port
+	// by LID, GID or GUID).
+	Port     uint8
+	Status   Status
+	Reason   Reason
+	Err      error
+	Hops     []Hop
+	MADs     int
+	Duration time.Duration
+	Start    time.Time
+	FastPath bool // confirmed a cached path instead of walking
 }
 
 // PathHops is the number of links the path crosses: the nodes after the

@@ -3,7 +3,7 @@
 // runs one confirm the port the packet arrived on (the 2005 OpenIB
 // "ibtracer" design).
 //
-//	ibtracer [-I ca] [-p port] [-r retries] [-t timeout_ms] (-l LID | -g DGID | -G GUID | --node NAME | --all) [-v]
+//	ibtracer [-I ca] [-p port] [-r retries] [-t timeout_ms] (-l LID | -g DGID | -G GUID | --node NAME [--port N] | --all) [-v]
 //
 // Exit status: 0 every destination traced and valid, 1 a port mismatch
 // (status 7) was found, 2 bad usage, 3 a path over 64 hops, 4 unreachable
@@ -39,6 +39,7 @@ type options struct {
 	gids        []string
 	guids       []string
 	nodes       []string
+	nodePorts   []string
 	all         bool
 	verbose     bool
 	oui         string
@@ -61,6 +62,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	app.Flag("gid", "Destination GID (repeatable), resolved through the SA.").Short('g').StringsVar(&o.gids)
 	app.Flag("guid", "Destination port GUID (repeatable), resolved through the SA.").Short('G').StringsVar(&o.guids)
 	app.Flag("node", "Destination node description (repeatable), resolved through the SA.").Short('N').StringsVar(&o.nodes)
+	app.Flag("port", "Port of the --node to trace (1..254; default: its first active port). Once for every --node, or once per --node in order. Not the local port: that is -p/--ib.port.").StringsVar(&o.nodePorts)
 	app.Flag("all", "Trace every CA port the SA knows.").BoolVar(&o.all)
 	app.Flag("verbose", "Print the whole path, one line per hop, with the agent's verdict.").Short('v').BoolVar(&o.verbose)
 	app.Flag("oui", "OUI of the ibtracer vendor class.").Default("0x001405").StringVar(&o.oui)
@@ -190,11 +192,30 @@ func (o *options) destinations() ([]trace.Destination, error) {
 		}
 		ds = append(ds, trace.Destination{GUID: g})
 	}
-	for _, s := range o.nodes {
+	if len(o.nodePorts) > 0 && len(o.nodePorts) != 1 && len(o.nodePorts) != len(o.nodes) || len(o.nodePorts) > 0 && len(o.nodes) == 0 {
+		return nil, fmt.Errorf("--port: give it with --node, once for all of them or once per --node (%d --node, %d --port)", len(o.nodes), len(o.nodePorts))
+	}
+	ports := make([]uint8, len(o.nodePorts))
+	for i, s := range o.nodePorts {
+		v, err := strconv.ParseUint(s, 10, 8)
+		if err != nil || v < 1 || v > 254 {
+			return nil, fmt.Errorf("--port %q: want a port number 1..254", s)
+		}
+		ports[i] = uint8(v)
+	}
+	for i, s := range o.nodes {
 		if s == "" || len(s) > ibmad.NodeDescriptionSize {
 			return nil, fmt.Errorf("--node %q: want a node description of 1..64 bytes", s)
 		}
-		ds = append(ds, trace.Destination{Node: s})
+		d := trace.Destination{Node: s}
+		switch len(ports) {
+		case 0:
+		case 1:
+			d.Port = ports[0]
+		default:
+			d.Port = ports[i]
+		}
+		ds = append(ds, d)
 	}
 	if len(ds) == 0 && !o.all {
 		return nil, fmt.Errorf("no destination: give -l LID, -g GID, -G GUID, --node NAME or --all")

@@ -74,6 +74,7 @@ type Destination struct {
 	GID      string            `yaml:"gid"`
 	GUID     string            `yaml:"guid"`
 	Node     string            `yaml:"node"`
+	Port     int               `yaml:"port"` // with node: which port; default its first active one
 	Interval Duration          `yaml:"interval"`
 	Labels   map[string]string `yaml:"labels"`
 	line     int
@@ -85,7 +86,7 @@ func (d Destination) Line() int { return d.line }
 
 // Target returns the trace destination.
 func (d Destination) Target() trace.Destination {
-	t := trace.Destination{Name: d.Name, LID: d.LID, Node: d.Node}
+	t := trace.Destination{Name: d.Name, LID: d.LID, Node: d.Node, Port: uint8(d.Port)}
 	if d.GID != "" {
 		t.GID, _ = ibmad.ParseGID(d.GID)
 	}
@@ -351,6 +352,14 @@ func (c *Config) defaults(file string) error {
 		}
 		if set != 1 {
 			return bad(line, fmt.Sprintf("destinations[%d] (%s)", i, d.Name), "set exactly one of lid, gid, guid or node (found %d)", set)
+		}
+		if d.Port != 0 {
+			if d.Node == "" {
+				return bad(kl("port"), d.field(i, "port"), "a port applies only to a node destination")
+			}
+			if d.Port < 1 || d.Port > 254 {
+				return bad(kl("port"), d.field(i, "port"), "%d is not a port number (1..254)", d.Port)
+			}
 		}
 		if d.Interval != 0 && time.Duration(d.Interval) < MinInterval {
 			return bad(kl("interval"), d.field(i, "interval"), "%v is shorter than %v", time.Duration(d.Interval), MinInterval)

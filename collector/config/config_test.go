@@ -29,6 +29,9 @@ func TestLoadGood(t *testing.T) {
 	if d := c.Destinations[1].Target(); d.GUID != 0x0002c90300a1b2c3 || d.Name != "by-guid" {
 		t.Fatalf("%+v", d)
 	}
+	if d := c.Destinations[3].Target(); d.Node != "compute042 mlx5_0" || d.Port != 2 || d.Validate() != nil {
+		t.Fatalf("%+v", d)
+	}
 	empty, err := Parse("empty.yml", nil)
 	if err != nil || time.Duration(empty.Interval) != DefaultInterval || len(empty.Destinations) != 0 {
 		t.Fatalf("empty file: %v %+v", err, empty)
@@ -37,15 +40,17 @@ func TestLoadGood(t *testing.T) {
 
 func TestLoadInvalid(t *testing.T) {
 	for file, want := range map[string]string{
-		"invalid-unknown-key.yml":    "testdata/invalid-unknown-key.yml:5: field colour not found in type config.Destination",
-		"invalid-two-addresses.yml":  "testdata/invalid-two-addresses.yml:4: destinations[1] (b): set exactly one of lid, gid, guid or node (found 2)",
-		"invalid-duplicate-name.yml": `testdata/invalid-duplicate-name.yml:4: destinations[1].name: "a" is already used at line 2`,
-		"invalid-interval.yml":       "testdata/invalid-interval.yml:1: interval: 100ms is shorter than 1s",
-		"invalid-duration.yml":       `testdata/invalid-duration.yml:1: "soon" is not a duration such as 30s or 1m`,
-		"invalid-guid.yml":           `testdata/invalid-guid.yml:3: destinations[0] (g).guid: "not-a-guid" is not a port GUID such as 0x0002c90300a1b2c3`,
-		"invalid-label.yml":          `testdata/invalid-label.yml:4: destinations[0] (l).labels: "hop" is set by the exporter; choose another name`,
-		"invalid-lid.yml":            "testdata/invalid-lid.yml:3: destinations[0] (m).lid: 49152 is not a unicast LID (1..49151)",
-		"invalid-missing-name.yml":   "testdata/invalid-missing-name.yml:2: destinations[0].name: missing: every destination needs a name",
+		"invalid-unknown-key.yml":       "testdata/invalid-unknown-key.yml:5: field colour not found in type config.Destination",
+		"invalid-two-addresses.yml":     "testdata/invalid-two-addresses.yml:4: destinations[1] (b): set exactly one of lid, gid, guid or node (found 2)",
+		"invalid-duplicate-name.yml":    `testdata/invalid-duplicate-name.yml:4: destinations[1].name: "a" is already used at line 2`,
+		"invalid-interval.yml":          "testdata/invalid-interval.yml:1: interval: 100ms is shorter than 1s",
+		"invalid-duration.yml":          `testdata/invalid-duration.yml:1: "soon" is not a duration such as 30s or 1m`,
+		"invalid-guid.yml":              `testdata/invalid-guid.yml:3: destinations[0] (g).guid: "not-a-guid" is not a port GUID such as 0x0002c90300a1b2c3`,
+		"invalid-label.yml":             `testdata/invalid-label.yml:4: destinations[0] (l).labels: "hop" is set by the exporter; choose another name`,
+		"invalid-lid.yml":               "testdata/invalid-lid.yml:3: destinations[0] (m).lid: 49152 is not a unicast LID (1..49151)",
+		"invalid-missing-name.yml":      "testdata/invalid-missing-name.yml:2: destinations[0].name: missing: every destination needs a name",
+		"invalid-port-without-node.yml": "testdata/invalid-port-without-node.yml:4: destinations[0] (p).port: a port applies only to a node destination",
+		"invalid-port.yml":              "testdata/invalid-port.yml:4: destinations[0] (q).port: 255 is not a port number (1..254)",
 	} {
 		t.Run(file, func(t *testing.T) {
 			_, err := Load(filepath.Join("testdata", file))

@@ -239,6 +239,28 @@ func TestSAPathRecordAndNodeRecord(t *testing.T) {
 	if resp, _ = byDesc("nobody"); resp.MAD.Status().ClassSpecific() != ibmad.SAStatusNoRecords {
 		t.Fatalf("unknown node: status %s", resp.MAD.Status())
 	}
+	// LocalPortNum picks one port of host5; bits that name no component
+	// (1, 15: the old wrong NodeDescription bit) are ignored, as OpenSM
+	// ignores them (ibmad/ibsim's TestOracleSimSAEqualsOpenSM is the
+	// oracle for all of this).
+	resp, err = saGet(c, f, ibmad.AttrNodeRecord, ibmad.NRCompNodeDesc|ibmad.NRCompLocalPortNum, func(b []byte) {
+		nr := ibmad.NodeRecord{NodeDescription: ibmad.NewNodeDescription("host5")}
+		nr.NodeInfo.LocalPortNum = 2
+		_ = nr.MarshalTo(b)
+	})
+	_ = nr.UnmarshalBinary(resp.MAD.SAData())
+	if want, _ := f.LIDOf("host5", 2); err != nil || resp.MAD.Status() != 0 || nr.LID != want || nr.NodeInfo.LocalPortNum != 2 {
+		t.Fatalf("NodeRecord host5 port 2: %v %s %+v", err, resp.MAD.Status(), nr)
+	}
+	for _, mask := range []uint64{1 << 1, 1 << 15, 1<<1 | 1<<15 | 1<<63} {
+		resp, _ = saGet(c, f, ibmad.AttrNodeRecord, mask, func(b []byte) {
+			nr := ibmad.NodeRecord{NodeDescription: ibmad.NewNodeDescription("host1")}
+			_ = nr.MarshalTo(b)
+		})
+		if resp.MAD.Status().ClassSpecific() != ibmad.SAStatusTooManyRecords {
+			t.Fatalf("mask %#x names no component: status %s, want TooManyRecords (every record)", mask, resp.MAD.Status())
+		}
+	}
 }
 
 func readPortCounters(t *testing.T, c *client, lid uint16, port uint8) ibmad.PortCounters {
