@@ -92,7 +92,8 @@ func (k *fakeKernel) ioctl(req uintptr, arg unsafe.Pointer) error {
 	return unix.ENOTTY
 }
 
-// register applies the kernel's rules (ib-mad-facts §1.3).
+// register applies the kernel's registration rules (docs/protocol.md, "The
+// umad kernel interface").
 func (k *fakeKernel) register(r agentReg) (uint32, error) {
 	if len(k.agents) >= maxAgents {
 		return 0, unix.ENOMEM
