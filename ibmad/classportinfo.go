@@ -20,7 +20,7 @@ const (
 )
 
 // ClassPortInfo is the ClassPortInfo attribute of any GS class (0x0001;
-// ib-mad-facts §3.6).
+// docs/protocol.md).
 type ClassPortInfo struct {
 	BaseVersion     uint8
 	ClassVersion    uint8

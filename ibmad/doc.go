@@ -7,8 +7,9 @@
 // dispatch of unsolicited requests to registered handlers.
 //
 // Byte layouts follow the IBA specification as verified against libibmad
-// (see shared/spec/ib-mad-facts.md). Every decoder checks lengths before
-// reading and returns an error wrapping ErrShort or ErrInvalid; none panics.
+// (docs/protocol.md, "MAD formats the codecs rely on"). Every decoder
+// checks lengths before reading and returns an error wrapping ErrShort or
+// ErrInvalid; none panics.
 //
 // Transports (umad, ibsim, the in-process simulator) implement Transport and
 // import nothing above this package.

@@ -333,7 +333,7 @@ func classPortInfoCase() attrCase {
 
 func portCountersCase() attrCase {
 	// IB_PC_QP1_DROP_F is left out: libibmad places it on VL15Dropped's
-	// bytes (ib-mad-facts §3.8); TestLibibmadQP1DroppedBug covers it.
+	// bytes (docs/protocol.md); TestLibibmadQP1DroppedBug covers it.
 	ids := []field{f(c.PC_PORT_SELECT, "PortSelect"), f(c.PC_COUNTER_SELECT, "CounterSelect"), f(c.PC_ERR_SYM, "SymbolErrorCounter"),
 		f(c.PC_LINK_RECOVERS, "LinkErrorRecoveryCounter"), f(c.PC_LINK_DOWNED, "LinkDownedCounter"), f(c.PC_ERR_RCV, "PortRcvErrors"),
 		f(c.PC_ERR_PHYSRCV, "PortRcvRemotePhysicalErrors"), f(c.PC_ERR_SWITCH_REL, "PortRcvSwitchRelayErrors"),
@@ -485,7 +485,7 @@ func TestAgainstLibibmad(t *testing.T) {
 
 // TestLibibmadQP1DroppedBug documents the one known libibmad field bug:
 // IB_PC_QP1_DROP_F decodes PortCounters data bytes 22-23 (VL15Dropped)
-// instead of 20-21. We follow the spec (ib-mad-facts §3.8).
+// instead of 20-21. We follow the spec (docs/protocol.md).
 func TestLibibmadQP1DroppedBug(t *testing.T) {
 	buf := make([]byte, 256)
 	binary.BigEndian.PutUint16(buf[20:], 0x1111) // QP1Dropped per the spec

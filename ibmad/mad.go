@@ -37,7 +37,7 @@ const (
 	ClassCM         MgmtClass = 0x07
 	ClassSNMP       MgmtClass = 0x08
 	ClassCC         MgmtClass = 0x21
-	ClassIBTracer   MgmtClass = 0x30 // vendor range 2: the ibtracer SourceRoute class (design §3)
+	ClassIBTracer   MgmtClass = 0x30 // vendor range 2: the ibtracer SourceRoute class (docs/protocol.md)
 	ClassOpenIBPing MgmtClass = 0x32 // vendor range 2: infiniband-diags ibping
 	ClassSubnDR     MgmtClass = 0x81 // directed-route SMP
 )
@@ -80,7 +80,7 @@ func (c MgmtClass) String() string {
 }
 
 // DefaultClassVersion is the class version libibmad uses for a class
-// (ib-mad-facts §6): 2 for SA and CC, 1 for everything else.
+// (docs/protocol.md): 2 for SA and CC, 1 for everything else.
 func DefaultClassVersion(c MgmtClass) uint8 {
 	if c == ClassSubnAdm || c == ClassCC {
 		return 2
@@ -110,7 +110,7 @@ const (
 )
 
 // IsResponse reports whether the R bit is set. TrapRepress is also routed as
-// a response by the kernel (ib-mad-facts §1.6) but carries no R bit.
+// a response by the kernel (docs/protocol.md) but carries no R bit.
 func (m Method) IsResponse() bool { return m&MethodResponseBit != 0 }
 
 // Response returns the response method for a request method (Get -> GetResp).
@@ -168,11 +168,11 @@ const (
 	AttrPortCounters         AttrID = 0x0012 // PerfMgt
 	AttrPortCountersExtended AttrID = 0x001D // PerfMgt
 
-	AttrSourceRoute AttrID = 0x0010 // ibtracer vendor class 0x30 (design §3)
+	AttrSourceRoute AttrID = 0x0010 // ibtracer vendor class 0x30 (docs/protocol.md)
 	AttrPing        AttrID = 0x0000 // ibping class 0x32
 )
 
-// Header is the common MAD header (IBA 13.4.2, ib-mad-facts §2.1).
+// Header is the common MAD header (IBA 13.4.2, docs/protocol.md).
 type Header struct {
 	BaseVersion   uint8
 	MgmtClass     MgmtClass
@@ -254,7 +254,7 @@ func (m *MAD) DRDirection() bool               { return m[4]&0x80 != 0 }
 func (m *MAD) AttrData(class MgmtClass) []byte { return m[DataOffset(class):] }
 
 // DataOffset returns where the attribute data of class c starts in a MAD
-// (libibmad's datasz/dataoffs table, ib-mad-facts §2.5, §6).
+// (libibmad's datasz/dataoffs table, docs/protocol.md).
 func DataOffset(c MgmtClass) int {
 	switch {
 	case c.IsSMP():

@@ -34,7 +34,7 @@ func (t NodeType) String() string {
 // NodeInfoSize is the size of the NodeInfo attribute.
 const NodeInfoSize = 40
 
-// NodeInfo is the SMP NodeInfo attribute (0x0011; ib-mad-facts §3.2).
+// NodeInfo is the SMP NodeInfo attribute (0x0011; docs/protocol.md).
 type NodeInfo struct {
 	BaseVersion     uint8
 	ClassVersion    uint8

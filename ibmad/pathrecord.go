@@ -8,7 +8,7 @@ import (
 // PathRecordSize is the size of the SA PathRecord attribute.
 const PathRecordSize = 64
 
-// PathRecord is the SA PathRecord attribute (0x0035; ib-mad-facts §3.7).
+// PathRecord is the SA PathRecord attribute (0x0035; docs/protocol.md).
 type PathRecord struct {
 	ServiceID              uint64
 	DGID                   GID

@@ -14,7 +14,7 @@ const PortCountersSize = 44
 const AllPortSelect = 0xFF
 
 // PortCounters is the PerfMgt PortCounters attribute (0x0012;
-// ib-mad-facts §3.8). Counters saturate at all ones.
+// docs/protocol.md). Counters saturate at all ones.
 type PortCounters struct {
 	PortSelect                   uint8
 	CounterSelect                uint16
@@ -32,7 +32,7 @@ type PortCounters struct {
 	ExcessiveBufferOverrunErrors uint8 // 4
 	// QP1Dropped is at data bytes 20-21, the spec position. libibmad's
 	// IB_PC_QP1_DROP_F decodes bytes 22-23 (VL15Dropped) instead: a
-	// libibmad bug (ib-mad-facts §3.8).
+	// libibmad bug (docs/protocol.md).
 	QP1Dropped   uint16
 	VL15Dropped  uint16
 	PortXmitData uint32 // units of 4 octets
@@ -113,7 +113,7 @@ func (p *PortCounters) UnmarshalBinary(b []byte) error {
 const PortCountersExtendedSize = 184
 
 // PortCountersExtended is the PerfMgt PortCountersExtended attribute
-// (0x001D; ib-mad-facts §3.9). The error counters from data byte 72 on are
+// (0x001D; docs/protocol.md). The error counters from data byte 72 on are
 // valid only when the PMA sets ClassPortInfo CapabilityMask2 bit 1.
 type PortCountersExtended struct {
 	PortSelect            uint8

@@ -78,7 +78,7 @@ const (
 	CapIsVendorClassSupported     uint32 = 1 << 20
 )
 
-// PortInfo is the SMP PortInfo attribute (0x0015; ib-mad-facts §3.4).
+// PortInfo is the SMP PortInfo attribute (0x0015; docs/protocol.md).
 // Field widths in bits are given where they are not whole bytes.
 type PortInfo struct {
 	MKey                   uint64

@@ -34,7 +34,7 @@ func (p DRPath) Extend(port uint8) DRPath {
 }
 
 // SMP is a subnet management packet, LID-routed (class 0x01) or directed
-// route (class 0x81) (IBA 14.2.1, ib-mad-facts §2.3).
+// route (class 0x81) (IBA 14.2.1, docs/protocol.md).
 type SMP struct {
 	Header
 	// Directed route only. HopPointer and HopCount live in ClassSpecific and
@@ -163,7 +163,7 @@ func (s *SMP) UnmarshalBinary(b []byte) error {
 }
 
 // SMPStatus returns a MAD's status with the directed-route D bit removed:
-// libibmad checks only the low 15 bits of an SMP's status (ib-mad-facts §2.2).
+// libibmad checks only the low 15 bits of an SMP's status (docs/protocol.md).
 func SMPStatus(m *MAD) Status {
 	if m.IsDirectedRoute() {
 		return m.Status() &^ StatusDirection

@@ -15,7 +15,7 @@ const (
 	MaxTraceHops = 64
 )
 
-// SourceRoute flags (design §3).
+// SourceRoute flags (docs/protocol.md).
 const (
 	SRFlagIngressKnown uint8 = 1 << 0 // ActualInPort is the true ingress port
 	SRFlagSwitch       uint8 = 1 << 1 // the responder is a switch (port 0 agent)
@@ -23,8 +23,8 @@ const (
 
 // SourceRoute is the ibtracer vendor attribute (class 0x30, attribute
 // 0x0010), at vendor data offset 0 (MAD byte 40). Bytes 0..65 are the 2005
-// seed format; the rest is the extension (design §3). A tracer must accept
-// ExtVersion 0 responses, in which the extension fields are zero.
+// seed format; the rest is the extension (docs/protocol.md). A tracer must
+// accept ExtVersion 0 responses, in which the extension fields are zero.
 type SourceRoute struct {
 	ActualInPort uint8 // set by the agent
 	HopCount     uint8 // 1..64: the hop this request is addressed to

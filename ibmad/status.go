@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// Status is the 16-bit MAD status field (IBA 13.4.7, ib-mad-facts §2.2).
+// Status is the 16-bit MAD status field (IBA 13.4.7, docs/protocol.md).
 type Status uint16
 
 // Status values. The "invalid field" code is bits 4:2.

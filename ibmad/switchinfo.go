@@ -8,7 +8,7 @@ import (
 // SwitchInfoSize is the size of the SwitchInfo attribute.
 const SwitchInfoSize = 20
 
-// SwitchInfo is the SMP SwitchInfo attribute (0x0012; ib-mad-facts §3.3).
+// SwitchInfo is the SMP SwitchInfo attribute (0x0012; docs/protocol.md).
 type SwitchInfo struct {
 	LinearFDBCap                   uint16
 	RandomFDBCap                   uint16
@@ -95,7 +95,7 @@ const LFTBlockSize = 64
 const LFTNoRoute = 0xFF
 
 // LFTBlock is one block of the SMP LinearForwardingTable attribute
-// (0x0019; ib-mad-facts §3.5): the egress port for LIDs 64*block .. 64*block+63.
+// (0x0019; docs/protocol.md): the egress port for LIDs 64*block .. 64*block+63.
 // The attribute modifier is the block number, LID / 64.
 type LFTBlock [LFTBlockSize]uint8
 

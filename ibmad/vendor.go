@@ -12,7 +12,7 @@ const OUIOpenIB OUI = 0x001405
 
 func (o OUI) String() string { return fmt.Sprintf("0x%06x", uint32(o)) }
 
-// VendorMAD is a vendor range-2 MAD (classes 0x30-0x4F; ib-mad-facts §2.5):
+// VendorMAD is a vendor range-2 MAD (classes 0x30-0x4F; docs/protocol.md):
 // common header, RMPP header, reserved byte 36, OUI at bytes 37-39 and 216
 // bytes of data from byte 40.
 type VendorMAD struct {
@@ -69,8 +69,9 @@ func (v *VendorMAD) UnmarshalBinary(b []byte) error {
 	return nil
 }
 
-// PerfMgtMAD is a performance management MAD (class 0x04; ib-mad-facts
-// §2.6): common header, 40 reserved bytes, 192 bytes of data from byte 64.
+// PerfMgtMAD is a performance management MAD (class 0x04;
+// docs/protocol.md): common header, 40 reserved bytes, 192 bytes of data
+// from byte 64.
 type PerfMgtMAD struct {
 	Header
 	Data [PerfMgtDataSize]byte

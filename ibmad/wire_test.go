@@ -11,7 +11,7 @@ import (
 )
 
 // The directed-route NodeInfo Get that smpquery -D nodeinfo 0,1 sends
-// (ib-mad-facts §2.3), with TID 0x1234.
+// (docs/protocol.md), with TID 0x1234.
 func TestDRGetBytesMatchLibibmad(t *testing.T) {
 	s, err := ibmad.NewDRGet(ibmad.AttrNodeInfo, 0, ibmad.DRPath{1})
 	if err != nil {
@@ -41,7 +41,7 @@ func TestDRGetBytesMatchLibibmad(t *testing.T) {
 	}
 }
 
-// The ibping request bytes captured from infiniband-diags (ib-mad-facts §5).
+// The ibping request bytes captured from infiniband-diags (docs/protocol.md, "ibping").
 func TestVendorGetMatchesIbping(t *testing.T) {
 	v := ibmad.NewVendorGet(ibmad.ClassOpenIBPing, ibmad.OUIOpenIB, ibmad.AttrPing, 0)
 	b, _ := v.MarshalBinary()
@@ -66,7 +66,7 @@ func TestSourceRouteLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Offsets from design §3.
+	// Offsets from docs/protocol.md.
 	for _, c := range []struct {
 		off  int
 		want []byte

@@ -275,7 +275,7 @@ func (t *Transport) connect(id uint32) error {
 		return err
 	}
 	var cerr error
-	if err := raw.Control(func(fd uintptr) { cerr = syscall.Connect(int(fd), sa) }); err != nil {
+	if err := raw.Control(func(fd uintptr) { cerr = connectFD(fd, sa) }); err != nil {
 		return err
 	}
 	if cerr != nil {

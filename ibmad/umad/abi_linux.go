@@ -2,24 +2,20 @@ package umad
 
 import (
 	"encoding/binary"
+	"math/bits"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 )
 
-// Kernel ABI of rdma/ib_user_mad.h (ib-mad-facts §1.1-1.3). The layouts
-// are checked against the C header by a cgo-only test.
+// Kernel ABI of rdma/ib_user_mad.h (docs/protocol.md, "The umad kernel
+// interface"). The layouts and the ioctl numbers (ioctl_linux.go) are
+// checked against the C header by a cgo-only test (abi_cgo_test.go).
 const (
 	hdrSize     = 64 // struct ib_user_mad_hdr
 	hdrSizeOld  = 56 // struct ib_user_mad_hdr_old: no pkey_index
 	regReqSize  = 28 // struct ib_user_mad_reg_req
 	regReq2Size = 40 // struct ib_user_mad_reg_req2
 	maxAgents   = 32 // IB_UMAD_MAX_AGENTS
-
-	// ioctl numbers, generic _IOC encoding (x86, arm, arm64, riscv).
-	ioctlRegisterAgent   = 0xC01C1B01
-	ioctlUnregisterAgent = 0x40041B02
-	ioctlEnablePKey      = 0x00001B03
-	ioctlRegisterAgent2  = 0xC0281B04
 
 	// timeoutReportSize is the MAD part of a send-timeout report: the
 	// kernel returns the user header and the 24-byte common MAD header.
@@ -93,7 +89,7 @@ func (h *header) unmarshal(b []byte, size int) {
 }
 
 // methodMask is the 128-bit mask of methods whose unsolicited requests an
-// agent receives: bit m is bit m%64 of word m/64 (ib-mad-facts §1.4).
+// agent receives: bit m is bit m%64 of word m/64 (docs/protocol.md).
 func methodMask(methods []ibmad.Method) [2]uint64 {
 	var m [2]uint64
 	for _, x := range methods {
@@ -107,10 +103,18 @@ func methodMask(methods []ibmad.Method) [2]uint64 {
 func regReq(qpn uint8, class ibmad.MgmtClass, version uint8, mask [2]uint64, oui ibmad.OUI, rmpp uint8) [regReqSize]byte {
 	var b [regReqSize]byte
 	ne := binary.NativeEndian
-	// method_mask: two unsigned longs; on a 64-bit little-endian kernel
-	// the same bits as two u64 words.
-	ne.PutUint64(b[4:], mask[0])
-	ne.PutUint64(b[12:], mask[1])
+	// method_mask: 128 bits as an array of unsigned longs in host order,
+	// bit m in bit m%N of long m/N (N = bits per long): two u64 on 64-bit
+	// kernels, four u32 on 32-bit ones (the same bytes on little endian,
+	// not on big endian).
+	if bits.UintSize == 64 {
+		ne.PutUint64(b[4:], mask[0])
+		ne.PutUint64(b[12:], mask[1])
+	} else {
+		for i := range 4 {
+			ne.PutUint32(b[4+4*i:], uint32(mask[i/2]>>(32*(i%2))))
+		}
+	}
 	b[20] = qpn
 	b[21] = uint8(class)
 	b[22] = version

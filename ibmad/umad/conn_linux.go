@@ -15,19 +15,6 @@ import (
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 )
 
-// Options select the port.
-type Options struct {
-	// CA and Port as the OFED tools' -C/-P: empty and 0 choose as they do.
-	CA   string
-	Port int
-	// Sysfs and DevDir default to /sys and /dev/infiniband (tests point
-	// them at fixtures).
-	Sysfs  string
-	DevDir string
-	// ReopenInterval is how often a lost device is looked for; default 1s.
-	ReopenInterval time.Duration
-}
-
 type agentKey struct {
 	class   ibmad.MgmtClass
 	version uint8
@@ -54,6 +41,9 @@ type Transport struct {
 	wbufs sync.Pool
 	// openFn, when set, replaces opening the device file (tests).
 	openFn func() (device, error)
+	// after is the wait between reopen attempts: time.After, or a
+	// test's clock.
+	after func(time.Duration) <-chan time.Time
 	// Truncated counts multi-segment (RMPP) messages cut to their first
 	// 256 bytes.
 	Truncated atomic.Uint64
@@ -94,7 +84,8 @@ func newTransport(o Options, ca CA, p Port) *Transport {
 	if o.ReopenInterval <= 0 {
 		o.ReopenInterval = time.Second
 	}
-	t := &Transport{opts: o, ca: ca, port: p, agents: map[agentKey]uint32{}, closeCh: make(chan struct{})}
+	t := &Transport{opts: o, ca: ca, port: p, agents: map[agentKey]uint32{}, closeCh: make(chan struct{}),
+		after: time.After}
 	t.wbufs.New = func() any { b := make([]byte, hdrSize+ibmad.MADSize); return &b }
 	return t
 }
@@ -123,7 +114,7 @@ func (t *Transport) attach(dev device) error {
 		if !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOTTY) {
 			return fmt.Errorf("%s: enable P_Key index support: %w", t.devPath, err)
 		}
-		t.hdr = hdrSizeOld // kernel without P_Key support (ib-mad-facts §1.1)
+		t.hdr = hdrSizeOld // kernel without P_Key support (docs/protocol.md)
 	}
 	t.agents = map[agentKey]uint32{}
 	for _, r := range t.regs {
@@ -228,7 +219,7 @@ func (t *Transport) agentFor(m *ibmad.MAD) (uint32, int, error) {
 }
 
 // Send writes one MAD. Requests carry the response timeout the kernel
-// waits for (without one it drops the response, ib-mad-facts §1.5);
+// waits for (without one it drops the response, docs/protocol.md);
 // responses carry none.
 func (t *Transport) Send(p *ibmad.Packet) error {
 	if t.closed.Load() {
@@ -322,7 +313,7 @@ func (t *Transport) decode(b []byte, hs int, p *ibmad.Packet) bool {
 	*p = ibmad.Packet{Addr: h.addr}
 	if h.status == uint32(unix.ETIMEDOUT) && len(b) < hs+ibmad.MADSize {
 		// A request that got no response: the kernel returns the user
-		// header and the sent MAD's common header (ib-mad-facts §1.6).
+		// header and the sent MAD's common header (docs/protocol.md).
 		p.TimedOut = true
 		copy(p.MAD[:], b[hs:hs+timeoutReportSize])
 		return true
@@ -356,7 +347,7 @@ func (t *Transport) reopen() error {
 		select {
 		case <-t.closeCh:
 			return ibmad.ErrClosed
-		case <-time.After(t.opts.ReopenInterval):
+		case <-t.after(t.opts.ReopenInterval):
 		}
 		dev, err := t.openDev()
 		if err != nil {

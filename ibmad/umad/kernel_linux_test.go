@@ -92,7 +92,8 @@ func (k *fakeKernel) ioctl(req uintptr, arg unsafe.Pointer) error {
 	return unix.ENOTTY
 }
 
-// register applies the kernel's rules (ib-mad-facts §1.3).
+// register applies the kernel's registration rules (docs/protocol.md, "The
+// umad kernel interface").
 func (k *fakeKernel) register(r agentReg) (uint32, error) {
 	if len(k.agents) >= maxAgents {
 		return 0, unix.ENOMEM
@@ -228,7 +229,7 @@ func TestUmadTimeoutReportAndAddress(t *testing.T) {
 	start := time.Now()
 	k.write(header{id: h.id, status: uint32(unix.ETIMEDOUT), addr: h.addr}, m[:timeoutReportSize])
 	h2, m2 := k.read()
-	if time.Since(start) > time.Second || m2.TIDLow() == m.TIDLow() {
+	if time.Since(start) > 4*time.Second || m2.TIDLow() == m.TIDLow() { // at once, not after the 5 s engine timeout
 		t.Fatalf("retry after %v with TID %#x (first %#x)", time.Since(start), m2.TIDLow(), m.TIDLow())
 	}
 	m2.SetMethod(ibmad.MethodGetResp)
@@ -333,14 +334,58 @@ func TestUmadENOSPCRegrowsTheBuffer(t *testing.T) {
 	}
 }
 
+// readingDevice signals when a reader first enters Read: the transport
+// reads a device only after attach has finished with it.
+type readingDevice struct {
+	device
+	once    sync.Once
+	reading chan struct{}
+}
+
+func newReadingDevice(d device) *readingDevice {
+	return &readingDevice{device: d, reading: make(chan struct{})}
+}
+
+func (d *readingDevice) Read(b []byte) (int, error) {
+	d.once.Do(func() { close(d.reading) })
+	return d.device.Read(b)
+}
+
+// waitFor fails the test if ch does not close or deliver within a
+// deadline generous for a loaded machine.
+func waitFor[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(10 * time.Second):
+		t.Fatalf("timed out waiting for %s", what)
+	}
+	var zero T
+	return zero
+}
+
+// TestUmadDeviceLossAndReopen: EIO marks the device lost; Recv then waits
+// one reopen interval per attempt (on the test's clock), retries a failed
+// open, and replays the registrations on the new descriptor.
 func TestUmadDeviceLossAndReopen(t *testing.T) {
 	lost := &scriptedDevice{closed: make(chan struct{}), reads: []func([]byte) (int, error){
 		func([]byte) (int, error) { return 0, unix.EIO },
 	}}
 	k := newFakeKernel(t, false)
-	tr := newTransport(Options{ReopenInterval: 10 * time.Millisecond}, CA{Name: "fake0"}, Port{CA: "fake0", Num: 1})
-	reopened := make(chan struct{})
-	tr.openFn = func() (device, error) { close(reopened); return k.dev, nil }
+	tr := newTransport(Options{ReopenInterval: 7 * time.Second}, CA{Name: "fake0"}, Port{CA: "fake0", Num: 1})
+	waits := make(chan time.Duration)
+	fire := make(chan time.Time)
+	tr.after = func(d time.Duration) <-chan time.Time { waits <- d; return fire }
+	opens := make(chan struct{}, 2)
+	newDev := newReadingDevice(k.dev)
+	tr.openFn = func() (device, error) {
+		opens <- struct{}{}
+		if len(opens) == 1 {
+			return nil, unix.ENODEV // the first attempt: not back yet
+		}
+		return newDev, nil
+	}
 	if err := tr.attach(lost); err != nil {
 		t.Fatal(err)
 	}
@@ -349,6 +394,10 @@ func TestUmadDeviceLossAndReopen(t *testing.T) {
 		Methods: []ibmad.Method{ibmad.MethodGet}}); err != nil {
 		t.Fatal(err)
 	}
+	k.mu.Lock()
+	k.agents = nil // what the old descriptor registered
+	k.pkeyOn = false
+	k.mu.Unlock()
 	var p ibmad.Packet
 	if err := tr.Recv(&p); !errors.Is(err, ibmad.ErrDeviceLost) {
 		t.Fatalf("EIO gave %v, want ErrDeviceLost", err)
@@ -358,20 +407,31 @@ func TestUmadDeviceLossAndReopen(t *testing.T) {
 	}
 	got := make(chan error, 1)
 	go func() { got <- tr.Recv(&p) }() // waits for the device, reopens it
-	<-reopened
-	// The registration was replayed on the new descriptor.
-	time.Sleep(20 * time.Millisecond)
+	for attempt := 1; attempt <= 2; attempt++ {
+		if d := waitFor(t, waits, "the reopen wait"); d != 7*time.Second {
+			t.Fatalf("attempt %d waited %v, want the reopen interval 7s", attempt, d)
+		}
+		if len(opens) != attempt-1 {
+			t.Fatalf("attempt %d: %d opens before the interval passed", attempt, len(opens))
+		}
+		fire <- time.Now()
+	}
+	// The reader is on the new device: attach has finished with it.
+	waitFor(t, newDev.reading, "Recv to read the reopened device")
+	if len(opens) != 2 {
+		t.Fatalf("%d opens, want 2 (one failed, one succeeded)", len(opens))
+	}
 	k.mu.Lock()
-	n := len(k.agents)
+	n, pkey := len(k.agents), k.pkeyOn
 	k.mu.Unlock()
-	if n != 1 || !k.pkeyOn {
-		t.Fatalf("after reopen: %d agents, pkey %v", n, k.pkeyOn)
+	if n != 1 || !pkey {
+		t.Fatalf("after reopen: %d agents (want the registration replayed), pkey %v", n, pkey)
 	}
 	v := ibmad.NewVendorGet(ibmad.ClassIBTracer, ibmad.OUIOpenIB, ibmad.AttrSourceRoute, 0)
 	var m ibmad.MAD
 	_ = v.MarshalTo(m[:])
 	k.write(header{addr: ibmad.Address{LID: 3, QPN: 1}}, m[:])
-	if err := <-got; err != nil || p.MAD.AttrID() != ibmad.AttrSourceRoute {
+	if err := waitFor(t, got, "Recv after reopen"); err != nil || p.MAD.AttrID() != ibmad.AttrSourceRoute {
 		t.Fatalf("after reopen: %v", err)
 	}
 }
@@ -379,17 +439,16 @@ func TestUmadDeviceLossAndReopen(t *testing.T) {
 func TestUmadCloseUnblocksRecv(t *testing.T) {
 	k := newFakeKernel(t, false)
 	tr := startTransport(t, k, 1)
+	dev := newReadingDevice(k.dev)
+	tr.mu.Lock()
+	tr.dev = dev
+	tr.mu.Unlock()
 	got := make(chan error, 1)
 	go func() { var p ibmad.Packet; got <- tr.Recv(&p) }()
-	time.Sleep(20 * time.Millisecond)
+	waitFor(t, dev.reading, "Recv to block in Read")
 	tr.Close()
-	select {
-	case err := <-got:
-		if !errors.Is(err, ibmad.ErrClosed) {
-			t.Fatalf("got %v", err)
-		}
-	case <-time.After(2 * time.Second):
-		t.Fatal("Recv still blocked after Close")
+	if err := waitFor(t, got, "Recv to return after Close"); !errors.Is(err, ibmad.ErrClosed) {
+		t.Fatalf("got %v", err)
 	}
 }
 

@@ -1,0 +1,6 @@
+//go:build linux && !(ppc64 || ppc64le || mips || mipsle || mips64 || mips64le || sparc64)
+
+package umad
+
+// hostIOC is the _IOC encoding of asm-generic/ioctl.h.
+var hostIOC = iocGeneric
