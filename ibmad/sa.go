@@ -6,7 +6,7 @@ import (
 )
 
 // SAMAD is a subnet administration MAD (class 0x03, class version 2;
-// IBA 15.2.1, ib-mad-facts §2.4).
+// IBA 15.2.1; docs/protocol.md, "SA queries").
 type SAMAD struct {
 	Header
 	RMPP          RMPPHeader

@@ -1,4 +1,4 @@
-// Package trace is the ibtracer algorithm (design §4), shared by the
+// Package trace is the ibtracer algorithm (docs/architecture.md), shared by the
 // one-shot ibtracer command and the exporter. A trace walks from the local
 // port to a destination LID with directed-route SMPs (NodeInfo, PortInfo,
 // and at switches the LinearForwardingTable block holding the DLID), then

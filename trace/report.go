@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// JSONHop is one hop in the JSON report (design §7).
+// JSONHop is one hop in the JSON report (docs/protocol.md and the README's ibtracer section).
 type JSONHop struct {
 	Hop            int     `json:"hop"`
 	NodeGUID       string  `json:"node_guid"`

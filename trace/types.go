@@ -206,7 +206,7 @@ type Result struct {
 }
 
 // PathHops is the number of links the path crosses: the nodes after the
-// source, destination included (design §6: ibtracer_path_hops).
+// source, destination included (docs/metrics.md: ibtracer_path_hops).
 func (r *Result) PathHops() int {
 	if len(r.Hops) == 0 {
 		return 0

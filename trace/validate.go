@@ -33,7 +33,7 @@ func (w *walk) nodeAtPath(path ibmad.DRPath) (nodeID, error) {
 
 // routeTo follows the forwarding tables from the source toward target, the
 // LID of hop i, and returns the number of links to it and the expected
-// ingress port at each (design §4 step 2): in a fat tree the route to a
+// ingress port at each (docs/protocol.md, "The expected ingress ports"): in a fat tree the route to a
 // switch's own LID need not be a prefix of the route to the DLID.
 func (w *walk) routeTo(hops []Hop, i int, target uint16) (int, []uint8, error) {
 	want := hops[i].NodeGUID
@@ -169,7 +169,7 @@ func (w *walk) sourceRoute(h *Hop, lid uint16, count int, in []uint8, learn bool
 	}
 }
 
-// validate asks every hop's agent, all at once (design §4 steps 2-3).
+// validate asks every hop's agent, all at once (docs/architecture.md, "The life of a trace").
 func (w *walk) validate(hops []Hop) [][]uint8 {
 	inPorts := make([][]uint8, len(hops))
 	var wg sync.WaitGroup

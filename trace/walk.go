@@ -207,7 +207,7 @@ func (w *walk) egressFor(h *Hop, dlid uint16) (uint8, *Error) {
 	return port, nil
 }
 
-// walkPath is the directed-route walk (design §4 step 1).
+// walkPath is the directed-route walk (docs/architecture.md, "The life of a trace").
 func (w *walk) walkPath() ([]Hop, *Error) {
 	ni, rtt, err := w.nodeInfo(ibmad.DRPath{})
 	if err != nil {

@@ -1,5 +1,5 @@
 // Package sim is an in-process simulated InfiniBand fabric for tests,
-// benchmarks and the zero-setup demo (design §5).
+// benchmarks and the zero-setup demo (docs/architecture.md).
 //
 // It reads ibnetdiscover/ibsim topology files (or builds fat trees),
 // assigns LIDs, computes min-hop routes that spread destinations over

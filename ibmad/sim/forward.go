@@ -196,7 +196,7 @@ func (f *Fabric) sendLID(t *Transport, p *ibmad.Packet, tid uint64, isResp bool)
 			}
 		}
 		// No agent: the kernel answers a Get or Set itself with
-		// "unsupported method/attribute" (ib-mad-facts §1.6).
+		// "unsupported method/attribute" (docs/protocol.md, "Statuses").
 		meth := m.Method()
 		if meth != ibmad.MethodGet && meth != ibmad.MethodSet {
 			return

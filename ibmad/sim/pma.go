@@ -102,7 +102,7 @@ func sat16(v uint64) uint16 {
 	return uint16(v)
 }
 
-// sat32 saturates as the 32-bit PortCounters do (ib-mad-facts §3.8).
+// sat32 saturates as the 32-bit PortCounters do (IBA 16.1.3.5).
 func sat32(v uint64) uint32 {
 	if v > 0xFFFFFFFF {
 		return 0xFFFFFFFF

@@ -74,7 +74,7 @@ func TestMalformedTopology(t *testing.T) {
 func TestGUIDsFollowIbsim(t *testing.T) {
 	f := mustFabric(t, "chain-5.net", Options{})
 	// ibsim: switches from 0x200000 (+1 each), CAs from 0x100000 (+ports+1),
-	// CA port GUID = node GUID + port (ib-mad-facts §4 shows HostB
+	// CA port GUID = node GUID + port (ibsim gives HostB
 	// 0x100003 with port GUID 0x100004).
 	for name, want := range map[string]ibmad.GUID{"s1": 0x200000, "s5": 0x200004, "hostA": 0x100000, "hostB": 0x100002, "hostC": 0x100004} {
 		if got := f.Node(name).GUID; got != want {

@@ -224,7 +224,7 @@ func (t *Transport) Send(p *ibmad.Packet) error {
 	isResp := meth.IsResponse() || meth == ibmad.MethodTrapRepress
 	tid := m.TID()
 	if !isResp {
-		// The kernel owns the upper 32 bits of a request's TID (ib-mad-facts §1.5).
+		// The kernel owns the upper 32 bits of a request's TID (docs/protocol.md).
 		tid = uint64(t.hiTID)<<32 | uint64(m.TIDLow())
 	}
 	f.mu.RLock()
