@@ -31,6 +31,9 @@ type Options struct {
 	MaxPerTarget int
 	// RTTObserver, if set, is called with every response's round-trip time.
 	RTTObserver func(class MgmtClass, rtt time.Duration)
+	// PortRefresh is how often the engine re-reads the local port's
+	// attributes in the background (default 1s).
+	PortRefresh time.Duration
 }
 
 // Request is one MAD to send and wait for.
@@ -56,13 +59,23 @@ type Response struct {
 
 // Handler serves an unsolicited request. It fills resp (MAD and Addr) and
 // returns true to send it. Handlers run on the receive goroutine: they must
-// not block.
+// not block (no transport call: read the local port with CachedPort).
 type Handler func(req *Packet, resp *Packet) bool
 
 // Engine multiplexes requests over one Transport. Responses are matched on
 // the low 32 bits of the TID (the kernel owns the upper 32 bits and ibsim
-// rewrites the top 16; design §5). Every attempt gets its own TID, so a
-// late answer to an earlier attempt still completes the request.
+// rewrites the top 16; docs/architecture.md). Every attempt gets its own
+// TID, so a late answer to an earlier attempt still completes the request.
+//
+// Device loss: a send error, a receive error or a failed port read that
+// wraps ErrDeviceLost marks the engine lost for good: Lost is closed, Err
+// says why, outstanding and later requests fail with an error wrapping
+// ErrDeviceLost. Whoever owns the engine then closes it and opens a new
+// transport (the exporter does so with backoff).
+//
+// Nothing on the receive goroutine waits for the transport's control path:
+// the local port is read by a background goroutine every
+// Options.PortRefresh and handlers read the cached copy.
 type Engine struct {
 	t    Transport
 	opts Options
@@ -81,9 +94,12 @@ type Engine struct {
 	tid   atomic.Uint32
 	stats engineStats
 
-	portMu   sync.Mutex
-	port     PortAttributes
-	portTime time.Time
+	portMu sync.Mutex // serialises reads of the transport's Port
+	port   atomic.Pointer[PortAttributes]
+
+	lostOnce sync.Once
+	lost     chan struct{}
+	lostErr  atomic.Pointer[error]
 
 	calls   sync.Pool
 	packets sync.Pool
@@ -138,7 +154,11 @@ func NewEngine(t Transport, opts Options) *Engine {
 	if opts.MaxPerTarget <= 0 {
 		opts.MaxPerTarget = DefaultMaxPerTarget
 	}
+	if opts.PortRefresh <= 0 {
+		opts.PortRefresh = time.Second
+	}
 	e := &Engine{
+		lost:    make(chan struct{}),
 		t:       t,
 		opts:    opts,
 		window:  make(chan struct{}, opts.MaxOutstanding),
@@ -157,35 +177,92 @@ func NewEngine(t Transport, opts Options) *Engine {
 	empty := map[handlerKey]Handler{}
 	e.handlers.Store(&empty)
 	go e.recvLoop()
+	go e.portLoop()
 	return e
 }
 
 // Transport returns the engine's transport.
 func (e *Engine) Transport() Transport { return e.t }
 
-// portTTL is how long Port reuses the transport's answer.
-const portTTL = time.Second
-
-// Port returns the local port's attributes, asked of the transport at most
-// once a second (a sysfs read for umad, a control round trip for ibsim; an
-// SM sweep can change the LID). After a failed read it keeps the last good
-// answer.
+// Port returns the local port's attributes. Once read, it returns the
+// copy the background refresh keeps (at most Options.PortRefresh old plus
+// one transport read) without waiting; only the very first call may wait
+// for the transport (a sysfs read for umad, a control round trip for ibsim).
 func (e *Engine) Port() (PortAttributes, error) {
+	if p := e.port.Load(); p != nil {
+		return *p, nil
+	}
+	return e.readPort()
+}
+
+// CachedPort returns the last port attributes read, and false when none
+// was read yet. It never touches the transport: handlers use it.
+func (e *Engine) CachedPort() (PortAttributes, bool) {
+	if p := e.port.Load(); p != nil {
+		return *p, true
+	}
+	return PortAttributes{}, false
+}
+
+// readPort asks the transport. After a failed read the last good answer
+// stays; a failure wrapping ErrDeviceLost marks the engine lost.
+func (e *Engine) readPort() (PortAttributes, error) {
 	e.portMu.Lock()
 	defer e.portMu.Unlock()
-	now := time.Now()
-	if !e.portTime.IsZero() && now.Sub(e.portTime) < portTTL {
-		return e.port, nil
-	}
 	p, err := e.t.Port()
 	if err != nil {
-		if e.portTime.IsZero() {
-			return p, err
+		if errors.Is(err, ErrDeviceLost) {
+			e.markLost(err)
 		}
-		return e.port, nil
+		if old := e.port.Load(); old != nil {
+			return *old, nil
+		}
+		return p, err
 	}
-	e.port, e.portTime = p, now
+	e.port.Store(&p)
 	return p, nil
+}
+
+// portLoop refreshes the cached port off the receive path; an SM sweep
+// can change the LID. It doubles as the health probe of an idle device.
+func (e *Engine) portLoop() {
+	t := time.NewTicker(e.opts.PortRefresh)
+	defer t.Stop()
+	for {
+		_, _ = e.readPort()
+		select {
+		case <-e.done:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Lost is closed when the device is lost (see Engine).
+func (e *Engine) Lost() <-chan struct{} { return e.lost }
+
+// Err returns why the engine is lost, or nil.
+func (e *Engine) Err() error {
+	if p := e.lostErr.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+func (e *Engine) markLost(err error) {
+	e.lostOnce.Do(func() {
+		e.lostErr.Store(&err)
+		close(e.lost)
+		e.failAll(err)
+	})
+}
+
+// deviceErr makes a transport error a device failure, keeping the cause.
+func deviceErr(op string, err error) error {
+	if errors.Is(err, ErrDeviceLost) {
+		return err
+	}
+	return fmt.Errorf("%w: %s: %w", ErrDeviceLost, op, err)
 }
 
 // Handle registers h for unsolicited requests of (class, version, oui,
@@ -320,6 +397,9 @@ func (e *Engine) Do(ctx context.Context, req *Request, resp *Response) error {
 	}
 	class := req.MAD.MgmtClass()
 	cs := e.stats.class(class)
+	if err := e.Err(); err != nil {
+		return err
+	}
 
 	target := targetOf(req)
 	ts, err := e.acquire(ctx, target)
@@ -362,18 +442,14 @@ func (e *Engine) Do(ctx context.Context, req *Request, resp *Response) error {
 		c.sent = time.Now()
 		if err := e.t.Send(pkt); err != nil {
 			cs.sendErrors.Add(1)
-			if errors.Is(err, ErrClosed) || errors.Is(err, ErrDeviceLost) {
+			if errors.Is(err, ErrClosed) {
 				return err
 			}
-			lastErr = err
-			e.mu.Lock()
-			c.current = 0
-			r := c.result
-			e.mu.Unlock()
-			if r == resultNone {
-				continue
-			}
-			<-c.done // a late answer to an earlier attempt, or failAll
+			// The device cannot send: a device failure, not a routing
+			// verdict, and no retry against it.
+			err = deviceErr("send", err)
+			e.markLost(err)
+			return err
 		} else {
 			c.timer.Reset(timeout)
 			select {
@@ -447,27 +523,36 @@ func (e *Engine) recvLoop() {
 	resp := new(Packet)
 	for {
 		err := e.t.Recv(pkt)
-		if err != nil {
-			if errors.Is(err, ErrClosed) {
-				e.failAll(ErrClosed)
-				return
-			}
-			e.stats.recvErrors.Add(1)
-			e.failAll(err)
-			select {
-			case <-e.done:
-				return
-			case <-time.After(100 * time.Millisecond):
-			}
+		if err == nil {
+			e.dispatch(pkt, resp)
 			continue
 		}
-		e.dispatch(pkt, resp)
+		var de *DropError
+		if errors.As(err, &de) {
+			e.stats.received.Add(1)
+			e.stats.drops[de.Reason.valid()].Add(1)
+			continue
+		}
+		if errors.Is(err, ErrClosed) {
+			e.failAll(ErrClosed)
+			return
+		}
+		e.stats.recvErrors.Add(1)
+		err = deviceErr("receive", err)
+		e.markLost(err)
+		e.failAll(err)
+		select {
+		case <-e.done:
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
 }
 
 // dispatch routes one received packet: a response or timeout report to its
 // waiter, a request to its handler. Anything else is dropped and counted.
 func (e *Engine) dispatch(pkt, resp *Packet) {
+	e.stats.received.Add(1)
 	m := &pkt.MAD
 	if m.BaseVersion() != 1 {
 		e.stats.drops[DropMalformed].Add(1)
@@ -480,8 +565,13 @@ func (e *Engine) dispatch(pkt, resp *Packet) {
 		if c != nil && c.current == m.TIDLow() && c.result == resultNone {
 			c.result = resultTimeoutReport
 			c.done <- struct{}{}
+			e.mu.Unlock()
+			e.stats.delivered.Add(1)
+			return
 		}
 		e.mu.Unlock()
+		// No attempt waits for this report: an earlier attempt's, or not ours.
+		e.stats.drops[DropUnknownTID].Add(1)
 		return
 	}
 	meth := m.Method()
@@ -508,6 +598,7 @@ func (e *Engine) dispatch(pkt, resp *Packet) {
 		c.result = resultResponse
 		c.done <- struct{}{}
 		e.mu.Unlock()
+		e.stats.delivered.Add(1)
 		return
 	}
 	var oui OUI
@@ -521,12 +612,18 @@ func (e *Engine) dispatch(pkt, resp *Packet) {
 	}
 	*resp = Packet{}
 	if !h(pkt, resp) {
+		e.stats.handled.Add(1) // the handler declined and counts why
 		return
 	}
-	e.stats.responses.Add(1)
 	if err := e.t.Send(resp); err != nil {
 		e.stats.drops[DropSendFailed].Add(1)
+		if !errors.Is(err, ErrClosed) {
+			e.markLost(deviceErr("send", err))
+		}
+		return
 	}
+	e.stats.handled.Add(1)
+	e.stats.responses.Add(1)
 }
 
 func (e *Engine) failAll(err error) {
