@@ -369,12 +369,20 @@ func (t *Transport) registered(m *ibmad.MAD) bool {
 }
 
 // Port describes the attached port; LID, SM LID and state are read from
-// ibsim each time, since an SM sweep changes them.
+// ibsim each time, since an SM sweep changes them. When ibsim does not
+// answer, the error wraps ErrDeviceLost: ibsim is gone (a restarted ibsim
+// does not know this client), and only a new Dial attaches again.
 func (t *Transport) Port() (ibmad.PortAttributes, error) {
+	if t.closed.Load() {
+		return ibmad.PortAttributes{}, ibmad.ErrClosed
+	}
 	req := make([]byte, ctlDataSize) // data[0] = 0: the client's own port
 	reply, err := t.call(ctlGetPortInfo, req)
 	if err != nil {
-		return ibmad.PortAttributes{}, err
+		if t.closed.Load() {
+			return ibmad.PortAttributes{}, ibmad.ErrClosed
+		}
+		return ibmad.PortAttributes{}, fmt.Errorf("%w: %w", ibmad.ErrDeviceLost, err)
 	}
 	var pi ibmad.PortInfo
 	if err := pi.UnmarshalBinary(reply); err != nil {
@@ -410,10 +418,9 @@ func (t *Transport) Send(p *ibmad.Packet) error {
 		if t.closed.Load() {
 			return ibmad.ErrClosed
 		}
-		if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOENT) {
-			return fmt.Errorf("%w: ibsim at %s went away: %v", ibmad.ErrDeviceLost, t.where(), err)
-		}
-		return fmt.Errorf("ibsim: send: %w", err)
+		// ECONNREFUSED/ENOENT when ibsim is gone, ENOTCONN once the
+		// kernel dropped the peer: in every case the device is lost.
+		return fmt.Errorf("%w: ibsim at %s: send: %w", ibmad.ErrDeviceLost, t.where(), err)
 	}
 	return nil
 }
@@ -430,8 +437,10 @@ func (t *Transport) recv(p *ibmad.Packet) error {
 	return unmarshalRequest(buf[:n], p)
 }
 
-// Recv returns the next MAD for this client. Requests of classes nobody
-// registered are answered here with status 0x000C and not returned.
+// Recv returns the next MAD for this client. A datagram that is not a
+// whole request, and a request of a class nobody registered (answered here
+// with status 0x000C, as the kernel would), are reported as an
+// *ibmad.DropError so that the engine counts them.
 func (t *Transport) Recv(p *ibmad.Packet) error {
 	for {
 		if err := t.recv(p); err != nil {
@@ -442,8 +451,8 @@ func (t *Transport) Recv(p *ibmad.Packet) error {
 			if errors.As(err, &ne) && ne.Timeout() {
 				continue
 			}
-			if _, bad := err.(interface{ Timeout() bool }); !bad && !isNetErr(err) {
-				continue // a malformed datagram: skip it
+			if !isNetErr(err) {
+				return &ibmad.DropError{Reason: ibmad.DropTruncated, Err: err}
 			}
 			return fmt.Errorf("%w: %v", ibmad.ErrDeviceLost, err)
 		}
@@ -458,12 +467,16 @@ func (t *Transport) Recv(p *ibmad.Packet) error {
 		if t.registered(m) {
 			return nil
 		}
-		if meth == ibmad.MethodGet || meth == ibmad.MethodSet {
-			r := *p
-			r.MAD.SetMethod(ibmad.MethodGetResp)
-			r.MAD.SetStatus(ibmad.StatusMethodAttrUnsupp)
-			_ = t.Send(&r)
+		if meth != ibmad.MethodGet && meth != ibmad.MethodSet {
+			return &ibmad.DropError{Reason: ibmad.DropNoHandler}
 		}
+		r := *p
+		r.MAD.SetMethod(ibmad.MethodGetResp)
+		r.MAD.SetStatus(ibmad.StatusMethodAttrUnsupp)
+		if err := t.Send(&r); err != nil {
+			return err
+		}
+		return &ibmad.DropError{Reason: ibmad.DropTransportAnswered}
 	}
 }
 
