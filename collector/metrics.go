@@ -18,7 +18,7 @@ var (
 	allReasons = []trace.Reason{trace.ReasonNoRoute, trace.ReasonPortDown, trace.ReasonTimeout, trace.ReasonLoop,
 		trace.ReasonTooLong, trace.ReasonSA, trace.ReasonDevice, trace.ReasonMismatch, trace.ReasonBadConfig}
 	madClasses  = []ibmad.MgmtClass{ibmad.ClassSubnDR, ibmad.ClassSubnLID, ibmad.ClassSubnAdm, ibmad.ClassIBTracer}
-	dropReasons = []ibmad.DropReason{ibmad.DropMalformed, ibmad.DropUnknownTID, ibmad.DropNoHandler, ibmad.DropSendFailed, ibmad.DropLate}
+	dropReasons = ibmad.DropReasons()
 )
 
 func desc(name, help string, labels ...string) *prometheus.Desc {

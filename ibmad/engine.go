@@ -88,8 +88,9 @@ type Engine struct {
 	closed   bool
 	closeErr error
 
-	handlers atomic.Pointer[map[handlerKey]Handler]
-	hmu      sync.Mutex
+	handlers   atomic.Pointer[map[handlerKey]Handler]
+	hmu        sync.Mutex
+	registered map[handlerKey]bool // with the transport; under hmu
 
 	tid   atomic.Uint32
 	stats engineStats
@@ -267,16 +268,33 @@ func deviceErr(op string, err error) error {
 
 // Handle registers h for unsolicited requests of (class, version, oui,
 // method) and asks the transport to deliver them. oui is ignored outside
-// vendor range 2.
+// vendor range 2. A method already registered with the transport (by an
+// earlier Handle, even one since Unhandled) is not registered again, so a
+// handler can be replaced (a hosted agent reconfigured) on a transport
+// that refuses duplicate registrations.
 func (e *Engine) Handle(class MgmtClass, version uint8, oui OUI, methods []Method, rmpp bool, h Handler) error {
 	if !class.IsVendorRange2() {
 		oui = 0
 	}
-	if err := e.t.Register(Registration{Class: class, Version: version, OUI: oui, Methods: methods, RMPP: rmpp}); err != nil {
-		return fmt.Errorf("register class %s version %d oui %s: %w", class, version, oui, err)
-	}
 	e.hmu.Lock()
 	defer e.hmu.Unlock()
+	var fresh []Method
+	for _, meth := range methods {
+		if !e.registered[handlerKey{class, version, oui, meth}] {
+			fresh = append(fresh, meth)
+		}
+	}
+	if len(fresh) > 0 {
+		if err := e.t.Register(Registration{Class: class, Version: version, OUI: oui, Methods: fresh, RMPP: rmpp}); err != nil {
+			return fmt.Errorf("register class %s version %d oui %s: %w", class, version, oui, err)
+		}
+		if e.registered == nil {
+			e.registered = map[handlerKey]bool{}
+		}
+		for _, meth := range fresh {
+			e.registered[handlerKey{class, version, oui, meth}] = true
+		}
+	}
 	old := *e.handlers.Load()
 	m := make(map[handlerKey]Handler, len(old)+len(methods))
 	for k, v := range old {
