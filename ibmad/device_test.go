@@ -3,8 +3,10 @@ package ibmad_test
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 	"github.com/ibtracer/ibtracer_exporter/ibmad/madtest"
@@ -25,5 +27,44 @@ func TestSendErrorIsDeviceFailure(t *testing.T) {
 			t.Errorf("send error %v: Do returned %v, want an error wrapping ErrDeviceLost and the cause", cause, err)
 		}
 		e.Close()
+	}
+}
+
+// dropTransport reports one packet it dropped itself, then one receive
+// error, then blocks until closed.
+type dropTransport struct {
+	*madtest.Transport
+	n atomic.Int32
+}
+
+func (d *dropTransport) Recv(p *ibmad.Packet) error {
+	switch d.n.Add(1) {
+	case 1:
+		return &ibmad.DropError{Reason: ibmad.DropTruncated, Err: errors.New("100 bytes")}
+	case 2:
+		return syscall.EIO
+	}
+	return d.Transport.Recv(p)
+}
+
+// TestTransportDropsAndReceiveErrors: what the transport drops is counted
+// by reason; a receive error is counted and marks the device lost.
+func TestTransportDropsAndReceiveErrors(t *testing.T) {
+	e := ibmad.NewEngine(&dropTransport{Transport: madtest.New(nil)}, ibmad.Options{})
+	defer e.Close()
+	select {
+	case <-e.Lost():
+	case <-time.After(5 * time.Second):
+		t.Fatal("a receive error did not mark the device lost")
+	}
+	if err := e.Err(); !errors.Is(err, ibmad.ErrDeviceLost) || !errors.Is(err, syscall.EIO) {
+		t.Fatalf("Err() = %v", err)
+	}
+	st := e.Stats()
+	if st.Drops[ibmad.DropTruncated] != 1 || st.RecvErrors != 1 || st.Received != 1 {
+		t.Fatalf("drops %v, receive errors %d, received %d", st.Drops, st.RecvErrors, st.Received)
+	}
+	if err := e.Do(context.Background(), nodeInfoReq(1), &ibmad.Response{}); !errors.Is(err, ibmad.ErrDeviceLost) {
+		t.Fatalf("a request on a lost device: %v", err)
 	}
 }
