@@ -172,8 +172,8 @@ func (s *Service) Run(ctx context.Context) {
 			err = d.engine.Err()
 			s.losses.Inc()
 			level.Error(s.logger).Log("msg", "InfiniBand device lost; reopening it", "err", err, "retry_in", wait)
+			s.mu.Lock() // a reload must not hand the exporter this engine again
 			s.exp.SetDevice(nil, nil, err)
-			s.mu.Lock()
 			if s.dev == d {
 				s.closeDevice()
 			}
