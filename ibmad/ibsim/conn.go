@@ -190,7 +190,7 @@ func (t *Transport) call(typ uint32, data []byte) ([]byte, error) {
 		return nil, err
 	}
 	if _, err := t.ctl.Write(c.marshal()); err != nil {
-		if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOENT) {
+		if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOTCONN) || errors.Is(err, syscall.ENOENT) {
 			return nil, t.noServer(err)
 		}
 		return nil, fmt.Errorf("ibsim: control write: %w", err)
@@ -369,9 +369,10 @@ func (t *Transport) registered(m *ibmad.MAD) bool {
 }
 
 // Port describes the attached port; LID, SM LID and state are read from
-// ibsim each time, since an SM sweep changes them. When ibsim does not
-// answer, the error wraps ErrDeviceLost: ibsim is gone (a restarted ibsim
-// does not know this client), and only a new Dial attaches again.
+// ibsim each time, since an SM sweep changes them. When ibsim's socket is
+// gone (connection refused) or ibsim refuses the request (a restarted
+// ibsim does not know this client), the error wraps ErrDeviceLost: only a
+// new Dial attaches again. A slow answer (a busy ibsim) is a plain error.
 func (t *Transport) Port() (ibmad.PortAttributes, error) {
 	if t.closed.Load() {
 		return ibmad.PortAttributes{}, ibmad.ErrClosed
@@ -382,7 +383,10 @@ func (t *Transport) Port() (ibmad.PortAttributes, error) {
 		if t.closed.Load() {
 			return ibmad.PortAttributes{}, ibmad.ErrClosed
 		}
-		return ibmad.PortAttributes{}, fmt.Errorf("%w: %w", ibmad.ErrDeviceLost, err)
+		if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOTCONN) || errors.Is(err, syscall.ENOENT) || errors.Is(err, errCtl) {
+			return ibmad.PortAttributes{}, fmt.Errorf("%w: %w", ibmad.ErrDeviceLost, err)
+		}
+		return ibmad.PortAttributes{}, err
 	}
 	var pi ibmad.PortInfo
 	if err := pi.UnmarshalBinary(reply); err != nil {
