@@ -4,10 +4,7 @@
 // SwitchInfo, LinearForwardingTable, PathRecord, NodeRecord, PortCounters, the
 // ibtracer SourceRoute, ...), and the Engine: a request/response multiplexer
 // with per-request timeouts, retries, a bounded window of outstanding MADs and
-// dispatch of unsolicited requests to registered handlers. The Engine
-// accounts for every packet it receives (delivered, handled, or dropped by
-// reason), reports device loss (Lost, Err, errors wrapping ErrDeviceLost),
-// and keeps the local port's attributes fresh off the receive path.
+// dispatch of unsolicited requests to registered handlers.
 //
 // Byte layouts follow the IBA specification as verified against libibmad
 // (see shared/spec/ib-mad-facts.md). Every decoder checks lengths before

@@ -11,7 +11,5 @@
 // learns the true ingress port. Faults can be injected: per-port drop rates,
 // links going down (optionally followed by a re-route, as an SM sweep
 // would), switches whose data plane disagrees with their LFT, LID changes
-// and nodes or agents that disappear. Fabric.Chaos runs a schedule of such
-// faults, each repaired after a while, until its context ends (the
-// exporter's --sim.faults demo).
+// and nodes or agents that disappear.
 package sim
