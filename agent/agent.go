@@ -222,7 +222,7 @@ func (a *Agent) sourceRoute(req, resp *ibmad.Packet) {
 		respond(req, resp, ibmad.StatusInvalidField)
 		return
 	}
-	port, _ := a.e.Port()
+	port, _ := a.e.CachedPort() // never the transport: this runs on the receive goroutine
 	now := a.cfg.Now()
 	sr.ExtVersion = ibmad.SourceRouteExtVersion
 	sr.Flags = 0

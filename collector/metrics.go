@@ -18,7 +18,7 @@ var (
 	allReasons = []trace.Reason{trace.ReasonNoRoute, trace.ReasonPortDown, trace.ReasonTimeout, trace.ReasonLoop,
 		trace.ReasonTooLong, trace.ReasonSA, trace.ReasonDevice, trace.ReasonMismatch, trace.ReasonBadConfig}
 	madClasses  = []ibmad.MgmtClass{ibmad.ClassSubnDR, ibmad.ClassSubnLID, ibmad.ClassSubnAdm, ibmad.ClassIBTracer}
-	dropReasons = []ibmad.DropReason{ibmad.DropMalformed, ibmad.DropUnknownTID, ibmad.DropNoHandler, ibmad.DropSendFailed, ibmad.DropLate}
+	dropReasons = ibmad.DropReasons()
 )
 
 func desc(name, help string, labels ...string) *prometheus.Desc {
@@ -149,6 +149,7 @@ var (
 	dMADSendErr  = desc("mad_send_errors_total", "MADs the transport failed to send, by management class.", "class")
 	dMADOut      = desc("mad_outstanding", "MADs in flight.")
 	dMADDropped  = desc("mad_dropped_total", "Received MADs the engine dropped, by reason.", "reason")
+	dMADRecvErr  = desc("mad_receive_errors_total", "Receive errors of the transport (each one marks the device lost).")
 	dMADResp     = desc("mad_responses_sent_total", "Responses the hosted agent sent.")
 	dAgentReq    = desc("agent_requests_total", "Requests the hosted vendor agent served, by attribute and result.", "attribute", "result")
 	dAgentDrop   = desc("agent_dropped_total", "Requests the hosted vendor agent dropped, by reason.", "reason")
@@ -182,6 +183,7 @@ func collectEngine(ch chan<- prometheus.Metric, st ibmad.Stats) {
 	for _, r := range dropReasons {
 		ch <- prometheus.MustNewConstMetric(dMADDropped, prometheus.CounterValue, float64(st.Drops[r]), r.String())
 	}
+	ch <- prometheus.MustNewConstMetric(dMADRecvErr, prometheus.CounterValue, float64(st.RecvErrors))
 	ch <- prometheus.MustNewConstMetric(dMADResp, prometheus.CounterValue, float64(st.Responses))
 }
 

@@ -31,6 +31,9 @@ type Options struct {
 	MaxPerTarget int
 	// RTTObserver, if set, is called with every response's round-trip time.
 	RTTObserver func(class MgmtClass, rtt time.Duration)
+	// PortRefresh is how often the engine re-reads the local port's
+	// attributes in the background (default 1s).
+	PortRefresh time.Duration
 }
 
 // Request is one MAD to send and wait for.
@@ -56,13 +59,23 @@ type Response struct {
 
 // Handler serves an unsolicited request. It fills resp (MAD and Addr) and
 // returns true to send it. Handlers run on the receive goroutine: they must
-// not block.
+// not block (no transport call: read the local port with CachedPort).
 type Handler func(req *Packet, resp *Packet) bool
 
 // Engine multiplexes requests over one Transport. Responses are matched on
 // the low 32 bits of the TID (the kernel owns the upper 32 bits and ibsim
-// rewrites the top 16; design §5). Every attempt gets its own TID, so a
-// late answer to an earlier attempt still completes the request.
+// rewrites the top 16; docs/architecture.md). Every attempt gets its own
+// TID, so a late answer to an earlier attempt still completes the request.
+//
+// Device loss: a send error, a receive error or a failed port read that
+// wraps ErrDeviceLost marks the engine lost for good: Lost is closed, Err
+// says why, outstanding and later requests fail with an error wrapping
+// ErrDeviceLost. Whoever owns the engine then closes it and opens a new
+// transport (the exporter does so with backoff).
+//
+// Nothing on the receive goroutine waits for the transport's control path:
+// the local port is read by a background goroutine every
+// Options.PortRefresh and handlers read the cached copy.
 type Engine struct {
 	t    Transport
 	opts Options
@@ -75,15 +88,19 @@ type Engine struct {
 	closed   bool
 	closeErr error
 
-	handlers atomic.Pointer[map[handlerKey]Handler]
-	hmu      sync.Mutex
+	handlers   atomic.Pointer[map[handlerKey]Handler]
+	hmu        sync.Mutex
+	registered map[handlerKey]bool // with the transport; under hmu
 
 	tid   atomic.Uint32
 	stats engineStats
 
-	portMu   sync.Mutex
-	port     PortAttributes
-	portTime time.Time
+	portMu sync.Mutex // serialises reads of the transport's Port
+	port   atomic.Pointer[PortAttributes]
+
+	lostOnce sync.Once
+	lost     chan struct{}
+	lostErr  atomic.Pointer[error]
 
 	calls   sync.Pool
 	packets sync.Pool
@@ -138,7 +155,11 @@ func NewEngine(t Transport, opts Options) *Engine {
 	if opts.MaxPerTarget <= 0 {
 		opts.MaxPerTarget = DefaultMaxPerTarget
 	}
+	if opts.PortRefresh <= 0 {
+		opts.PortRefresh = time.Second
+	}
 	e := &Engine{
+		lost:    make(chan struct{}),
 		t:       t,
 		opts:    opts,
 		window:  make(chan struct{}, opts.MaxOutstanding),
@@ -157,79 +178,12 @@ func NewEngine(t Transport, opts Options) *Engine {
 	empty := map[handlerKey]Handler{}
 	e.handlers.Store(&empty)
 	go e.recvLoop()
+	go e.portLoop()
 	return e
 }
 
 // Transport returns the engine's transport.
 func (e *Engine) Transport() Transport { return e.t }
-
-// portTTL is how long Port reuses the transport's answer.
-const portTTL = time.Second
-
-// Port returns the local port's attributes, asked of the transport at most
-// once a second (a sysfs read for umad, a control round trip for ibsim; an
-// SM sweep can change the LID). After a failed read it keeps the last good
-// answer.
-func (e *Engine) Port() (PortAttributes, error) {
-	e.portMu.Lock()
-	defer e.portMu.Unlock()
-	now := time.Now()
-	if !e.portTime.IsZero() && now.Sub(e.portTime) < portTTL {
-		return e.port, nil
-	}
-	p, err := e.t.Port()
-	if err != nil {
-		if e.portTime.IsZero() {
-			return p, err
-		}
-		return e.port, nil
-	}
-	e.port, e.portTime = p, now
-	return p, nil
-}
-
-// Handle registers h for unsolicited requests of (class, version, oui,
-// method) and asks the transport to deliver them. oui is ignored outside
-// vendor range 2.
-func (e *Engine) Handle(class MgmtClass, version uint8, oui OUI, methods []Method, rmpp bool, h Handler) error {
-	if !class.IsVendorRange2() {
-		oui = 0
-	}
-	if err := e.t.Register(Registration{Class: class, Version: version, OUI: oui, Methods: methods, RMPP: rmpp}); err != nil {
-		return fmt.Errorf("register class %s version %d oui %s: %w", class, version, oui, err)
-	}
-	e.hmu.Lock()
-	defer e.hmu.Unlock()
-	old := *e.handlers.Load()
-	m := make(map[handlerKey]Handler, len(old)+len(methods))
-	for k, v := range old {
-		m[k] = v
-	}
-	for _, meth := range methods {
-		m[handlerKey{class, version, oui, meth}] = h
-	}
-	e.handlers.Store(&m)
-	return nil
-}
-
-// Unhandle removes every handler of (class, version, oui). The transport
-// registration stays; requests that still arrive are dropped and counted.
-func (e *Engine) Unhandle(class MgmtClass, version uint8, oui OUI) {
-	if !class.IsVendorRange2() {
-		oui = 0
-	}
-	e.hmu.Lock()
-	defer e.hmu.Unlock()
-	old := *e.handlers.Load()
-	m := make(map[handlerKey]Handler, len(old))
-	for k, v := range old {
-		if k.class == class && k.version == version && k.oui == oui {
-			continue
-		}
-		m[k] = v
-	}
-	e.handlers.Store(&m)
-}
 
 func (e *Engine) nextTID() uint32 {
 	for {
@@ -320,6 +274,9 @@ func (e *Engine) Do(ctx context.Context, req *Request, resp *Response) error {
 	}
 	class := req.MAD.MgmtClass()
 	cs := e.stats.class(class)
+	if err := e.Err(); err != nil {
+		return err
+	}
 
 	target := targetOf(req)
 	ts, err := e.acquire(ctx, target)
@@ -362,18 +319,14 @@ func (e *Engine) Do(ctx context.Context, req *Request, resp *Response) error {
 		c.sent = time.Now()
 		if err := e.t.Send(pkt); err != nil {
 			cs.sendErrors.Add(1)
-			if errors.Is(err, ErrClosed) || errors.Is(err, ErrDeviceLost) {
+			if errors.Is(err, ErrClosed) {
 				return err
 			}
-			lastErr = err
-			e.mu.Lock()
-			c.current = 0
-			r := c.result
-			e.mu.Unlock()
-			if r == resultNone {
-				continue
-			}
-			<-c.done // a late answer to an earlier attempt, or failAll
+			// The device cannot send: a device failure, not a routing
+			// verdict, and no retry against it.
+			err = deviceErr("send", err)
+			e.markLost(err)
+			return err
 		} else {
 			c.timer.Reset(timeout)
 			select {
@@ -442,93 +395,6 @@ func (e *Engine) putCall(c *call) {
 	e.calls.Put(c)
 }
 
-func (e *Engine) recvLoop() {
-	pkt := new(Packet)
-	resp := new(Packet)
-	for {
-		err := e.t.Recv(pkt)
-		if err != nil {
-			if errors.Is(err, ErrClosed) {
-				e.failAll(ErrClosed)
-				return
-			}
-			e.stats.recvErrors.Add(1)
-			e.failAll(err)
-			select {
-			case <-e.done:
-				return
-			case <-time.After(100 * time.Millisecond):
-			}
-			continue
-		}
-		e.dispatch(pkt, resp)
-	}
-}
-
-// dispatch routes one received packet: a response or timeout report to its
-// waiter, a request to its handler. Anything else is dropped and counted.
-func (e *Engine) dispatch(pkt, resp *Packet) {
-	m := &pkt.MAD
-	if m.BaseVersion() != 1 {
-		e.stats.drops[DropMalformed].Add(1)
-		return
-	}
-	class := m.MgmtClass()
-	if pkt.TimedOut {
-		e.mu.Lock()
-		c := e.pending[m.TIDLow()]
-		if c != nil && c.current == m.TIDLow() && c.result == resultNone {
-			c.result = resultTimeoutReport
-			c.done <- struct{}{}
-		}
-		e.mu.Unlock()
-		return
-	}
-	meth := m.Method()
-	if meth.IsResponse() || meth == MethodTrapRepress {
-		e.mu.Lock()
-		c := e.pending[m.TIDLow()]
-		if c == nil || c.class != class {
-			e.mu.Unlock()
-			e.stats.drops[DropUnknownTID].Add(1)
-			return
-		}
-		if c.result != resultNone {
-			// The waiter is still handling a timeout report or an error:
-			// this answer is late and the next attempt will get its own.
-			e.mu.Unlock()
-			e.stats.drops[DropLate].Add(1)
-			return
-		}
-		for _, t := range c.tids {
-			delete(e.pending, t)
-		}
-		c.resp.MAD = pkt.MAD
-		c.resp.Addr = pkt.Addr
-		c.result = resultResponse
-		c.done <- struct{}{}
-		e.mu.Unlock()
-		return
-	}
-	var oui OUI
-	if class.IsVendorRange2() {
-		oui = m.OUI()
-	}
-	h := (*e.handlers.Load())[handlerKey{class, m.ClassVersion(), oui, meth}]
-	if h == nil {
-		e.stats.drops[DropNoHandler].Add(1)
-		return
-	}
-	*resp = Packet{}
-	if !h(pkt, resp) {
-		return
-	}
-	e.stats.responses.Add(1)
-	if err := e.t.Send(resp); err != nil {
-		e.stats.drops[DropSendFailed].Add(1)
-	}
-}
-
 func (e *Engine) failAll(err error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -560,43 +426,3 @@ func (e *Engine) Close() error {
 	e.failAll(ErrClosed)
 	return e.closeErr
 }
-
-func (a AttrID) name(c MgmtClass) string {
-	switch {
-	case a == AttrClassPortInfo:
-		return "ClassPortInfo"
-	case c.IsSMP():
-		switch a {
-		case AttrNodeDescription:
-			return "NodeDescription"
-		case AttrNodeInfo:
-			return "NodeInfo"
-		case AttrSwitchInfo:
-			return "SwitchInfo"
-		case AttrPortInfo:
-			return "PortInfo"
-		case AttrLinearForwardingTable:
-			return "LinearForwardingTable"
-		}
-	case c == ClassSubnAdm:
-		switch a {
-		case AttrNodeRecord:
-			return "NodeRecord"
-		case AttrPathRecord:
-			return "PathRecord"
-		}
-	case c == ClassPerfMgt:
-		switch a {
-		case AttrPortCounters:
-			return "PortCounters"
-		case AttrPortCountersExtended:
-			return "PortCountersExtended"
-		}
-	case c == ClassIBTracer && a == AttrSourceRoute:
-		return "SourceRoute"
-	}
-	return fmt.Sprintf("attr 0x%04x", uint16(a))
-}
-
-// AttrName names attribute a of class c ("NodeInfo", "PathRecord", ...).
-func AttrName(c MgmtClass, a AttrID) string { return a.name(c) }

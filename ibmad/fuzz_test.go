@@ -201,20 +201,25 @@ func (n *nullTransport) Close() error {
 
 // FuzzEngineReceive feeds arbitrary packets to the engine's receive path,
 // with a handler registered and a request outstanding: nothing may panic,
-// and every packet is either delivered, handled or counted as dropped.
+// and every packet is exactly one of: delivered to the waiter, handed to
+// the handler, or counted as dropped by reason.
 func FuzzEngineReceive(f *testing.F) {
-	f.Add(madSeed(ClassIBTracer), false, uint8(1))
-	f.Add(madSeed(ClassSubnLID), true, uint8(0))
+	f.Add(madSeed(ClassIBTracer), false, uint8(1), false)
+	f.Add(madSeed(ClassSubnLID), true, uint8(0), false)
+	f.Add(madSeed(ClassSubnLID), true, uint8(0), true)
 	resp := madSeed(ClassSubnLID)
 	resp[3] = byte(MethodGetResp)
-	f.Add(resp, false, uint8(0))
-	f.Fuzz(func(t *testing.T, b []byte, timedOut bool, inPort uint8) {
+	f.Add(resp, false, uint8(0), false)
+	f.Add(resp, false, uint8(0), true)
+	f.Fuzz(func(t *testing.T, b []byte, timedOut bool, inPort uint8, otherTID bool) {
 		e := NewEngine(&nullTransport{done: make(chan struct{})}, Options{})
 		defer e.Close()
+		handled := 0
 		_ = e.Handle(ClassIBTracer, 1, OUIOpenIB, []Method{MethodGet}, false, func(req, out *Packet) bool {
+			handled++
 			out.MAD = req.MAD
 			out.MAD.SetMethod(MethodGetResp)
-			return true
+			return inPort%2 == 0 // sometimes the handler declines (an agent's rate limit)
 		})
 		c := e.calls.Get().(*call)
 		c.class = MgmtClass(0)
@@ -224,14 +229,40 @@ func FuzzEngineReceive(f *testing.F) {
 		c.resp = &Response{}
 		var pkt Packet
 		copy(pkt.MAD[:], b)
+		tid := pkt.MAD.TIDLow()
+		if otherTID {
+			tid++ // the outstanding request is not the one answered
+		}
 		e.mu.Lock()
-		e.pending[pkt.MAD.TIDLow()] = c
-		c.tids = append(c.tids, pkt.MAD.TIDLow())
-		c.current = pkt.MAD.TIDLow()
+		e.pending[tid] = c
+		c.tids = append(c.tids, tid)
+		c.current = tid
 		e.mu.Unlock()
 		pkt.TimedOut = timedOut
 		pkt.InPort, pkt.InPortKnown = inPort, inPort != 0
+		before := e.Stats()
 		e.dispatch(&pkt, &Packet{})
+		after := e.Stats()
+		delivered := 0
+		select {
+		case <-c.done:
+			delivered = 1
+		default:
+		}
+		var dropped uint64
+		for r, n := range after.Drops {
+			dropped += n - before.Drops[r]
+		}
+		if got := uint64(delivered+handled) + dropped; got != 1 {
+			t.Fatalf("one packet (method %s class %s timed out %v, other TID %v): delivered %d, handled %d, dropped %d: want exactly one outcome",
+				pkt.MAD.Method(), pkt.MAD.MgmtClass(), timedOut, otherTID, delivered, handled, dropped)
+		}
+		// The engine's own accounting says the same.
+		if after.Received-before.Received != 1 || after.Delivered-before.Delivered != uint64(delivered) ||
+			after.Handled-before.Handled != uint64(handled) {
+			t.Fatalf("engine counted received %d delivered %d handled %d; the test saw 1, %d, %d",
+				after.Received-before.Received, after.Delivered-before.Delivered, after.Handled-before.Handled, delivered, handled)
+		}
 		e.putCall(c)
 	})
 }

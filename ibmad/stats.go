@@ -12,8 +12,49 @@ const (
 	DropNoHandler
 	DropSendFailed
 	DropLate
+	// DropTruncated: the transport received a datagram too short (or too
+	// long) to be a MAD and discarded it.
+	DropTruncated
+	// DropTransportAnswered: the transport answered a request itself, as
+	// the kernel does (ibsim: GetResp 0x000C for a class nobody
+	// registered), and did not pass it up.
+	DropTransportAnswered
 	numDropReasons
 )
+
+// DropReasons lists every drop reason, for metrics.
+func DropReasons() []DropReason {
+	out := make([]DropReason, numDropReasons)
+	for i := range out {
+		out[i] = DropReason(i)
+	}
+	return out
+}
+
+func (r DropReason) valid() DropReason {
+	if r < 0 || r >= numDropReasons {
+		return DropMalformed
+	}
+	return r
+}
+
+// DropError is what a Transport's Recv returns for a packet that arrived
+// and that the transport discarded or answered itself: the engine counts
+// it by Reason and receives again, so that every packet received is
+// delivered, handled or counted.
+type DropError struct {
+	Reason DropReason
+	Err    error
+}
+
+func (d *DropError) Error() string {
+	if d.Err == nil {
+		return "ibmad: packet dropped: " + d.Reason.String()
+	}
+	return "ibmad: packet dropped: " + d.Reason.String() + ": " + d.Err.Error()
+}
+
+func (d *DropError) Unwrap() error { return d.Err }
 
 func (r DropReason) String() string {
 	switch r {
@@ -27,6 +68,10 @@ func (r DropReason) String() string {
 		return "send_failed"
 	case DropLate:
 		return "late"
+	case DropTruncated:
+		return "truncated"
+	case DropTransportAnswered:
+		return "transport_answered"
 	}
 	return "unknown"
 }
@@ -41,6 +86,9 @@ type engineStats struct {
 	outstanding atomic.Int64
 	recvErrors  atomic.Uint64
 	responses   atomic.Uint64
+	received    atomic.Uint64
+	delivered   atomic.Uint64
+	handled     atomic.Uint64
 }
 
 func (s *engineStats) class(c MgmtClass) *classCounters { return &s.classes[c] }
@@ -59,8 +107,14 @@ type Stats struct {
 	Classes     []ClassStats // only classes with traffic
 	Drops       map[DropReason]uint64
 	Outstanding int64
-	RecvErrors  uint64
+	RecvErrors  uint64 // receive errors of the transport (each marks the device lost)
 	Responses   uint64 // responses sent by handlers
+	// Every packet received is exactly one of: delivered to a waiting
+	// request (a response or a timeout report), handled (given to a
+	// handler that answered or declined), or dropped (Drops, by reason).
+	Received  uint64
+	Delivered uint64
+	Handled   uint64
 }
 
 // Stats returns a snapshot of the counters.
@@ -80,5 +134,8 @@ func (e *Engine) Stats() Stats {
 	st.Outstanding = e.stats.outstanding.Load()
 	st.RecvErrors = e.stats.recvErrors.Load()
 	st.Responses = e.stats.responses.Load()
+	st.Received = e.stats.received.Load()
+	st.Delivered = e.stats.delivered.Load()
+	st.Handled = e.stats.handled.Load()
 	return st
 }

@@ -190,7 +190,7 @@ func (t *Transport) call(typ uint32, data []byte) ([]byte, error) {
 		return nil, err
 	}
 	if _, err := t.ctl.Write(c.marshal()); err != nil {
-		if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOENT) {
+		if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOTCONN) || errors.Is(err, syscall.ENOENT) {
 			return nil, t.noServer(err)
 		}
 		return nil, fmt.Errorf("ibsim: control write: %w", err)
@@ -369,11 +369,23 @@ func (t *Transport) registered(m *ibmad.MAD) bool {
 }
 
 // Port describes the attached port; LID, SM LID and state are read from
-// ibsim each time, since an SM sweep changes them.
+// ibsim each time, since an SM sweep changes them. When ibsim's socket is
+// gone (connection refused) or ibsim refuses the request (a restarted
+// ibsim does not know this client), the error wraps ErrDeviceLost: only a
+// new Dial attaches again. A slow answer (a busy ibsim) is a plain error.
 func (t *Transport) Port() (ibmad.PortAttributes, error) {
+	if t.closed.Load() {
+		return ibmad.PortAttributes{}, ibmad.ErrClosed
+	}
 	req := make([]byte, ctlDataSize) // data[0] = 0: the client's own port
 	reply, err := t.call(ctlGetPortInfo, req)
 	if err != nil {
+		if t.closed.Load() {
+			return ibmad.PortAttributes{}, ibmad.ErrClosed
+		}
+		if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOTCONN) || errors.Is(err, syscall.ENOENT) || errors.Is(err, errCtl) {
+			return ibmad.PortAttributes{}, fmt.Errorf("%w: %w", ibmad.ErrDeviceLost, err)
+		}
 		return ibmad.PortAttributes{}, err
 	}
 	var pi ibmad.PortInfo
@@ -410,10 +422,9 @@ func (t *Transport) Send(p *ibmad.Packet) error {
 		if t.closed.Load() {
 			return ibmad.ErrClosed
 		}
-		if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOENT) {
-			return fmt.Errorf("%w: ibsim at %s went away: %v", ibmad.ErrDeviceLost, t.where(), err)
-		}
-		return fmt.Errorf("ibsim: send: %w", err)
+		// ECONNREFUSED/ENOENT when ibsim is gone, ENOTCONN once the
+		// kernel dropped the peer: in every case the device is lost.
+		return fmt.Errorf("%w: ibsim at %s: send: %w", ibmad.ErrDeviceLost, t.where(), err)
 	}
 	return nil
 }
@@ -430,8 +441,10 @@ func (t *Transport) recv(p *ibmad.Packet) error {
 	return unmarshalRequest(buf[:n], p)
 }
 
-// Recv returns the next MAD for this client. Requests of classes nobody
-// registered are answered here with status 0x000C and not returned.
+// Recv returns the next MAD for this client. A datagram that is not a
+// whole request, and a request of a class nobody registered (answered here
+// with status 0x000C, as the kernel would), are reported as an
+// *ibmad.DropError so that the engine counts them.
 func (t *Transport) Recv(p *ibmad.Packet) error {
 	for {
 		if err := t.recv(p); err != nil {
@@ -442,8 +455,8 @@ func (t *Transport) Recv(p *ibmad.Packet) error {
 			if errors.As(err, &ne) && ne.Timeout() {
 				continue
 			}
-			if _, bad := err.(interface{ Timeout() bool }); !bad && !isNetErr(err) {
-				continue // a malformed datagram: skip it
+			if !isNetErr(err) {
+				return &ibmad.DropError{Reason: ibmad.DropTruncated, Err: err}
 			}
 			return fmt.Errorf("%w: %v", ibmad.ErrDeviceLost, err)
 		}
@@ -458,12 +471,16 @@ func (t *Transport) Recv(p *ibmad.Packet) error {
 		if t.registered(m) {
 			return nil
 		}
-		if meth == ibmad.MethodGet || meth == ibmad.MethodSet {
-			r := *p
-			r.MAD.SetMethod(ibmad.MethodGetResp)
-			r.MAD.SetStatus(ibmad.StatusMethodAttrUnsupp)
-			_ = t.Send(&r)
+		if meth != ibmad.MethodGet && meth != ibmad.MethodSet {
+			return &ibmad.DropError{Reason: ibmad.DropNoHandler}
 		}
+		r := *p
+		r.MAD.SetMethod(ibmad.MethodGetResp)
+		r.MAD.SetStatus(ibmad.StatusMethodAttrUnsupp)
+		if err := t.Send(&r); err != nil {
+			return err
+		}
+		return &ibmad.DropError{Reason: ibmad.DropTransportAnswered}
 	}
 }
 

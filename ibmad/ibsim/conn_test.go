@@ -119,6 +119,14 @@ func TestRequestsReachAnAcceptingClient(t *testing.T) {
 	if resp, err = ask(ibmad.ClassOpenIBPing, ibmad.OUIOpenIB); err != nil || resp.MAD.Status() != ibmad.StatusMethodAttrUnsupp {
 		t.Fatalf("unregistered class: %v %v", err, resp.MAD.Status())
 	}
+	// ... and the agent's engine counts the request it never saw.
+	deadline := time.Now().Add(5 * time.Second)
+	for agent.Stats().Drops[ibmad.DropTransportAnswered] != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("drops %v: the transport's own 0x000C answer was not counted", agent.Stats().Drops)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	// A node with no client at all: ibsim bounces the request at once.
 	other, _ := fab.Dial("hostC", false).Port()
 	v := ibmad.NewVendorGet(ibmad.ClassIBTracer, ibmad.OUIOpenIB, ibmad.AttrClassPortInfo, 0)

@@ -15,4 +15,11 @@
 // client that connected with the "issm" flag (one per node), rewrites the
 // top 16 bits of every request's TID, and returns a request nobody handles
 // to its sender with status 110 (ETIMEDOUT).
+//
+// When ibsim goes away, Send and Port fail with errors wrapping
+// ibmad.ErrDeviceLost; a restarted ibsim does not know the old client, so
+// the owner dials again (the exporter does so with backoff). Datagrams that
+// are not a whole request, and requests of classes nobody registered
+// (answered here with 0x000C, as the kernel would), come back from Recv as
+// *ibmad.DropError so that the engine counts them.
 package ibsim

@@ -116,6 +116,7 @@ type Fabric struct {
 	console  io.WriteCloser
 	ibsimOut *syncBuffer
 	sm       *exec.Cmd
+	opts     Options
 }
 
 var seq atomic.Int32
@@ -139,24 +140,63 @@ func Start(t testing.TB, topology string, o Options) *Fabric {
 		}
 		o.SMNode = SMHostName
 	}
-	f := &Fabric{t: t, Dir: dir, Topology: abs, lib: Umad2sim(),
+	f := &Fabric{t: t, Dir: dir, Topology: abs, lib: Umad2sim(), opts: o,
 		SockName: fmt.Sprintf("ibt%d_%d", os.Getpid(), seq.Add(1))}
 	f.ctx, f.cancel = context.WithTimeout(context.Background(), o.Lifetime)
 	t.Cleanup(f.stop)
+	f.startIbsim()
+	f.startSM()
+	return f
+}
 
-	f.ibsim = exec.CommandContext(f.ctx, lookPath("ibsim"), "-s", abs)
+// Restart kills ibsim (SIGKILL, as a crash would) and OpenSM, starts a new
+// ibsim on the same topology under the same IBSIM_SOCKNAME, and applies
+// OpenSM's configuration again. Clients of the old ibsim are not known to
+// the new one: they must attach again.
+func (f *Fabric) Restart() {
+	f.t.Helper()
+	f.Kill()
+	f.startIbsim()
+	f.startSM()
+}
+
+// Kill kills ibsim (SIGKILL) and OpenSM and waits for them to exit; the
+// socket name stays reserved for Restart.
+func (f *Fabric) Kill() {
+	f.t.Helper()
+	if f.sm != nil && f.sm.Process != nil {
+		_ = f.sm.Process.Kill()
+		_ = f.sm.Wait()
+		f.sm = nil
+	}
+	if f.ibsim != nil && f.ibsim.Process != nil {
+		_ = f.ibsim.Process.Kill()
+		_ = f.ibsim.Wait()
+		f.ibsim = nil
+	}
+	f.waitSocketGone()
+}
+
+func (f *Fabric) startIbsim() {
+	f.t.Helper()
+	f.ibsim = exec.CommandContext(f.ctx, lookPath("ibsim"), "-s", f.Topology)
 	f.ibsim.Dir = f.Dir
 	f.ibsim.Env = append(os.Environ(), "IBSIM_SOCKNAME="+f.SockName)
 	f.ibsimOut = &syncBuffer{}
 	f.ibsim.Stdout, f.ibsim.Stderr = f.ibsimOut, f.ibsimOut
+	var err error
 	if f.console, err = f.ibsim.StdinPipe(); err != nil {
-		t.Fatal(err)
+		f.t.Fatal(err)
 	}
 	if err := f.ibsim.Start(); err != nil {
-		t.Fatalf("start ibsim: %v", err)
+		f.t.Fatalf("start ibsim: %v", err)
 	}
 	f.waitSocket()
+}
 
+func (f *Fabric) startSM() {
+	f.t.Helper()
+	o := f.opts
 	args := []string{"-f", filepath.Join(f.Dir, "opensm.log")}
 	smCtx := f.ctx
 	if o.KeepSM && o.SweepSeconds > 0 {
@@ -175,16 +215,16 @@ func Start(t testing.TB, topology string, o Options) *Fabric {
 	sm.Stdout, sm.Stderr = smOut, smOut
 	if !o.KeepSM {
 		if err := sm.Run(); err != nil {
-			t.Fatalf("opensm -o: %v\n%s\n%s", err, smOut.String(), f.tail("opensm.log"))
+			f.t.Fatalf("opensm -o: %v\n%s\n%s", err, smOut.String(), f.tail("opensm.log"))
 		}
-	} else {
-		if err := sm.Start(); err != nil {
-			t.Fatalf("start opensm: %v", err)
-		}
-		f.sm = sm
-		f.waitFile("opensm-subnet.lst", 60*time.Second)
+		return
 	}
-	return f
+	_ = os.Remove(filepath.Join(f.Dir, "opensm-subnet.lst"))
+	if err := sm.Start(); err != nil {
+		f.t.Fatalf("start opensm: %v", err)
+	}
+	f.sm = sm
+	f.waitFile("opensm-subnet.lst", 60*time.Second)
 }
 
 // syncBuffer collects a process's output from several goroutines.
@@ -242,11 +282,11 @@ func (f *Fabric) tail(name string) string {
 
 // waitSocket waits for ibsim's control socket to appear.
 func (f *Fabric) waitSocket() {
-	want := "@" + f.SockName + ":ctl"
+	want := ctlSocketLine(f.SockName)
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
 		b, _ := os.ReadFile("/proc/net/unix")
-		if bytes.Contains(b, []byte(want)) {
+		if bytes.Contains(b, want) {
 			return
 		}
 		if f.ibsim.ProcessState != nil {
@@ -254,7 +294,26 @@ func (f *Fabric) waitSocket() {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	f.t.Fatalf("ibsim did not open %s within 20s; its output:\n%s", want, f.ibsimOut.String())
+	f.t.Fatalf("ibsim did not open @%s:ctl within 20s; its output:\n%s", f.SockName, f.ibsimOut.String())
+}
+
+// ctlSocketLine is how /proc/net/unix shows ibsim's control socket: the
+// NUL that ends the abstract name shows as '@' (our clients' sockets are
+// @NAME:ctlID@).
+func ctlSocketLine(sock string) []byte { return []byte(" @" + sock + ":ctl@\n") }
+
+// waitSocketGone waits until no process holds ibsim's control socket.
+func (f *Fabric) waitSocketGone() {
+	want := ctlSocketLine(f.SockName)
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		b, _ := os.ReadFile("/proc/net/unix")
+		if !bytes.Contains(b, want) {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	f.t.Fatalf("ibsim's socket @%s:ctl is still open 20s after a kill", f.SockName)
 }
 
 func (f *Fabric) waitFile(name string, d time.Duration) {
@@ -353,7 +412,7 @@ func (f *Fabric) stop() {
 		_ = f.sm.Process.Kill()
 		_ = f.sm.Wait()
 	}
-	if f.ibsim != nil && f.ibsim.Process != nil {
+	if f.ibsim != nil && f.ibsim.Process != nil && f.ibsim.ProcessState == nil {
 		_, _ = io.WriteString(f.console, "Quit\n")
 		done := make(chan struct{})
 		go func() { _ = f.ibsim.Wait(); close(done) }()

@@ -1,0 +1,129 @@
+package sim
+
+import (
+	"context"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ibtracer/ibtracer_exporter/ibmad"
+)
+
+// broken lists the faults in force on f.
+func broken(f *Fabric) []string {
+	var out []string
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, n := range f.Nodes() {
+		if len(n.override) > 0 {
+			out = append(out, n.Name+" diverges")
+		}
+		for _, p := range n.Ports {
+			if p == nil {
+				continue
+			}
+			if p.dropPPM.Load() != 0 {
+				out = append(out, n.Name+" lossy")
+			}
+			if p.Remote != nil && p.State != ibmad.PortStateActive {
+				out = append(out, n.Name+" down")
+			}
+		}
+	}
+	return out
+}
+
+func TestChaosSchedule(t *testing.T) {
+	topo, err := FatTree2(4, 2, 4, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := New(topo, Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := broken(f); len(b) != 0 {
+		t.Fatalf("a new fabric has faults: %v", b)
+	}
+	var clock time.Duration
+	waits := 0
+	wait := func(ctx context.Context, d time.Duration) bool {
+		if d < 0 {
+			t.Fatalf("negative wait %v", d)
+		}
+		if waits == 200 {
+			return false
+		}
+		waits++
+		clock += d
+		return true
+	}
+	type event struct {
+		at  time.Duration
+		msg string
+	}
+	var events []event
+	var lastFault time.Duration
+	faults, repairs, inForce := 0, 0, 0
+	logf := func(msg string, kv ...any) {
+		events = append(events, event{clock, msg})
+		switch {
+		case strings.HasPrefix(msg, "sim fault repaired"):
+			repairs++
+			inForce--
+		case strings.HasPrefix(msg, "sim fault:"):
+			if gap := clock - lastFault; gap < 20*time.Second || gap > 40*time.Second {
+				t.Errorf("fault at %v, %v after the previous one: want 20-40s", clock, gap)
+			}
+			lastFault = clock
+			faults++
+			inForce++
+			if len(broken(f)) == 0 {
+				t.Errorf("%s at %v: the fabric shows no fault", msg, clock)
+			}
+		}
+	}
+	f.Chaos(context.Background(), ChaosOptions{Rand: rand.New(rand.NewPCG(3, 4)), Log: logf, Wait: wait})
+	if faults < 50 || repairs != faults {
+		t.Fatalf("%d faults, %d repairs over %v of simulated time", faults, repairs, clock)
+	}
+	if b := broken(f); len(b) != 0 {
+		t.Fatalf("after Chaos returned: still broken: %v", b)
+	}
+	// Each repair comes its fault's duration after it (no fault was
+	// repaired early, none lasts for ever): every event happens at most 60s
+	// after the fault it repairs, and at least 30s.
+	for i, e := range events {
+		if !strings.HasPrefix(e.msg, "sim fault repaired:") {
+			continue
+		}
+		ok := false
+		for _, p := range events[:i] {
+			d := e.at - p.at
+			if strings.HasPrefix(p.msg, "sim fault:") && (d == 30*time.Second || d == 40*time.Second || d == 60*time.Second) {
+				ok = true
+			}
+		}
+		if !ok {
+			t.Errorf("repair %q at %v matches no fault 30, 40 or 60s earlier", e.msg, e.at)
+		}
+	}
+}
+
+func TestChaosStopsWithItsContext(t *testing.T) {
+	topo, _ := FatTree2(4, 2, 4, 2)
+	f, err := New(topo, Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { f.Chaos(ctx, ChaosOptions{}); close(done) }()
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Chaos did not return within 10s of its context ending")
+	}
+}

@@ -1,0 +1,33 @@
+// Package service owns the exporter's lifecycle, so that main only wires
+// flags, logging and HTTP. One Service holds the configuration (a
+// SafeConfig-style holder: the running *config.Config, replaced whole
+// under one lock by Reload), the device (transport, engine and hosted
+// agent) and the collector.Exporter, and is the one place where a reload
+// or a device change is applied.
+//
+// The device is opened with backoff for the life of the process: at start,
+// and again whenever the engine reports the device lost (a send or
+// receive error, or a failed port read: ibsim killed, umad device gone).
+// While it is down the exporter is told so (Exporter.SetDevice(nil, nil,
+// err): device_up 0) and the destinations keep their schedule.
+//
+// Reload rules, key by key. Every key takes effect on reload except those
+// fixed when the device is opened, whose change is refused:
+//
+//   - destinations, interval, concurrency: the exporter starts, stops and
+//     reschedules destinations (Exporter.Apply).
+//   - timeout, retries, sl, validate, share_validation, oui: a new tracer
+//     is built; every request of a trace carries the timeout and retries,
+//     so the engine's own defaults play no part.
+//   - oui, agent.enabled, agent.ping, agent.rate_per_source, agent.burst,
+//     agent.hostname: the hosted agent is replaced on the same engine, so
+//     the tracer and the hosted agent always use the same OUI. (The --agent
+//     flag, which decides whether the device accepts requests at all, is a
+//     flag: it needs a restart by nature.)
+//   - mad_window, mad_window_per_target: the engine's windows are sized
+//     when the device opens; a change is refused with "<key> needs a
+//     restart", config_last_reload_successful goes to 0 and the running
+//     configuration stays.
+//
+// A refused or unreadable file never changes anything that runs.
+package service
