@@ -36,15 +36,16 @@ type Exporter struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	// now and sleep are the clock (tests).
-	now func() time.Time
+	clock clock
+	// traceStarted, when set (tests), learns when each trace starts.
+	traceStarted func(name string, at time.Time)
 }
 
 // New returns an Exporter with no device yet; see SetDevice.
 func New(logger log.Logger, seed string) *Exporter {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Exporter{logger: logger, seed: seed, dests: map[string]*destState{}, ctx: ctx, cancel: cancel,
-		now: time.Now}
+		clock: realClock{}}
 }
 
 // SetDevice gives the exporter its engine (and hosted agent, or nil);
@@ -158,17 +159,17 @@ func (e *Exporter) loop(ctx context.Context, s *destState) {
 		spread = 2 * time.Second
 	}
 	first := ph % minDuration(interval, spread)
-	next := e.now().Add(first)
+	next := e.clock.Now().Add(first)
 	for {
-		t := time.NewTimer(time.Until(next))
+		c, stop := e.clock.Timer(next.Sub(e.clock.Now()))
 		select {
 		case <-ctx.Done():
-			t.Stop()
+			stop()
 			return
-		case <-t.C:
+		case <-c:
 		}
 		e.traceOnce(ctx, s, interval)
-		next = nextRun(e.now(), interval, ph)
+		next = nextRun(e.clock.Now(), interval, ph)
 	}
 }
 
@@ -189,9 +190,12 @@ func (e *Exporter) traceOnce(ctx context.Context, s *destState, interval time.Du
 	e.mu.RLock()
 	tr, devErr := e.tracer, e.deviceErr
 	e.mu.RUnlock()
+	if e.traceStarted != nil {
+		e.traceStarted(s.cfg.Name, e.clock.Now())
+	}
 	var r *trace.Result
 	if tr == nil {
-		r = &trace.Result{Destination: s.target, Start: e.now(), Status: trace.StatusDevice, Reason: trace.ReasonDevice, Err: devErr}
+		r = &trace.Result{Destination: s.target, Start: e.clock.Now(), Status: trace.StatusDevice, Reason: trace.ReasonDevice, Err: devErr}
 		if devErr == nil {
 			r.Err = errNoDevice
 		}
