@@ -31,6 +31,7 @@ type Exporter struct {
 	agent      *agent.Agent
 	deviceErr  error
 	sem        chan struct{}
+	changed    chan struct{} // closed when the seed or the device changes
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -45,11 +46,13 @@ type Exporter struct {
 func New(logger log.Logger, seed string) *Exporter {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Exporter{logger: logger, seed: seed, dests: map[string]*destState{}, ctx: ctx, cancel: cancel,
-		clock: realClock{}}
+		clock: realClock{}, changed: make(chan struct{})}
 }
 
 // SetDevice gives the exporter its engine (and hosted agent, or nil);
-// err says why there is none yet.
+// err says why there is none yet. SetDevice(nil, nil, err) reports a lost
+// device: device_up drops to 0 and traces are skipped, not charged to the
+// destinations, until the next SetDevice with an engine.
 func (e *Exporter) SetDevice(engine *ibmad.Engine, a *agent.Agent, err error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -58,14 +61,79 @@ func (e *Exporter) SetDevice(engine *ibmad.Engine, a *agent.Agent, err error) {
 	if engine != nil && e.cfg != nil {
 		e.tracer = e.newTracer(e.cfg)
 	}
+	e.wakeLocked()
 }
 
-// SetSeed sets the identity the trace phases derive from (the local port
-// GUID, once the device is open). Running destinations keep their phase.
+// SetSeed sets the identity the trace phases derive from: the local port
+// GUID, once the device is open (the configuration's jitter_seed, when
+// set, overrides it). Destination loops do not schedule a trace before a
+// seed is known, and follow a new one from their next run on.
 func (e *Exporter) SetSeed(seed string) {
 	e.mu.Lock()
 	e.seed = seed
+	e.wakeLocked()
 	e.mu.Unlock()
+}
+
+// wakeLocked tells the loops waiting for a seed that something changed.
+func (e *Exporter) wakeLocked() {
+	if e.changed != nil {
+		close(e.changed)
+	}
+	e.changed = make(chan struct{})
+}
+
+// seedLocked returns the seed of the phases ("" while none is known).
+func (e *Exporter) seedLocked() string {
+	if e.cfg != nil && e.cfg.JitterSeed != "" {
+		return e.cfg.JitterSeed
+	}
+	return e.seed
+}
+
+func (e *Exporter) currentSeed() string {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.seedLocked()
+}
+
+// seedRetry is how often a loop that has an engine but no seed asks the
+// engine for the local port again.
+const seedRetry = time.Second
+
+// waitSeed blocks until the phase's seed is known: from SetSeed, from the
+// configuration's jitter_seed, or from the engine's local port GUID once a
+// device is open (so that the phase never depends on the order in which
+// the device owner calls SetDevice and SetSeed). It returns false when ctx
+// ends first.
+func (e *Exporter) waitSeed(ctx context.Context) (string, bool) {
+	for {
+		e.mu.RLock()
+		seed, changed, engine := e.seedLocked(), e.changed, e.engine
+		e.mu.RUnlock()
+		if seed != "" {
+			return seed, true
+		}
+		if engine != nil {
+			if p, err := engine.Port(); err == nil && p.PortGUID != 0 {
+				e.mu.Lock()
+				if e.seed == "" {
+					e.seed = p.PortGUID.String()
+				}
+				e.mu.Unlock()
+				continue
+			}
+		}
+		c, stop := e.clock.Timer(seedRetry)
+		select {
+		case <-ctx.Done():
+			stop()
+			return "", false
+		case <-changed:
+		case <-c:
+		}
+		stop()
+	}
 }
 
 func (e *Exporter) newTracer(c *config.Config) *trace.Tracer {
@@ -88,6 +156,7 @@ func (e *Exporter) Apply(c *config.Config) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.cfg = c
+	e.wakeLocked() // jitter_seed may have changed
 	if e.engine != nil {
 		e.tracer = e.newTracer(c)
 	}
@@ -140,13 +209,15 @@ func (e *Exporter) stopLocked(s *destState) {
 }
 
 // loop traces one destination for ever: once soon after start, then at
-// its phase of every interval. A trace that overruns skips the runs it
-// missed; two traces of one destination never overlap.
+// its phase of every interval. The phase is known before the first trace
+// is scheduled (waitSeed). A trace that overruns skips the runs it missed;
+// two traces of one destination never overlap.
 func (e *Exporter) loop(ctx context.Context, s *destState) {
 	interval := time.Duration(s.cfg.Interval)
-	e.mu.RLock()
-	seed := e.seed
-	e.mu.RUnlock()
+	seed, ok := e.waitSeed(ctx)
+	if !ok {
+		return
+	}
 	ph := phase(seed, s.cfg.Name, interval)
 	// The first traces start soon, but spread with the number of
 	// destinations (50 a second), so that a large configuration does not
@@ -169,6 +240,9 @@ func (e *Exporter) loop(ctx context.Context, s *destState) {
 		case <-c:
 		}
 		e.traceOnce(ctx, s, interval)
+		if seed := e.currentSeed(); seed != "" {
+			ph = phase(seed, s.cfg.Name, interval) // a new port or jitter_seed moves the phase
+		}
 		next = nextRun(e.clock.Now(), interval, ph)
 	}
 }
