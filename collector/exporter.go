@@ -255,12 +255,17 @@ func minDuration(a, b time.Duration) time.Duration {
 }
 
 func (e *Exporter) traceOnce(ctx context.Context, s *destState, interval time.Duration) {
+	// A reload may replace the semaphore (a new concurrency) while this
+	// trace runs: the slot goes back to the channel it was taken from.
+	e.mu.RLock()
+	sem := e.sem
+	e.mu.RUnlock()
 	select {
-	case e.sem <- struct{}{}:
+	case sem <- struct{}{}:
 	case <-ctx.Done():
 		return
 	}
-	defer func() { <-e.sem }()
+	defer func() { <-sem }()
 	e.mu.RLock()
 	tr, devErr := e.tracer, e.deviceErr
 	e.mu.RUnlock()
