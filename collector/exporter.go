@@ -38,8 +38,10 @@ type Exporter struct {
 	wg     sync.WaitGroup
 
 	clock clock
-	// traceStarted, when set (tests), learns when each trace starts.
+	// traceStarted and traceDone, when set (tests), learn when each trace
+	// starts and ends.
 	traceStarted func(name string, at time.Time)
+	traceDone    func(name string)
 }
 
 // New returns an Exporter with no device yet; see SetDevice.
@@ -271,6 +273,9 @@ func (e *Exporter) traceOnce(ctx context.Context, s *destState, interval time.Du
 	e.mu.RUnlock()
 	if e.traceStarted != nil {
 		e.traceStarted(s.cfg.Name, e.clock.Now())
+	}
+	if e.traceDone != nil {
+		defer e.traceDone(s.cfg.Name)
 	}
 	var r *trace.Result
 	if tr == nil {
