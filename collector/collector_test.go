@@ -105,13 +105,11 @@ ibtracer_trace_mads_total{destination="idle",rack=""} 0
 	wantResults := `
 # HELP ibtracer_traces_total Traces by result.
 # TYPE ibtracer_traces_total counter
-ibtracer_traces_total{destination="db01",rack="r7",result="device_error"} 0
 ibtracer_traces_total{destination="db01",rack="r7",result="mismatch"} 0
 ibtracer_traces_total{destination="db01",rack="r7",result="ok"} 2
 ibtracer_traces_total{destination="db01",rack="r7",result="resolve_failed"} 0
 ibtracer_traces_total{destination="db01",rack="r7",result="too_long"} 0
 ibtracer_traces_total{destination="db01",rack="r7",result="unreachable"} 0
-ibtracer_traces_total{destination="idle",rack="",result="device_error"} 0
 ibtracer_traces_total{destination="idle",rack="",result="mismatch"} 0
 ibtracer_traces_total{destination="idle",rack="",result="ok"} 0
 ibtracer_traces_total{destination="idle",rack="",result="resolve_failed"} 0

@@ -32,6 +32,7 @@ type Exporter struct {
 	deviceErr  error
 	sem        chan struct{}
 	changed    chan struct{} // closed when the seed or the device changes
+	skipped    map[string]uint64
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -48,7 +49,7 @@ type Exporter struct {
 func New(logger log.Logger, seed string) *Exporter {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Exporter{logger: logger, seed: seed, dests: map[string]*destState{}, ctx: ctx, cancel: cancel,
-		clock: realClock{}, changed: make(chan struct{})}
+		clock: realClock{}, changed: make(chan struct{}), skipped: map[string]uint64{}}
 }
 
 // SetDevice gives the exporter its engine (and hosted agent, or nil);
@@ -269,7 +270,7 @@ func (e *Exporter) traceOnce(ctx context.Context, s *destState, interval time.Du
 	}
 	defer func() { <-sem }()
 	e.mu.RLock()
-	tr, devErr := e.tracer, e.deviceErr
+	tr := e.tracer
 	e.mu.RUnlock()
 	if e.traceStarted != nil {
 		e.traceStarted(s.cfg.Name, e.clock.Now())
@@ -277,19 +278,22 @@ func (e *Exporter) traceOnce(ctx context.Context, s *destState, interval time.Du
 	if e.traceDone != nil {
 		defer e.traceDone(s.cfg.Name)
 	}
-	var r *trace.Result
 	if tr == nil {
-		r = &trace.Result{Destination: s.target, Start: e.clock.Now(), Status: trace.StatusDevice, Reason: trace.ReasonDevice, Err: devErr}
-		if devErr == nil {
-			r.Err = errNoDevice
-		}
-	} else {
-		tctx, cancel := context.WithTimeout(ctx, interval)
-		r = tr.Trace(tctx, s.target)
-		cancel()
+		e.skip(skipDeviceDown) // not the destination's failure (docs/design.md §6)
+		return
 	}
+	tctx, cancel := context.WithTimeout(ctx, interval)
+	r := tr.Trace(tctx, s.target)
+	cancel()
 	if ctx.Err() != nil {
 		return // stopped (reload or shutdown): do not record a cancelled trace
+	}
+	if r.Status == trace.StatusDevice {
+		// The local device failed (a send error, the port gone): a fact
+		// about this node, not about the destination.
+		e.skip(skipDeviceError)
+		level.Warn(e.logger).Log("msg", "trace skipped: device error", "destination", s.cfg.Name, "err", r.Err)
+		return
 	}
 	s.record(r)
 	if r.Status != trace.StatusOK {
@@ -301,11 +305,20 @@ func (e *Exporter) traceOnce(ctx context.Context, s *destState, interval time.Du
 	}
 }
 
-type deviceError string
+// Reasons a scheduled trace is skipped: they count in
+// ibtracer_traces_skipped_total, never against a destination.
+const (
+	skipDeviceDown  = "device_down"  // no device open (not yet, or lost)
+	skipDeviceError = "device_error" // the device failed during the trace
+)
 
-func (d deviceError) Error() string { return string(d) }
+var skipReasons = []string{skipDeviceDown, skipDeviceError}
 
-const errNoDevice = deviceError("no InfiniBand device is open yet")
+func (e *Exporter) skip(reason string) {
+	e.mu.Lock()
+	e.skipped[reason]++
+	e.mu.Unlock()
+}
 
 // Stop stops every destination and waits for in-flight traces.
 func (e *Exporter) Stop() {

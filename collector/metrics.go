@@ -14,9 +14,9 @@ import (
 // destination from the first scrape, at zero.
 var (
 	allResults = []trace.Status{trace.StatusOK, trace.StatusMismatch, trace.StatusUnreachable, trace.StatusTooLong,
-		trace.StatusResolve, trace.StatusDevice}
+		trace.StatusResolve} // device errors are skipped traces, not results (ibtracer_traces_skipped_total)
 	allReasons = []trace.Reason{trace.ReasonNoRoute, trace.ReasonPortDown, trace.ReasonTimeout, trace.ReasonLoop,
-		trace.ReasonTooLong, trace.ReasonSA, trace.ReasonDevice, trace.ReasonMismatch, trace.ReasonBadConfig}
+		trace.ReasonTooLong, trace.ReasonSA, trace.ReasonMismatch, trace.ReasonBadConfig}
 	madClasses  = []ibmad.MgmtClass{ibmad.ClassSubnDR, ibmad.ClassSubnLID, ibmad.ClassSubnAdm, ibmad.ClassIBTracer}
 	dropReasons = []ibmad.DropReason{ibmad.DropMalformed, ibmad.DropUnknownTID, ibmad.DropNoHandler, ibmad.DropSendFailed, ibmad.DropLate}
 )
@@ -35,6 +35,10 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	e.mu.RLock()
 	names := append([]string{"destination"}, e.labelNames...)
 	engine, ag, devErr := e.engine, e.agent, e.deviceErr
+	skipped := make([]float64, len(skipReasons))
+	for i, r := range skipReasons {
+		skipped[i] = float64(e.skipped[r])
+	}
 	e.mu.RUnlock()
 
 	up := 0.0
@@ -42,6 +46,9 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 		up = 1
 	}
 	ch <- prometheus.MustNewConstMetric(desc("device_up", "1 when the InfiniBand device (or simulator) is open."), prometheus.GaugeValue, up)
+	for i, r := range skipReasons {
+		ch <- prometheus.MustNewConstMetric(dSkipped, prometheus.CounterValue, skipped[i], r)
+	}
 	dests := e.destinations()
 	ch <- prometheus.MustNewConstMetric(desc("destinations", "Configured destinations."), prometheus.GaugeValue, float64(len(dests)))
 	e.collectDestinations(ch, names, dests)
@@ -143,6 +150,8 @@ func (e *Exporter) collectDestinations(ch chan<- prometheus.Metric, names []stri
 func durationSeconds[T ~int64](d T) float64 { return float64(d) / 1e9 }
 
 var (
+	dSkipped = desc("traces_skipped_total", "Scheduled traces not run, by reason (device_down: no InfiniBand device open; "+
+		"device_error: the device failed during the trace). They count against no destination.", "reason")
 	dMADRequests = desc("mad_requests_total", "MAD attempts sent by the engine, retries included, by management class.", "class")
 	dMADTimeouts = desc("mad_timeouts_total", "MAD attempts that got no response, by management class.", "class")
 	dMADRetries  = desc("mad_retries_total", "MAD retries, by management class.", "class")
