@@ -21,9 +21,6 @@ import (
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/common/version"
 	"github.com/prometheus/exporter-toolkit/web"
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
@@ -75,15 +72,13 @@ func run() int {
 		level.Error(logger).Log("msg", "cannot load the configuration", "err", err)
 		return 1
 	}
-	reg := prometheus.NewRegistry()
 	exp := collector.New(logger, "")
 	rtt, observe := collector.NewMADRTT()
 	reloadOK := prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "ibtracer", Name: "config_last_reload_successful",
 		Help: "1 if the last configuration reload succeeded."})
 	reloadTime := prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "ibtracer", Name: "config_last_reload_success_timestamp_seconds",
 		Help: "When the configuration was last loaded successfully."})
-	reg.MustRegister(exp, rtt, reloadOK, reloadTime, versioncollector.NewCollector("ibtracer"),
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg := collector.NewRegistry(exp, rtt, reloadOK, reloadTime)
 	reloadOK.Set(1)
 	reloadTime.SetToCurrentTime()
 	exp.Apply(cfg)
@@ -117,8 +112,7 @@ func run() int {
 	}()
 
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError,
-		MaxRequestsInFlight: f.maxRequests, EnableOpenMetrics: true}))
+	mux.Handle("/metrics", collector.MetricsHandler(reg, f.maxRequests, logger))
 	mux.Handle("/traces", exp.TracesHandler())
 	mux.HandleFunc("/-/healthy", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "Healthy") })
 	mux.HandleFunc("/-/reload", func(w http.ResponseWriter, r *http.Request) {

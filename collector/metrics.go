@@ -78,7 +78,7 @@ func (e *Exporter) collectDestinations(ch chan<- prometheus.Metric, names []stri
 		dUnsHops    = desc("path_unsupported_hops", "Hops of the last trace without the vendor agent.", lab()...)
 		dValHops    = desc("path_validated_hops", "Hops of the last trace whose agent confirmed the ingress port.", lab()...)
 		dMADs       = desc("trace_mads_total", "MADs spent tracing the destination.", lab()...)
-		dLastMADs   = desc("trace_mads", "MADs the last trace spent.", lab()...)
+		dLastMADs   = desc("last_trace_mads", "MADs the last trace spent.", lab()...)
 		dHopInfo    = desc("hop_info", "The last traced path, one series per hop.",
 			lab("hop", "node_guid", "port_guid", "node_desc", "node_type", "lid", "in_port", "out_port")...)
 		dHopStatus = desc("hop_agent_status", "The agent's verdict on each hop of the last trace: one series per hop, labelled with the verdict.", lab("hop", "status")...)
