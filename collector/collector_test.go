@@ -274,3 +274,5 @@ destinations:
 		t.Fatalf("dead: %s", st)
 	}
 }
+
+func configParse(yml string) (*config.Config, error) { return config.Parse("test.yml", []byte(yml)) }

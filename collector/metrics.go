@@ -1,8 +1,6 @@
 package collector
 
 import (
-	"strconv"
-
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ibtracer/ibtracer_exporter/agent"
@@ -86,15 +84,16 @@ func (e *Exporter) collectDestinations(ch chan<- prometheus.Metric, names []stri
 	)
 	for _, s := range dests {
 		s.mu.Lock()
-		v := s.labels
-		g := func(d *prometheus.Desc, val float64, extra ...string) {
-			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, val, append(append([]string{}, v...), extra...)...)
+		// One allocation per destination for its fixed-label samples.
+		samples := make([]sample, 0, 20+len(allResults)+len(allReasons))
+		emit := func(d *prometheus.Desc, l labelSet, typ prometheus.ValueType, val float64) {
+			samples = append(samples, sample{desc: d, labels: l, typ: typ, val: val})
+			ch <- &samples[len(samples)-1]
 		}
-		c := func(d *prometheus.Desc, val float64, extra ...string) {
-			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, val, append(append([]string{}, v...), extra...)...)
-		}
+		g := func(d *prometheus.Desc, val float64) { emit(d, s.base, prometheus.GaugeValue, val) }
+		c := func(d *prometheus.Desc, val float64) { emit(d, s.base, prometheus.CounterValue, val) }
 		g(dInterval, durationSeconds(s.cfg.Interval))
-		g(dInfo, 1, s.target.Address(), s.target.Args())
+		emit(dInfo, s.info, prometheus.GaugeValue, 1)
 		r := s.last
 		success, hops, mis, uns, val, lastMADs, lastTime := 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
 		if r != nil {
@@ -108,11 +107,11 @@ func (e *Exporter) collectDestinations(ch chan<- prometheus.Metric, names []stri
 		}
 		g(dSuccess, success)
 		g(dLastTime, lastTime)
-		for _, st := range allResults {
-			c(dTraces, float64(s.results[st]), string(st))
+		for i, st := range allResults {
+			emit(dTraces, s.byResult[i], prometheus.CounterValue, float64(s.results[st]))
 		}
-		for _, rs := range allReasons {
-			c(dFailures, float64(s.failures[rs]), string(rs))
+		for i, rs := range allReasons {
+			emit(dFailures, s.byReason[i], prometheus.CounterValue, float64(s.failures[rs]))
 		}
 		g(dHops, hops)
 		c(dChanges, float64(s.pathChanges))
@@ -128,17 +127,15 @@ func (e *Exporter) collectDestinations(ch chan<- prometheus.Metric, names []stri
 		g(dValHops, val)
 		c(dMADs, float64(s.mads))
 		g(dLastMADs, lastMADs)
-		if r != nil && len(r.Hops) > 1 && (r.Status == trace.StatusOK || r.Status == trace.StatusMismatch) {
-			for _, h := range r.Hops[1:] {
-				hop := strconv.Itoa(h.Hop)
-				g(dHopInfo, 1, hop, h.NodeGUID.String(), h.PortGUID.String(), h.NodeDesc, h.NodeType.String(),
-					strconv.Itoa(int(h.LID)), strconv.Itoa(int(h.InPort)), strconv.Itoa(int(h.OutPort)))
-				g(dHopStatus, 1, hop, string(h.Agent))
-				rtt := h.RTT
-				if h.AgentRTT > 0 {
-					rtt = h.AgentRTT
-				}
-				g(dHopRTT, rtt.Seconds(), hop)
+		if hl := s.hopLabelsLocked(); len(hl) > 0 {
+			hs := make([]sample, 0, 3*len(hl))
+			for _, h := range hl {
+				hs = append(hs, sample{desc: dHopInfo, labels: h.info, typ: prometheus.GaugeValue, val: 1},
+					sample{desc: dHopStatus, labels: h.status, typ: prometheus.GaugeValue, val: 1},
+					sample{desc: dHopRTT, labels: h.rtt, typ: prometheus.GaugeValue, val: h.rttSeconds})
+			}
+			for i := range hs {
+				ch <- &hs[i]
 			}
 		}
 		s.duration.Collect(ch)
