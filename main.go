@@ -19,15 +19,12 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/go-kit/log/level"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/common/version"
 	"github.com/prometheus/exporter-toolkit/web"
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
 	sloggokit "github.com/tjhop/slog-gokit"
 
+	"github.com/ibtracer/ibtracer_exporter/collector"
 	"github.com/ibtracer/ibtracer_exporter/internal/ibopen"
 	"github.com/ibtracer/ibtracer_exporter/internal/service"
 )
@@ -50,7 +47,7 @@ func run() int {
 	app := kingpin.New("ibtracer_exporter", "Traces InfiniBand routes hop by hop, validates every hop with the ibtracer vendor agent, hosts that agent, and exports Prometheus metrics.")
 	app.Flag("config.file", "Configuration file (YAML).").Default("ibtracer.yml").StringVar(&f.configFile)
 	webFlags := kingpinflag.AddFlags(app, ":9684")
-	app.Flag("web.max-requests", "Maximum concurrent /metrics scrapes (0: no limit).").Default("40").IntVar(&f.maxRequests)
+	app.Flag("web.max-requests", "Maximum concurrent /metrics scrapes (0: no limit); more get 503.").Default("4").IntVar(&f.maxRequests)
 	app.Flag("log.level", "Log level: debug, info, warn, error.").Default("info").EnumVar(&f.logLevel, "debug", "info", "warn", "error")
 	app.Flag("log.format", "Log format: logfmt or json.").Default("logfmt").EnumVar(&f.logFormat, "logfmt", "json")
 	app.Flag("agent", "Host the ibtracer vendor agent and the ibping responder (--no-agent to turn off).").Default("true").BoolVar(&f.agent)
@@ -72,14 +69,9 @@ func run() int {
 		return 1
 	}
 
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(svc.Collectors()...)
-	reg.MustRegister(versioncollector.NewCollector("ibtracer"), collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-
+	reg := collector.NewRegistry(svc.Collectors()...)
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError,
-		MaxRequestsInFlight: f.maxRequests, EnableOpenMetrics: true}))
+	mux.Handle("/metrics", collector.MetricsHandler(reg, f.maxRequests, logger))
 	mux.Handle("/traces", svc.Exporter().TracesHandler())
 	mux.HandleFunc("/-/healthy", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "Healthy") })
 	mux.Handle("/-/reload", svc.ReloadHandler())

@@ -1,8 +1,8 @@
 package collector
 
 import (
-	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -105,13 +105,11 @@ ibtracer_trace_mads_total{destination="idle",rack=""} 0
 	wantResults := `
 # HELP ibtracer_traces_total Traces by result.
 # TYPE ibtracer_traces_total counter
-ibtracer_traces_total{destination="db01",rack="r7",result="device_error"} 0
 ibtracer_traces_total{destination="db01",rack="r7",result="mismatch"} 0
 ibtracer_traces_total{destination="db01",rack="r7",result="ok"} 2
 ibtracer_traces_total{destination="db01",rack="r7",result="resolve_failed"} 0
 ibtracer_traces_total{destination="db01",rack="r7",result="too_long"} 0
 ibtracer_traces_total{destination="db01",rack="r7",result="unreachable"} 0
-ibtracer_traces_total{destination="idle",rack="",result="device_error"} 0
 ibtracer_traces_total{destination="idle",rack="",result="mismatch"} 0
 ibtracer_traces_total{destination="idle",rack="",result="ok"} 0
 ibtracer_traces_total{destination="idle",rack="",result="resolve_failed"} 0
@@ -203,12 +201,29 @@ func TestSchedulerOnSim(t *testing.T) {
 	defer eng.Close()
 	e := New(log.NewNopLogger(), "x")
 	defer e.Stop()
+	// Traces in flight per destination, and the most seen at once.
+	var (
+		flightMu sync.Mutex
+		inFlight = map[string]int{}
+		most     = map[string]int{}
+	)
+	e.traceStarted = func(name string, _ time.Time) {
+		flightMu.Lock()
+		inFlight[name]++
+		most[name] = max(most[name], inFlight[name])
+		flightMu.Unlock()
+	}
+	e.traceDone = func(name string) {
+		flightMu.Lock()
+		inFlight[name]--
+		flightMu.Unlock()
+	}
 	e.SetDevice(eng, nil, nil)
 	l := func(n string) string { v, _ := f.LIDOf(n, 0); return string(rune('0'+v/10)) + string(rune('0'+v%10)) }
 	e.Apply(mustConfig(t, `
 interval: 1s
-timeout: 300ms
-retries: 1
+timeout: 400ms
+retries: 2
 concurrency: 2
 destinations:
   - {name: a, lid: `+l("H0-1")+`}
@@ -236,9 +251,21 @@ destinations:
 	if took := time.Since(start); took > 6*time.Second {
 		t.Fatalf("three traces of a and b took %v: the dead destination delayed them", took)
 	}
-	if d, a := count("dead"), count("a"); d > a+1 {
-		t.Fatalf("dead traced %d times, more than a (%d): its traces overlap", d, a)
+	// dead's traces last their whole interval (three 400 ms attempts, cut
+	// at 1 s): were the next one started on time, they would overlap.
+	for count("dead") < 3 {
+		if time.Since(start) > 30*time.Second {
+			t.Fatalf("dead traced only %d times in %v", count("dead"), time.Since(start))
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
+	flightMu.Lock()
+	for _, name := range []string{"a", "b", "dead"} {
+		if most[name] != 1 {
+			t.Errorf("%s: %d traces ran at once", name, most[name])
+		}
+	}
+	flightMu.Unlock()
 	s := e.dests["dead"]
 	s.mu.Lock()
 	st := s.last.Status
@@ -246,5 +273,6 @@ destinations:
 	if st != trace.StatusUnreachable {
 		t.Fatalf("dead: %s", st)
 	}
-	_ = context.Background
 }
+
+func configParse(yml string) (*config.Config, error) { return config.Parse("test.yml", []byte(yml)) }

@@ -2,6 +2,7 @@ package collector
 
 import (
 	"hash/fnv"
+	"strconv"
 	"sync"
 	"time"
 
@@ -23,6 +24,12 @@ type destState struct {
 	cfg    config.Destination
 	target trace.Destination
 	labels []string // values of the label names, in order: destination, then the config's
+
+	// Label pairs of its series (see labels.go): fixed ones, and the
+	// per-hop ones of the last trace (nil: build them at the next scrape).
+	base, info         labelSet
+	byResult, byReason []labelSet
+	hopSets            []hopLabels
 
 	cancel func()
 	done   chan struct{}
@@ -57,7 +64,19 @@ func newDestState(d config.Destination, labelNames []string) *destState {
 			NativeHistogramMinResetDuration: time.Hour,
 		})
 	}
-	return &destState{cfg: d, target: d.Target(), labels: values, done: make(chan struct{}),
+	base := newLabelSet(append([]string{"destination"}, labelNames...), values)
+	byResult := make([]labelSet, len(allResults))
+	for i, r := range allResults {
+		byResult[i] = base.with(pair("result", string(r)))
+	}
+	byReason := make([]labelSet, len(allReasons))
+	for i, r := range allReasons {
+		byReason[i] = base.with(pair("reason", string(r)))
+	}
+	target := d.Target()
+	return &destState{cfg: d, target: target, labels: values, done: make(chan struct{}),
+		base: base, info: base.with(pair("address", target.Address()), pair("ibtracer_args", target.Args())),
+		byResult: byResult, byReason: byReason,
 		results: map[trace.Status]uint64{}, failures: map[trace.Reason]uint64{},
 		duration: native("trace_duration_seconds", "How long traces to the destination took.", durationBuckets),
 		latency: native("latency_seconds",
@@ -84,6 +103,7 @@ func (s *destState) record(r *trace.Result) {
 	defer s.mu.Unlock()
 	now := r.Start.Add(r.Duration)
 	s.last, s.lastTime = r, now
+	s.hopSets = nil
 	s.results[r.Status]++
 	if r.Status != trace.StatusOK && r.Reason != trace.ReasonNone {
 		s.failures[r.Reason]++
@@ -134,4 +154,36 @@ func nextRun(now time.Time, interval, ph time.Duration) time.Time {
 		base = base.Add(interval)
 	}
 	return base
+}
+
+// hopLabels are the label sets of one hop's series.
+type hopLabels struct {
+	info, status, rtt labelSet
+	rttSeconds        float64
+}
+
+// hopLabelsLocked returns the label sets of the last trace's hops (none
+// unless it reached the destination), building them once per trace.
+func (s *destState) hopLabelsLocked() []hopLabels {
+	r := s.last
+	if s.hopSets != nil || r == nil || len(r.Hops) < 2 || (r.Status != trace.StatusOK && r.Status != trace.StatusMismatch) {
+		return s.hopSets
+	}
+	s.hopSets = make([]hopLabels, 0, len(r.Hops)-1)
+	for _, h := range r.Hops[1:] {
+		hop := pair("hop", strconv.Itoa(h.Hop))
+		rtt := h.RTT
+		if h.AgentRTT > 0 {
+			rtt = h.AgentRTT
+		}
+		s.hopSets = append(s.hopSets, hopLabels{
+			info: s.base.with(hop, pair("node_guid", h.NodeGUID.String()), pair("port_guid", h.PortGUID.String()),
+				pair("node_desc", h.NodeDesc), pair("node_type", h.NodeType.String()), pair("lid", strconv.Itoa(int(h.LID))),
+				pair("in_port", strconv.Itoa(int(h.InPort))), pair("out_port", strconv.Itoa(int(h.OutPort)))),
+			status:     s.base.with(hop, pair("status", string(h.Agent))),
+			rtt:        s.base.with(hop),
+			rttSeconds: rtt.Seconds(),
+		})
+	}
+	return s.hopSets
 }

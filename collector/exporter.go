@@ -31,24 +31,31 @@ type Exporter struct {
 	agent      *agent.Agent
 	deviceErr  error
 	sem        chan struct{}
+	changed    chan struct{} // closed when the seed or the device changes
+	skipped    map[string]uint64
 
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	// now and sleep are the clock (tests).
-	now func() time.Time
+	clock clock
+	// traceStarted and traceDone, when set (tests), learn when each trace
+	// starts and ends.
+	traceStarted func(name string, at time.Time)
+	traceDone    func(name string)
 }
 
 // New returns an Exporter with no device yet; see SetDevice.
 func New(logger log.Logger, seed string) *Exporter {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Exporter{logger: logger, seed: seed, dests: map[string]*destState{}, ctx: ctx, cancel: cancel,
-		now: time.Now}
+		clock: realClock{}, changed: make(chan struct{}), skipped: map[string]uint64{}}
 }
 
 // SetDevice gives the exporter its engine (and hosted agent, or nil);
-// err says why there is none yet.
+// err says why there is none yet. SetDevice(nil, nil, err) reports a lost
+// device: device_up drops to 0 and traces are skipped, not charged to the
+// destinations, until the next SetDevice with an engine.
 func (e *Exporter) SetDevice(engine *ibmad.Engine, a *agent.Agent, err error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -57,14 +64,79 @@ func (e *Exporter) SetDevice(engine *ibmad.Engine, a *agent.Agent, err error) {
 	if engine != nil && e.cfg != nil {
 		e.tracer = e.newTracer(e.cfg)
 	}
+	e.wakeLocked()
 }
 
-// SetSeed sets the identity the trace phases derive from (the local port
-// GUID, once the device is open). Running destinations keep their phase.
+// SetSeed sets the identity the trace phases derive from: the local port
+// GUID, once the device is open (the configuration's jitter_seed, when
+// set, overrides it). Destination loops do not schedule a trace before a
+// seed is known, and follow a new one from their next run on.
 func (e *Exporter) SetSeed(seed string) {
 	e.mu.Lock()
 	e.seed = seed
+	e.wakeLocked()
 	e.mu.Unlock()
+}
+
+// wakeLocked tells the loops waiting for a seed that something changed.
+func (e *Exporter) wakeLocked() {
+	if e.changed != nil {
+		close(e.changed)
+	}
+	e.changed = make(chan struct{})
+}
+
+// seedLocked returns the seed of the phases ("" while none is known).
+func (e *Exporter) seedLocked() string {
+	if e.cfg != nil && e.cfg.JitterSeed != "" {
+		return e.cfg.JitterSeed
+	}
+	return e.seed
+}
+
+func (e *Exporter) currentSeed() string {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.seedLocked()
+}
+
+// seedRetry is how often a loop that has an engine but no seed asks the
+// engine for the local port again.
+const seedRetry = time.Second
+
+// waitSeed blocks until the phase's seed is known: from SetSeed, from the
+// configuration's jitter_seed, or from the engine's local port GUID once a
+// device is open (so that the phase never depends on the order in which
+// the device owner calls SetDevice and SetSeed). It returns false when ctx
+// ends first.
+func (e *Exporter) waitSeed(ctx context.Context) (string, bool) {
+	for {
+		e.mu.RLock()
+		seed, changed, engine := e.seedLocked(), e.changed, e.engine
+		e.mu.RUnlock()
+		if seed != "" {
+			return seed, true
+		}
+		if engine != nil {
+			if p, err := engine.Port(); err == nil && p.PortGUID != 0 {
+				e.mu.Lock()
+				if e.seed == "" {
+					e.seed = p.PortGUID.String()
+				}
+				e.mu.Unlock()
+				continue
+			}
+		}
+		c, stop := e.clock.Timer(seedRetry)
+		select {
+		case <-ctx.Done():
+			stop()
+			return "", false
+		case <-changed:
+		case <-c:
+		}
+		stop()
+	}
 }
 
 func (e *Exporter) newTracer(c *config.Config) *trace.Tracer {
@@ -87,6 +159,7 @@ func (e *Exporter) Apply(c *config.Config) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.cfg = c
+	e.wakeLocked() // jitter_seed may have changed
 	if e.engine != nil {
 		e.tracer = e.newTracer(c)
 	}
@@ -139,13 +212,15 @@ func (e *Exporter) stopLocked(s *destState) {
 }
 
 // loop traces one destination for ever: once soon after start, then at
-// its phase of every interval. A trace that overruns skips the runs it
-// missed; two traces of one destination never overlap.
+// its phase of every interval. The phase is known before the first trace
+// is scheduled (waitSeed). A trace that overruns skips the runs it missed;
+// two traces of one destination never overlap.
 func (e *Exporter) loop(ctx context.Context, s *destState) {
 	interval := time.Duration(s.cfg.Interval)
-	e.mu.RLock()
-	seed := e.seed
-	e.mu.RUnlock()
+	seed, ok := e.waitSeed(ctx)
+	if !ok {
+		return
+	}
 	ph := phase(seed, s.cfg.Name, interval)
 	// The first traces start soon, but spread with the number of
 	// destinations (50 a second), so that a large configuration does not
@@ -158,17 +233,20 @@ func (e *Exporter) loop(ctx context.Context, s *destState) {
 		spread = 2 * time.Second
 	}
 	first := ph % minDuration(interval, spread)
-	next := e.now().Add(first)
+	next := e.clock.Now().Add(first)
 	for {
-		t := time.NewTimer(time.Until(next))
+		c, stop := e.clock.Timer(next.Sub(e.clock.Now()))
 		select {
 		case <-ctx.Done():
-			t.Stop()
+			stop()
 			return
-		case <-t.C:
+		case <-c:
 		}
 		e.traceOnce(ctx, s, interval)
-		next = nextRun(e.now(), interval, ph)
+		if seed := e.currentSeed(); seed != "" {
+			ph = phase(seed, s.cfg.Name, interval) // a new port or jitter_seed moves the phase
+		}
+		next = nextRun(e.clock.Now(), interval, ph)
 	}
 }
 
@@ -180,28 +258,42 @@ func minDuration(a, b time.Duration) time.Duration {
 }
 
 func (e *Exporter) traceOnce(ctx context.Context, s *destState, interval time.Duration) {
+	// A reload may replace the semaphore (a new concurrency) while this
+	// trace runs: the slot goes back to the channel it was taken from.
+	e.mu.RLock()
+	sem := e.sem
+	e.mu.RUnlock()
 	select {
-	case e.sem <- struct{}{}:
+	case sem <- struct{}{}:
 	case <-ctx.Done():
 		return
 	}
-	defer func() { <-e.sem }()
+	defer func() { <-sem }()
 	e.mu.RLock()
-	tr, devErr := e.tracer, e.deviceErr
+	tr := e.tracer
 	e.mu.RUnlock()
-	var r *trace.Result
-	if tr == nil {
-		r = &trace.Result{Destination: s.target, Start: e.now(), Status: trace.StatusDevice, Reason: trace.ReasonDevice, Err: devErr}
-		if devErr == nil {
-			r.Err = errNoDevice
-		}
-	} else {
-		tctx, cancel := context.WithTimeout(ctx, interval)
-		r = tr.Trace(tctx, s.target)
-		cancel()
+	if e.traceStarted != nil {
+		e.traceStarted(s.cfg.Name, e.clock.Now())
 	}
+	if e.traceDone != nil {
+		defer e.traceDone(s.cfg.Name)
+	}
+	if tr == nil {
+		e.skip(skipDeviceDown) // not the destination's failure (docs/design.md §6)
+		return
+	}
+	tctx, cancel := context.WithTimeout(ctx, interval)
+	r := tr.Trace(tctx, s.target)
+	cancel()
 	if ctx.Err() != nil {
 		return // stopped (reload or shutdown): do not record a cancelled trace
+	}
+	if r.Status == trace.StatusDevice {
+		// The local device failed (a send error, the port gone): a fact
+		// about this node, not about the destination.
+		e.skip(skipDeviceError)
+		level.Warn(e.logger).Log("msg", "trace skipped: device error", "destination", s.cfg.Name, "err", r.Err)
+		return
 	}
 	s.record(r)
 	if r.Status != trace.StatusOK {
@@ -213,11 +305,20 @@ func (e *Exporter) traceOnce(ctx context.Context, s *destState, interval time.Du
 	}
 }
 
-type deviceError string
+// Reasons a scheduled trace is skipped: they count in
+// ibtracer_traces_skipped_total, never against a destination.
+const (
+	skipDeviceDown  = "device_down"  // no device open (not yet, or lost)
+	skipDeviceError = "device_error" // the device failed during the trace
+)
 
-func (d deviceError) Error() string { return string(d) }
+var skipReasons = []string{skipDeviceDown, skipDeviceError}
 
-const errNoDevice = deviceError("no InfiniBand device is open yet")
+func (e *Exporter) skip(reason string) {
+	e.mu.Lock()
+	e.skipped[reason]++
+	e.mu.Unlock()
+}
 
 // Stop stops every destination and waits for in-flight traces.
 func (e *Exporter) Stop() {

@@ -1,7 +1,9 @@
 package collector
 
 import (
+	"bufio"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -37,30 +39,66 @@ type TraceView struct {
 func (e *Exporter) Traces() []TraceView {
 	var out []TraceView
 	for _, s := range e.destinations() {
-		s.mu.Lock()
-		v := TraceView{Name: s.cfg.Name, Address: s.target.Address(), Labels: s.cfg.Labels,
-			IntervalSeconds: durationSeconds(s.cfg.Interval), PathChanges: s.pathChanges}
-		if !s.lastChange.IsZero() {
-			t := s.lastChange.UTC()
-			v.LastChange = &t
-		}
-		if s.last != nil {
-			j := s.last.JSON()
-			v.Last = &j
-		}
-		s.mu.Unlock()
-		out = append(out, v)
+		out = append(out, s.view())
 	}
 	return out
 }
 
+func (s *destState) view() TraceView {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v := TraceView{Name: s.cfg.Name, Address: s.target.Address(), Labels: s.cfg.Labels,
+		IntervalSeconds: durationSeconds(s.cfg.Interval), PathChanges: s.pathChanges}
+	if !s.lastChange.IsZero() {
+		t := s.lastChange.UTC()
+		v.LastChange = &t
+	}
+	if s.last != nil {
+		j := s.last.JSON()
+		v.Last = &j
+	}
+	return v
+}
+
+// TracesInFlight is how many /traces requests are served at once; more
+// get 503 at once.
+const TracesInFlight = 2
+
 // TracesHandler serves /traces: the latest trace per destination, with
-// per-hop data and timestamps, as JSON.
+// per-hop data and timestamps, as JSON (an array, one destination at a
+// time, so that a request holds one destination's view, not all of them).
 func (e *Exporter) TracesHandler() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return limitInFlight(TracesInFlight, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(e.Traces())
+		bw := bufio.NewWriterSize(w, 32<<10)
+		_, _ = bw.WriteString("[")
+		for i, s := range e.destinations() {
+			b, err := json.MarshalIndent(s.view(), "  ", "  ")
+			if err != nil {
+				continue
+			}
+			if i > 0 {
+				_, _ = bw.WriteString(",")
+			}
+			_, _ = bw.WriteString("\n  ")
+			_, _ = bw.Write(b)
+		}
+		_, _ = bw.WriteString("\n]\n")
+		_ = bw.Flush()
+	}))
+}
+
+// limitInFlight serves at most n requests at once; more get 503 at once
+// (the client retries; nothing queues).
+func limitInFlight(n int, h http.Handler) http.Handler {
+	sem := make(chan struct{}, n)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case sem <- struct{}{}:
+			defer func() { <-sem }()
+			h.ServeHTTP(w, r)
+		default:
+			http.Error(w, fmt.Sprintf("too many concurrent requests (at most %d); retry", n), http.StatusServiceUnavailable)
+		}
 	})
 }

@@ -1,8 +1,6 @@
 package collector
 
 import (
-	"strconv"
-
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ibtracer/ibtracer_exporter/agent"
@@ -14,9 +12,9 @@ import (
 // destination from the first scrape, at zero.
 var (
 	allResults = []trace.Status{trace.StatusOK, trace.StatusMismatch, trace.StatusUnreachable, trace.StatusTooLong,
-		trace.StatusResolve, trace.StatusDevice}
+		trace.StatusResolve} // device errors are skipped traces, not results (ibtracer_traces_skipped_total)
 	allReasons = []trace.Reason{trace.ReasonNoRoute, trace.ReasonPortDown, trace.ReasonTimeout, trace.ReasonLoop,
-		trace.ReasonTooLong, trace.ReasonSA, trace.ReasonDevice, trace.ReasonMismatch, trace.ReasonBadConfig}
+		trace.ReasonTooLong, trace.ReasonSA, trace.ReasonMismatch, trace.ReasonBadConfig}
 	madClasses  = []ibmad.MgmtClass{ibmad.ClassSubnDR, ibmad.ClassSubnLID, ibmad.ClassSubnAdm, ibmad.ClassIBTracer}
 	dropReasons = ibmad.DropReasons()
 )
@@ -35,6 +33,10 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	e.mu.RLock()
 	names := append([]string{"destination"}, e.labelNames...)
 	engine, ag, devErr := e.engine, e.agent, e.deviceErr
+	skipped := make([]float64, len(skipReasons))
+	for i, r := range skipReasons {
+		skipped[i] = float64(e.skipped[r])
+	}
 	e.mu.RUnlock()
 
 	up := 0.0
@@ -42,6 +44,9 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 		up = 1
 	}
 	ch <- prometheus.MustNewConstMetric(desc("device_up", "1 when the InfiniBand device (or simulator) is open."), prometheus.GaugeValue, up)
+	for i, r := range skipReasons {
+		ch <- prometheus.MustNewConstMetric(dSkipped, prometheus.CounterValue, skipped[i], r)
+	}
 	dests := e.destinations()
 	ch <- prometheus.MustNewConstMetric(desc("destinations", "Configured destinations."), prometheus.GaugeValue, float64(len(dests)))
 	e.collectDestinations(ch, names, dests)
@@ -71,7 +76,7 @@ func (e *Exporter) collectDestinations(ch chan<- prometheus.Metric, names []stri
 		dUnsHops    = desc("path_unsupported_hops", "Hops of the last trace without the vendor agent.", lab()...)
 		dValHops    = desc("path_validated_hops", "Hops of the last trace whose agent confirmed the ingress port.", lab()...)
 		dMADs       = desc("trace_mads_total", "MADs spent tracing the destination.", lab()...)
-		dLastMADs   = desc("trace_mads", "MADs the last trace spent.", lab()...)
+		dLastMADs   = desc("last_trace_mads", "MADs the last trace spent.", lab()...)
 		dHopInfo    = desc("hop_info", "The last traced path, one series per hop.",
 			lab("hop", "node_guid", "port_guid", "node_desc", "node_type", "lid", "in_port", "out_port")...)
 		dHopStatus = desc("hop_agent_status", "The agent's verdict on each hop of the last trace: one series per hop, labelled with the verdict.", lab("hop", "status")...)
@@ -79,15 +84,16 @@ func (e *Exporter) collectDestinations(ch chan<- prometheus.Metric, names []stri
 	)
 	for _, s := range dests {
 		s.mu.Lock()
-		v := s.labels
-		g := func(d *prometheus.Desc, val float64, extra ...string) {
-			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, val, append(append([]string{}, v...), extra...)...)
+		// One allocation per destination for its fixed-label samples.
+		samples := make([]sample, 0, 20+len(allResults)+len(allReasons))
+		emit := func(d *prometheus.Desc, l labelSet, typ prometheus.ValueType, val float64) {
+			samples = append(samples, sample{desc: d, labels: l, typ: typ, val: val})
+			ch <- &samples[len(samples)-1]
 		}
-		c := func(d *prometheus.Desc, val float64, extra ...string) {
-			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, val, append(append([]string{}, v...), extra...)...)
-		}
+		g := func(d *prometheus.Desc, val float64) { emit(d, s.base, prometheus.GaugeValue, val) }
+		c := func(d *prometheus.Desc, val float64) { emit(d, s.base, prometheus.CounterValue, val) }
 		g(dInterval, durationSeconds(s.cfg.Interval))
-		g(dInfo, 1, s.target.Address(), s.target.Args())
+		emit(dInfo, s.info, prometheus.GaugeValue, 1)
 		r := s.last
 		success, hops, mis, uns, val, lastMADs, lastTime := 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
 		if r != nil {
@@ -101,11 +107,11 @@ func (e *Exporter) collectDestinations(ch chan<- prometheus.Metric, names []stri
 		}
 		g(dSuccess, success)
 		g(dLastTime, lastTime)
-		for _, st := range allResults {
-			c(dTraces, float64(s.results[st]), string(st))
+		for i, st := range allResults {
+			emit(dTraces, s.byResult[i], prometheus.CounterValue, float64(s.results[st]))
 		}
-		for _, rs := range allReasons {
-			c(dFailures, float64(s.failures[rs]), string(rs))
+		for i, rs := range allReasons {
+			emit(dFailures, s.byReason[i], prometheus.CounterValue, float64(s.failures[rs]))
 		}
 		g(dHops, hops)
 		c(dChanges, float64(s.pathChanges))
@@ -121,17 +127,15 @@ func (e *Exporter) collectDestinations(ch chan<- prometheus.Metric, names []stri
 		g(dValHops, val)
 		c(dMADs, float64(s.mads))
 		g(dLastMADs, lastMADs)
-		if r != nil && len(r.Hops) > 1 && (r.Status == trace.StatusOK || r.Status == trace.StatusMismatch) {
-			for _, h := range r.Hops[1:] {
-				hop := strconv.Itoa(h.Hop)
-				g(dHopInfo, 1, hop, h.NodeGUID.String(), h.PortGUID.String(), h.NodeDesc, h.NodeType.String(),
-					strconv.Itoa(int(h.LID)), strconv.Itoa(int(h.InPort)), strconv.Itoa(int(h.OutPort)))
-				g(dHopStatus, 1, hop, string(h.Agent))
-				rtt := h.RTT
-				if h.AgentRTT > 0 {
-					rtt = h.AgentRTT
-				}
-				g(dHopRTT, rtt.Seconds(), hop)
+		if hl := s.hopLabelsLocked(); len(hl) > 0 {
+			hs := make([]sample, 0, 3*len(hl))
+			for _, h := range hl {
+				hs = append(hs, sample{desc: dHopInfo, labels: h.info, typ: prometheus.GaugeValue, val: 1},
+					sample{desc: dHopStatus, labels: h.status, typ: prometheus.GaugeValue, val: 1},
+					sample{desc: dHopRTT, labels: h.rtt, typ: prometheus.GaugeValue, val: h.rttSeconds})
+			}
+			for i := range hs {
+				ch <- &hs[i]
 			}
 		}
 		s.duration.Collect(ch)
@@ -143,6 +147,8 @@ func (e *Exporter) collectDestinations(ch chan<- prometheus.Metric, names []stri
 func durationSeconds[T ~int64](d T) float64 { return float64(d) / 1e9 }
 
 var (
+	dSkipped = desc("traces_skipped_total", "Scheduled traces not run, by reason (device_down: no InfiniBand device open; "+
+		"device_error: the device failed during the trace). They count against no destination.", "reason")
 	dMADRequests = desc("mad_requests_total", "MAD attempts sent by the engine, retries included, by management class.", "class")
 	dMADTimeouts = desc("mad_timeouts_total", "MAD attempts that got no response, by management class.", "class")
 	dMADRetries  = desc("mad_retries_total", "MAD retries, by management class.", "class")

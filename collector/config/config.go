@@ -41,20 +41,22 @@ const (
 
 // Config is the whole file.
 type Config struct {
-	Interval        Duration      `yaml:"interval"`
-	Timeout         Duration      `yaml:"timeout"`
-	Retries         *int          `yaml:"retries"`
-	Concurrency     int           `yaml:"concurrency"`
-	MADWindow       int           `yaml:"mad_window"`
-	MADPerTarget    int           `yaml:"mad_window_per_target"`
-	OUI             OUI           `yaml:"oui"`
-	SL              uint8         `yaml:"sl"`
-	Agent           AgentConfig   `yaml:"agent"`
-	Destinations    []Destination `yaml:"destinations"`
-	JitterSeed      string        `yaml:"jitter_seed"`
-	ValidateAgents  *bool         `yaml:"validate"`
-	ShareValidation *Duration     `yaml:"share_validation"`
-	AgentSupportTTL *Duration     `yaml:"agent_support_ttl"`
+	Interval     Duration      `yaml:"interval"`
+	Timeout      Duration      `yaml:"timeout"`
+	Retries      *int          `yaml:"retries"`
+	Concurrency  int           `yaml:"concurrency"`
+	MADWindow    int           `yaml:"mad_window"`
+	MADPerTarget int           `yaml:"mad_window_per_target"`
+	OUI          OUI           `yaml:"oui"`
+	SL           uint8         `yaml:"sl"`
+	Agent        AgentConfig   `yaml:"agent"`
+	Destinations []Destination `yaml:"destinations"`
+	// JitterSeed replaces the local port GUID as the seed of the
+	// destinations' phases (collector.Exporter.SetSeed).
+	JitterSeed      string    `yaml:"jitter_seed"`
+	ValidateAgents  *bool     `yaml:"validate"`
+	ShareValidation *Duration `yaml:"share_validation"`
+	AgentSupportTTL *Duration `yaml:"agent_support_ttl"`
 	lines           map[string]int
 }
 

@@ -1,0 +1,89 @@
+package collector
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-kit/log"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/ibtracer/ibtracer_exporter/ibmad"
+	"github.com/ibtracer/ibtracer_exporter/ibmad/sim"
+)
+
+// While the device is missing or lost, traces are skipped and counted as
+// such, not charged to the destinations; device_up follows SetDevice.
+func TestDeviceDownIsNotChargedToDestinations(t *testing.T) {
+	topo, _ := sim.FatTree2(1, 1, 2, 1)
+	f, _ := sim.New(topo, sim.Options{})
+	tr, err := f.Attach("H0-0", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng := ibmad.NewEngine(tr, ibmad.Options{})
+	defer eng.Close()
+	lid, _ := f.LIDOf("H0-1", 0)
+
+	fc := newFakeClock(time.Unix(1800000000, 0))
+	e := New(log.NewNopLogger(), "seed")
+	e.clock = fc
+	defer e.Stop()
+	var started atomic.Int64
+	e.traceStarted = func(string, time.Time) { started.Add(1) }
+	e.SetDevice(nil, nil, errors.New("umad: no InfiniBand device"))
+	e.Apply(mustConfig(t, fmt.Sprintf("interval: 1s\nvalidate: false\ndestinations:\n  - {name: a, lid: %d}\n", lid)))
+
+	run := func(n int) { // n traces of the destination on the fake clock
+		for i := 0; i < n; i++ {
+			fc.waitPending(t, 1, "between traces")
+			fc.advance()
+		}
+		fc.waitPending(t, 1, "after the traces")
+	}
+	check := func(what string, up float64, traces uint64, skipped float64) {
+		t.Helper()
+		want := fmt.Sprintf(`
+# HELP ibtracer_device_up 1 when the InfiniBand device (or simulator) is open.
+# TYPE ibtracer_device_up gauge
+ibtracer_device_up %v
+# HELP ibtracer_traces_skipped_total Scheduled traces not run, by reason (device_down: no InfiniBand device open; device_error: the device failed during the trace). They count against no destination.
+# TYPE ibtracer_traces_skipped_total counter
+ibtracer_traces_skipped_total{reason="device_down"} %v
+ibtracer_traces_skipped_total{reason="device_error"} 0
+`, up, skipped)
+		if err := testutil.CollectAndCompare(e, strings.NewReader(want), "ibtracer_device_up", "ibtracer_traces_skipped_total"); err != nil {
+			t.Errorf("%s: %v", what, err)
+		}
+		if n := traceCount(e, "a"); n != traces {
+			t.Errorf("%s: %d traces charged to the destination, want %d", what, n, traces)
+		}
+		e.mu.RLock()
+		s := e.dests["a"]
+		e.mu.RUnlock()
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for reason, n := range s.failures {
+			if n != 0 {
+				t.Errorf("%s: %d failures (%s) charged to the destination", what, n, reason)
+			}
+		}
+	}
+	run(3)
+	check("before the device opens", 0, 0, float64(started.Load()))
+	down := started.Load()
+
+	e.SetDevice(eng, nil, nil)
+	before := started.Load()
+	run(2)
+	check("device open", 1, uint64(started.Load()-before), float64(down))
+
+	e.SetDevice(nil, nil, errors.New("umad: device lost"))
+	ok := traceCount(e, "a")
+	before = started.Load()
+	run(2)
+	check("device lost", 0, ok, float64(down+started.Load()-before))
+}
