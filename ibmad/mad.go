@@ -203,6 +203,12 @@ func (h *Header) MarshalTo(b []byte) error {
 	return nil
 }
 
+// MarshalBinary returns the header as 24 bytes.
+func (h *Header) MarshalBinary() ([]byte, error) {
+	b := make([]byte, HeaderSize)
+	return b, h.MarshalTo(b)
+}
+
 // UnmarshalBinary reads the header from b[0:24].
 func (h *Header) UnmarshalBinary(b []byte) error {
 	if len(b) < HeaderSize {

@@ -111,6 +111,12 @@ func (l *LFTBlock) MarshalTo(b []byte) error {
 	return nil
 }
 
+// MarshalBinary returns the block as 64 bytes.
+func (l *LFTBlock) MarshalBinary() ([]byte, error) {
+	b := make([]byte, LFTBlockSize)
+	return b, l.MarshalTo(b)
+}
+
 // UnmarshalBinary reads 64 entries from b.
 func (l *LFTBlock) UnmarshalBinary(b []byte) error {
 	if len(b) < LFTBlockSize {
