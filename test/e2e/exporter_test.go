@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"bufio"
@@ -34,7 +34,10 @@ import (
 	"github.com/ibtracer/ibtracer_exporter/trace"
 )
 
-const topoDir = "testdata/topologies"
+// root is the repository root, seen from this package's directory.
+const root = "../.."
+
+var topoDir = filepath.Join(root, "testdata", "topologies")
 
 var (
 	buildOnce sync.Once
@@ -52,6 +55,7 @@ func binaries(t *testing.T) (exporter, ibtracer string) {
 		}
 		for _, b := range [][2]string{{"ibtracer_exporter", "."}, {"ibtracer", "./cmd/ibtracer"}} {
 			cmd := exec.Command("go", "build", "-o", filepath.Join(binDir, b[0]), b[1])
+			cmd.Dir = root
 			cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 			if out, err := cmd.CombinedOutput(); err != nil {
 				buildErr = fmt.Errorf("go build %s: %v\n%s", b[1], err, out)

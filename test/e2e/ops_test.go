@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"context"
@@ -176,7 +176,7 @@ receivers:
 	_ = os.WriteFile(filepath.Join(dir, "alertmanager.yml"), []byte(amCfg), 0o644)
 	startDaemon(t, dir, am, "--config.file=alertmanager.yml", "--storage.path="+filepath.Join(dir, "am"),
 		"--web.listen-address="+amAddr, "--cluster.listen-address=")
-	rules, err := os.ReadFile("dashboards/ibtracer.rules.yml")
+	rules, err := os.ReadFile(filepath.Join(root, "dashboards/ibtracer.rules.yml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +223,7 @@ scrape_configs:
 			} `json:"targets"`
 		} `json:"panels"`
 	}
-	b, _ := os.ReadFile("dashboards/ibtracer.json")
+	b, _ := os.ReadFile(filepath.Join(root, "dashboards/ibtracer.json"))
 	if err := json.Unmarshal(b, &dash); err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +268,7 @@ scrape_configs:
 // TestAlertRules runs promtool's checks and unit tests of the shipped rules.
 func TestAlertRules(t *testing.T) {
 	promtool := requireTool(t, "promtool", "prometheus")
-	for _, args := range [][]string{{"check", "rules", "dashboards/ibtracer.rules.yml"}, {"test", "rules", "dashboards/ibtracer.rules.test.yml"}} {
+	for _, args := range [][]string{{"check", "rules", filepath.Join(root, "dashboards/ibtracer.rules.yml")}, {"test", "rules", filepath.Join(root, "dashboards/ibtracer.rules.test.yml")}} {
 		out, err := exec.Command(promtool, args...).CombinedOutput()
 		if err != nil || !strings.Contains(string(out), "SUCCESS") {
 			t.Fatalf("promtool %s: %v\n%s", strings.Join(args, " "), err, out)
@@ -281,7 +281,7 @@ func TestAlertRules(t *testing.T) {
 func TestSystemdUnit(t *testing.T) {
 	sa := requireTool(t, "systemd-analyze", "systemd")
 	bin, _ := binaries(t)
-	unit, err := os.ReadFile("examples/systemd/ibtracer_exporter.service")
+	unit, err := os.ReadFile(filepath.Join(root, "examples/systemd/ibtracer_exporter.service"))
 	if err != nil {
 		t.Fatal(err)
 	}
