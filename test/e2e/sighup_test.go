@@ -1,8 +1,0 @@
-package e2e
-
-import (
-	"os"
-	"syscall"
-)
-
-func syscallSIGHUP() os.Signal { return syscall.SIGHUP }
