@@ -254,19 +254,29 @@ func (p *exporterProc) do(method, path string) (int, string) {
 func (p *exporterProc) get(path string) (int, string)  { return p.do(http.MethodGet, path) }
 func (p *exporterProc) post(path string) (int, string) { return p.do(http.MethodPost, path) }
 
-// waitFor polls /metrics until cond holds, for up to d.
+// waitFor polls /metrics until cond holds, for up to d; the test fails if
+// it does not.
 func (p *exporterProc) waitFor(d time.Duration, what string, cond func(metrics string) bool) string {
 	p.t.Helper()
+	body, _, ok := p.await(d, cond)
+	if !ok {
+		p.t.Fatalf("waited %v for %s; last /metrics:\n%s", d, what, grepMetrics(body, "ibtracer_"))
+	}
+	return body
+}
+
+// await polls /metrics until cond holds, for up to d, and returns the last
+// body, how long it waited and whether cond held; it leaves failing to the
+// caller (a subtest, or a check that must not stop the rest).
+func (p *exporterProc) await(d time.Duration, cond func(metrics string) bool) (string, time.Duration, bool) {
+	start := time.Now()
 	var body string
-	if poll(d, 100*time.Millisecond, func() bool {
+	ok := poll(d, 100*time.Millisecond, func() bool {
 		var code int
 		code, body = p.get("/metrics")
 		return code == 200 && cond(body)
-	}) {
-		return body
-	}
-	p.t.Fatalf("waited %v for %s; last /metrics:\n%s", d, what, grepMetrics(body, "ibtracer_"))
-	return ""
+	})
+	return body, time.Since(start), ok
 }
 
 // traces returns /traces.

@@ -1,0 +1,655 @@
+package e2e
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ibtracer/ibtracer_exporter/ibmad"
+	"github.com/ibtracer/ibtracer_exporter/ibmad/ibsim/ibsimtest"
+)
+
+// The fault matrix: one exporter binary on ibsim + OpenSM (two-switch.net,
+// OpenSM on a host of its own sweeping every second, our agents on host2
+// and host4, the exporter on host1 hosting its own), taken through one
+// fault after another while a background scraper checks that every scrape
+// of /metrics answers within a second. Each scenario logs its detection
+// and recovery times and the counters that moved.
+
+const (
+	// ibsimMaxClients is how many clients ibsim serves (ibmad/ibsim/doc.go).
+	ibsimMaxClients = 10
+	matrixInterval  = time.Second
+	// maxScrape is the longest a scrape may take, at any moment.
+	maxScrape = time.Second
+	// Agent rate limit of the exporter under test (per source LID).
+	floodRate, floodBurst = 100, 200
+)
+
+// matrix is the fabric and the exporter the scenarios share.
+type matrix struct {
+	fab  *ibsimtest.Fabric
+	opts ibsimtest.Options
+	p    *exporterProc
+	lids map[string]uint16
+	// guids are the port GUIDs of the single-port hosts.
+	guids map[string]ibmad.GUID
+	// traced are the LID destinations of the running configuration.
+	traced []string
+}
+
+// config is the exporter's configuration with dests (name: address lines)
+// in the order given.
+func (m *matrix) config(dests ...string) string {
+	var b strings.Builder
+	// share_validation 0: every trace asks every hop, so what the scenarios
+	// measure is the exporter's reaction, not the documented reuse window
+	// (config.example.yml, share_validation).
+	fmt.Fprintf(&b, "interval: %s\ntimeout: 200ms\nretries: 1\nshare_validation: 0s\nagent:\n  rate_per_source: %d\n  burst: %d\ndestinations:\n",
+		matrixInterval, floodRate, floodBurst)
+	for _, d := range dests {
+		fmt.Fprintf(&b, "  - {%s}\n", d)
+	}
+	return b.String()
+}
+
+func (m *matrix) lidDest(name, node string) string {
+	return fmt.Sprintf("name: %s, lid: %d", name, m.lids[node])
+}
+
+// baseDests are traced throughout: far and near by LID (far crosses the
+// sw1-sw2 links), byguid, bygid and bynode through the SA.
+func (m *matrix) baseDests() []string {
+	return []string{m.lidDest("far", "host2"), m.lidDest("near", "host3"),
+		fmt.Sprintf("name: byguid, guid: %q", m.guids["host4"].String()),
+		fmt.Sprintf("name: bygid, gid: %q", ibmad.MakeGID(ibmad.DefaultGIDPrefix, m.guids["host2"]).String()),
+		`name: bynode, node: "host3"`}
+}
+
+var (
+	lidDests = []string{"far", "near"}
+	saDests  = []string{"byguid", "bygid", "bynode"}
+)
+
+func TestFaultMatrix(t *testing.T) {
+	skipShort(t)
+	start := time.Now()
+	m := &matrix{opts: ibsimtest.Options{KeepSM: true, SMHost: true, SweepSeconds: 1, Lifetime: 4 * time.Minute}}
+	m.fab = ibsimtest.Start(t, filepath.Join(topoDir, "two-switch.net"), m.opts)
+	m.lids = lidsOf(t, m.fab, "host1")
+	m.guids = map[string]ibmad.GUID{}
+	for _, h := range []string{"host2", "host4"} {
+		tr := m.fab.Dial(h, false)
+		pa, err := tr.Port()
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr.Close()
+		m.guids[h] = pa.PortGUID
+	}
+	startAgents(t, m.fab, "host2", "host4")
+	m.traced = lidDests
+	m.p = startIbsimExporter(t, m.fab, "host1", m.config(m.baseDests()...))
+	m.p.waitFor(30*time.Second, "first traces", allTraced(append(lidDests, saDests...)...))
+	sc := startScraper(m.p)
+	t.Logf("setup: %v", time.Since(start).Round(time.Millisecond))
+
+	t.Run("LinkFlap", m.linkFlap)
+	t.Run("OpenSMRestart", m.smRestart)
+	t.Run("AgentFlood", m.flood)
+	t.Run("ReloadStorm", m.reloadStorm)
+	t.Run("IbsimRestart", m.ibsimRestart)
+
+	n, maxLat, problems := sc.stop()
+	t.Logf("background scraper: %d scrapes, max latency %v; whole matrix %v", n, maxLat.Round(time.Millisecond),
+		time.Since(start).Round(time.Millisecond))
+	for _, pr := range problems {
+		t.Errorf("scrape: %s", pr)
+	}
+	if strings.Contains(m.p.Logs(), "panic") {
+		t.Errorf("the exporter logged a panic")
+	}
+}
+
+// scraper scrapes /metrics in the background and records every scrape that
+// failed or took longer than maxScrape.
+type scraper struct {
+	p        *exporterProc
+	quit     chan struct{}
+	done     chan struct{}
+	mu       sync.Mutex
+	n        int
+	max      time.Duration
+	problems []string
+}
+
+func startScraper(p *exporterProc) *scraper {
+	s := &scraper{p: p, quit: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		tick := time.NewTicker(250 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-s.quit:
+				return
+			case <-tick.C:
+			}
+			t0 := time.Now()
+			code, body := p.get("/metrics")
+			d := time.Since(t0)
+			s.mu.Lock()
+			s.n++
+			s.max = max(s.max, d)
+			if code != 200 || d > maxScrape {
+				if len(body) > 200 {
+					body = body[:200]
+				}
+				s.problems = append(s.problems, fmt.Sprintf("at %s: HTTP %d after %v %s", t0.Format("15:04:05.000"), code, d, body))
+			}
+			s.mu.Unlock()
+		}
+	}()
+	return s
+}
+
+func (s *scraper) stop() (int, time.Duration, []string) {
+	close(s.quit)
+	<-s.done
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.n, s.max, s.problems
+}
+
+// samples parses a /metrics body into series -> value.
+func samples(body string) map[string]float64 {
+	out := map[string]float64{}
+	for _, l := range strings.Split(body, "\n") {
+		if l == "" || l[0] == '#' {
+			continue
+		}
+		i := strings.LastIndexByte(l, ' ')
+		if i < 0 {
+			continue
+		}
+		if v, err := strconv.ParseFloat(l[i+1:], 64); err == nil {
+			out[l[:i]] = v
+		}
+	}
+	return out
+}
+
+// moved lists the ibtracer_ counters that changed between two bodies.
+func moved(before, after string) string {
+	b, a := samples(before), samples(after)
+	var out []string
+	for k, v := range a {
+		if strings.HasPrefix(k, "ibtracer_") && strings.Contains(k, "_total") && !strings.Contains(k, "_bucket") && v != b[k] {
+			out = append(out, fmt.Sprintf("%s %+g", k, v-b[k]))
+		}
+	}
+	sort.Strings(out)
+	return strings.Join(out, "\n  ")
+}
+
+func metric(body, name string, labels ...string) float64 {
+	series := name
+	if len(labels) > 0 {
+		var l []string
+		for i := 0; i+1 < len(labels); i += 2 {
+			l = append(l, fmt.Sprintf("%s=%q", labels[i], labels[i+1]))
+		}
+		series += "{" + strings.Join(l, ",") + "}"
+	}
+	v, _ := value(body, series)
+	return v
+}
+
+func dmetric(body, name, dest string, labels ...string) float64 {
+	return metric(body, name, append([]string{"destination", dest}, labels...)...)
+}
+
+func lastTrace(body, dest string) time.Time {
+	ts := dmetric(body, "ibtracer_last_trace_timestamp_seconds", dest)
+	return time.Unix(0, int64(ts*1e9))
+}
+
+// tracedOKSince: every dest's last trace succeeded and ended after t0.
+func tracedOKSince(t0 time.Time, dests ...string) func(string) bool {
+	return func(b string) bool {
+		for _, d := range dests {
+			if dmetric(b, "ibtracer_trace_success", d) != 1 || lastTrace(b, d).Before(t0) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// latest is the latest last-trace time among dests.
+func latest(body string, dests ...string) time.Time {
+	var t time.Time
+	for _, d := range dests {
+		if lt := lastTrace(body, d); lt.After(t) {
+			t = lt
+		}
+	}
+	return t
+}
+
+// check waits up to d for cond and reports a failure (without stopping the
+// scenario) if it does not hold; it returns the last body, the time waited
+// and whether cond held.
+func (m *matrix) check(t *testing.T, d time.Duration, what string, cond func(string) bool) (string, time.Duration, bool) {
+	t.Helper()
+	b, el, ok := m.p.await(d, cond)
+	if !ok {
+		t.Errorf("waited %v for %s; last /metrics:\n%s", d, what, grepMetrics(b, "ibtracer_"))
+	}
+	return b, el, ok
+}
+
+// linkFlap: Unlink a cable on far's path on ibsim's console: OpenSM routes
+// around it, the path change is counted and far traces again within two
+// intervals of OpenSM's next sweep; Link it again: the same.
+func (m *matrix) linkFlap(t *testing.T) {
+	p := m.p
+	port := p.outPort("far", "sw1")
+	if port != 3 && port != 5 {
+		t.Fatalf("path to host2 leaves sw1 by port %d, want 3 or 5", port)
+	}
+	sweep := time.Duration(m.opts.SweepSeconds) * time.Second
+	for _, cmd := range []string{fmt.Sprintf(`Unlink "sw1"[%d]`, port), fmt.Sprintf(`Link "sw1"[%d] "sw2"[%d]`, port, port)} {
+		_, before := p.get("/metrics")
+		changes := dmetric(before, "ibtracer_path_changes_total", "far")
+		t0 := time.Now()
+		if err := m.fab.Console(cmd); err != nil {
+			t.Fatal(err)
+		}
+		b, det, ok := m.check(t, 30*time.Second, "a path change of far after "+cmd, func(b string) bool {
+			return dmetric(b, "ibtracer_path_changes_total", "far") > changes
+		})
+		if !ok {
+			continue
+		}
+		changed := time.Unix(0, int64(dmetric(b, "ibtracer_path_last_change_timestamp_seconds", "far")*1e9))
+		b, _, ok = m.check(t, 10*time.Second, "far traced successfully after "+cmd, tracedOKSince(t0, "far"))
+		if !ok {
+			continue
+		}
+		// The first successful trace after the cable event, by the
+		// exporter's own clock.
+		rec := lastTrace(b, "far").Sub(t0)
+		t.Logf("%s: path change counted after %v (change seen by a trace at +%v); far traced OK again at +%v; "+
+			"near changes %v; counters moved:\n  %s", cmd, det.Round(time.Millisecond), changed.Sub(t0).Round(time.Millisecond),
+			rec.Round(time.Millisecond), dmetric(b, "ibtracer_path_changes_total", "near"), moved(before, b))
+		if budget := 2*matrixInterval + sweep; rec > budget {
+			t.Errorf("%s: far recovered %v after the event, want within 2 intervals after OpenSM's sweep (%v)", cmd, rec, budget)
+		}
+		if n := dmetric(b, "ibtracer_path_changes_total", "near"); n != 0 {
+			t.Errorf("near (not on the flapped link) counted %v path changes", n)
+		}
+	}
+}
+
+// smRestart: OpenSM killed: destinations resolved through the SA (GUID,
+// GID, node) fail with sa_error while the LID destinations keep tracing;
+// OpenSM restarted: all trace again within two intervals.
+func (m *matrix) smRestart(t *testing.T) {
+	p := m.p
+	_, before := p.get("/metrics")
+	saFail := map[string]float64{}
+	for _, d := range saDests {
+		saFail[d] = dmetric(before, "ibtracer_trace_failures_total", d, "reason", "sa_error")
+	}
+	t0 := time.Now()
+	m.fab.KillSM()
+	b, det, ok := m.check(t, 10*matrixInterval, "sa_error failures of every SA-resolved destination", func(b string) bool {
+		for _, d := range saDests {
+			if dmetric(b, "ibtracer_trace_failures_total", d, "reason", "sa_error") <= saFail[d] {
+				return false
+			}
+		}
+		return true
+	})
+	if ok {
+		t.Logf("OpenSM killed: every SA-resolved destination failed with sa_error after %v", det.Round(time.Millisecond))
+	}
+	// The LID destinations kept working while the SA was gone.
+	if _, _, ok := m.check(t, 3*matrixInterval, "far and near traced OK with OpenSM down", tracedOKSince(t0, lidDests...)); !ok {
+		t.Errorf("LID destinations suffered from OpenSM's death")
+	}
+	down := b
+	t1 := time.Now()
+	m.fab.StartSM(m.opts)
+	ready := time.Now()
+	b, _, ok = m.check(t, 15*time.Second, "every destination traced OK after OpenSM restarted",
+		tracedOKSince(ready, append(lidDests, saDests...)...))
+	if ok {
+		rec := latest(b, saDests...).Sub(ready)
+		t.Logf("OpenSM restarted (swept %v after start): all destinations traced OK by +%v after its sweep; counters moved while down:\n  %s\nsince:\n  %s",
+			ready.Sub(t1).Round(time.Millisecond), rec.Round(time.Millisecond), moved(before, down), moved(down, b))
+		if rec > 2*matrixInterval {
+			t.Errorf("SA-resolved destinations recovered %v after OpenSM's sweep, want within 2 intervals", rec)
+		}
+	}
+}
+
+// flood: the exporter's hosted agent is flooded from two other ibsim
+// clients: valid Gets twenty times the rate limit from host3, and from
+// host5 a mix of Sets, unknown attributes, hop counts 0/64/255, wrong base
+// and class versions, random MADs and responses with unknown TIDs. The
+// exporter's own traces keep succeeding, every MAD that reaches it is
+// counted by reason, and CPU and memory stay bounded.
+func (m *matrix) flood(t *testing.T) {
+	p := m.p
+	dst := m.lids["host1"]
+	_, before := p.get("/metrics")
+	t0 := time.Now()
+
+	var tid uint64 = 0x0f10_0000_0000
+	send := func(tr ibmad.Transport, pk *ibmad.Packet) {
+		tid++
+		pk.MAD.SetTID(tid)
+		if err := tr.Send(pk); err != nil {
+			t.Fatalf("flooder send: %v", err)
+		}
+	}
+	// 2,000 valid Gets a second for 1.5 s, in bursts of 100.
+	const nGets, burst = 3000, 100
+	flooder := m.fab.Dial("host3", false)
+	drain(flooder)
+	tick := time.NewTicker(50 * time.Millisecond)
+	for i := 0; i < nGets; i += burst {
+		for range burst {
+			send(flooder, sourceRoute(dst, ibmad.MethodGet, ibmad.AttrSourceRoute, 1))
+		}
+		<-tick.C
+	}
+	tick.Stop()
+	floodTime := time.Since(t0)
+
+	mix := m.fab.Dial("host5", false)
+	replies := drain(mix)
+	want := map[string]int{}
+	add := func(reason string, pk *ibmad.Packet) {
+		want[reason]++
+		send(mix, pk)
+	}
+	rng := rand.New(rand.NewPCG(9, 9))
+	const k = 10
+	for range k {
+		add("set", sourceRoute(dst, ibmad.MethodSet, ibmad.AttrSourceRoute, 1))
+		add("unknown_attr", sourceRoute(dst, ibmad.MethodGet, 0x7777, 1))
+		add("hop0", sourceRoute(dst, ibmad.MethodGet, ibmad.AttrSourceRoute, 0))
+		add("hop64", sourceRoute(dst, ibmad.MethodGet, ibmad.AttrSourceRoute, 64))
+		add("hop255", sourceRoute(dst, ibmad.MethodGet, ibmad.AttrSourceRoute, 255))
+		pk := sourceRoute(dst, ibmad.MethodGet, ibmad.AttrSourceRoute, 1)
+		pk.MAD[0] = 2 // base version
+		add("base_version", pk)
+		pk = sourceRoute(dst, ibmad.MethodGet, ibmad.AttrSourceRoute, 1)
+		pk.MAD[2] = 2 // class version
+		add("class_version", pk)
+		add("random", randomMAD(dst, rng))
+	}
+	// Responses nobody asked for. ibsim hands a response only to a client
+	// whose id is in the top 16 bits of the TID (ibmad/ibsim/doc.go), so
+	// one per possible client id, some of which reach the exporter.
+	for id := range uint64(ibsimMaxClients) {
+		pk := sourceRoute(dst, ibmad.MethodGetResp, ibmad.AttrSourceRoute, 1)
+		want["unknown_tid"]++
+		pk.MAD.SetTID(id<<48 | 0xdead0000 | id)
+		if err := mix.Send(pk); err != nil {
+			t.Fatalf("flooder send: %v", err)
+		}
+	}
+	// What reaches the exporter: not the base-version-2 MADs nor the
+	// responses to other clients, which ibsim itself drops.
+	reach, mixed := nGets, 0
+	for r, n := range want {
+		mixed += n
+		if r != "base_version" && r != "unknown_tid" {
+			reach += n
+		}
+	}
+
+	// The exporter keeps tracing, and accounts for every MAD sent to it.
+	floodEnd := time.Now()
+	b, _, _ := m.check(t, 5*matrixInterval, "far and near traced OK after the flood", tracedOKSince(floodEnd, lidDests...))
+	d := func(name string, labels ...string) float64 {
+		return metric(b, name, labels...) - metric(before, name, labels...)
+	}
+	sumFamily := func(body, family string) float64 {
+		var s float64
+		for k, v := range samples(body) {
+			if k == family || strings.HasPrefix(k, family+"{") {
+				s += v
+			}
+		}
+		return s
+	}
+	var accounted float64
+	for _, f := range accountingFamilies(b) {
+		accounted += sumFamily(b, f) - sumFamily(before, f)
+	}
+	unknownTID := d("ibtracer_mad_dropped_total", "reason", "unknown_tid")
+	accounted -= unknownTID
+	rateLimited := d("ibtracer_agent_dropped_total", "reason", "rate_limited")
+	elapsed := time.Since(t0).Seconds()
+	if minDropped := float64(nGets) - floodBurst - floodRate*floodTime.Seconds(); rateLimited < minDropped {
+		t.Errorf("agent_dropped_total{reason=rate_limited} moved by %v, want at least %v (%d Gets in %v, burst %d, %d/s)",
+			rateLimited, minDropped, nGets, floodTime, floodBurst, floodRate)
+	}
+	for _, c := range []struct {
+		what    string
+		got     float64
+		atLeast int
+	}{
+		{"agent_requests_total{SourceRoute,unsupported_method} (Sets)", d("ibtracer_agent_requests_total", "attribute", "SourceRoute", "result", "unsupported_method"), want["set"]},
+		{"agent_requests_total{unknown,unsupported_attr}", d("ibtracer_agent_requests_total", "attribute", "unknown", "result", "unsupported_attr"), want["unknown_attr"]},
+		{"agent_requests_total{SourceRoute,bad_hop_count} (hop counts 0 and 255)", d("ibtracer_agent_requests_total", "attribute", "SourceRoute", "result", "bad_hop_count"), want["hop0"] + want["hop255"]},
+		{"mad_dropped_total{unknown_tid}", unknownTID, 1},
+	} {
+		if c.got < float64(c.atLeast) {
+			t.Errorf("%s moved by %v, want at least %d", c.what, c.got, c.atLeast)
+		}
+	}
+	if accounted < float64(reach) {
+		t.Errorf("the exporter accounted for %v of the %d requests that reached it (families %v); the class-version-2 and "+
+			"random ones (%d) are answered or dropped by the transport uncounted", accounted, reach, accountingFamilies(b),
+			want["class_version"]+want["random"])
+	}
+	for _, dest := range lidDests {
+		if n := d("ibtracer_traces_total", "destination", dest, "result", "ok"); n < 1 {
+			t.Errorf("%s was not traced during the flood", dest)
+		}
+		for _, l := range strings.Split(moved(before, b), "\n") {
+			if strings.Contains(l, fmt.Sprintf(`ibtracer_trace_failures_total{destination=%q`, dest)) {
+				t.Errorf("a trace of %s failed during the flood: %s", dest, strings.TrimSpace(l))
+			}
+		}
+	}
+	cpu := d("process_cpu_seconds_total")
+	rss0, rss1 := metric(before, "process_resident_memory_bytes"), metric(b, "process_resident_memory_bytes")
+	t.Logf("flood: %d valid Gets from host3 in %v, %d more MADs from host5 %v, %d replies back to host5; "+
+		"CPU %.2fs over %.1fs, RSS %.1f -> %.1f MiB; counters moved:\n  %s",
+		nGets, floodTime.Round(time.Millisecond), mixed, want, replies.Load(), cpu, elapsed, rss0/(1<<20), rss1/(1<<20),
+		moved(before, b))
+	if cpu > elapsed/2 {
+		t.Errorf("the exporter used %.2f CPU seconds in %.1f s of flood: more than half a core", cpu, elapsed)
+	}
+	if rss1-rss0 > 64<<20 {
+		t.Errorf("RSS grew by %.1f MiB during the flood", (rss1-rss0)/(1<<20))
+	}
+}
+
+// accountingRe names the counter families that say what became of a
+// received MAD: served by the agent, dropped by the agent or the engine,
+// or answered or discarded by the transport on its own.
+var accountingRe = regexp.MustCompile(`^ibtracer_(agent_requests|agent_dropped|agent_pings|mad_dropped|mad_received_unhandled|transport_\w+)_total$`)
+
+func accountingFamilies(body string) []string {
+	seen := map[string]bool{}
+	for k := range samples(body) {
+		f := k
+		if i := strings.IndexByte(k, '{'); i >= 0 {
+			f = k[:i]
+		}
+		if accountingRe.MatchString(f) {
+			seen[f] = true
+		}
+	}
+	var out []string
+	for f := range seen {
+		out = append(out, f)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// drain reads and counts what tr receives until it is closed.
+func drain(tr ibmad.Transport) *atomic.Int64 {
+	var n atomic.Int64
+	go func() {
+		var pk ibmad.Packet
+		for tr.Recv(&pk) == nil {
+			n.Add(1)
+		}
+	}()
+	return &n
+}
+
+// sourceRoute is a SourceRoute MAD of the ibtracer class to lid.
+func sourceRoute(lid uint16, method ibmad.Method, attr ibmad.AttrID, hops uint8) *ibmad.Packet {
+	pk := &ibmad.Packet{Addr: ibmad.GSIAddress(lid, 0), TimeoutMS: 100}
+	_ = ibmad.NewVendorGet(ibmad.ClassIBTracer, ibmad.OUIOpenIB, attr, 0).MarshalTo(pk.MAD[:])
+	pk.MAD.SetMethod(method)
+	sr := ibmad.SourceRoute{HopCount: hops}
+	for i := range sr.InPort {
+		sr.InPort[i] = 1
+	}
+	_ = sr.MarshalTo(pk.MAD.VendorData())
+	return pk
+}
+
+// randomMAD is random bytes in a GSI class (the SM classes are ibsim's own
+// to answer, not the exporter's).
+func randomMAD(lid uint16, rng *rand.Rand) *ibmad.Packet {
+	pk := &ibmad.Packet{Addr: ibmad.GSIAddress(lid, 0), TimeoutMS: 100}
+	for i := range pk.MAD {
+		pk.MAD[i] = byte(rng.Uint32())
+	}
+	classes := []byte{0x03, 0x04, 0x30, 0x31, 0x32, 0x4f}
+	pk.MAD[1] = classes[rng.IntN(len(classes))]
+	return pk
+}
+
+// reloadStorm: 50 SIGHUPs in a second, good and bad files alternating, the
+// last one good: the last good configuration runs (its new destination is
+// traced, the removed ones are gone) and nothing wedges.
+func (m *matrix) reloadStorm(t *testing.T) {
+	p := m.p
+	_, before := p.get("/metrics")
+	base := m.baseDests()
+	good := []string{
+		m.config(append(base[:1:1], append(base[2:], m.lidDest("storm", "host3"))...)...), // near -> storm
+		m.config(append(base[:1:1], append(base[2:], m.lidDest("final", "host4"))...)...), // near, storm -> final
+	}
+	bad := []string{
+		strings.Replace(good[0], "interval: 1s", "interval: -1s", 1),
+		good[0] + "  - {name: broken, lid: 50000}\n",
+		"interval: [\n",
+	}
+	t0 := time.Now()
+	const n = 50
+	for i := range n {
+		switch {
+		case i == n-1:
+			p.writeConfig(good[1])
+		case i%2 == 0:
+			p.writeConfig(bad[i/2%len(bad)])
+		default:
+			p.writeConfig(good[0])
+		}
+		p.sighup()
+		time.Sleep(time.Second / n) // the storm's pace, not a synchronisation
+	}
+	sent := time.Since(t0)
+	dests := append(base[:1:1], base[2:]...)
+	names := []string{"final"}
+	for _, d := range dests {
+		names = append(names, strings.TrimSuffix(strings.Fields(d)[1], ","))
+	}
+	_, det, ok := m.check(t, 10*matrixInterval, "the last good configuration running", func(b string) bool {
+		_, near := value(b, `ibtracer_trace_success{destination="near"}`)
+		_, storm := value(b, `ibtracer_trace_success{destination="storm"}`)
+		return metric(b, "ibtracer_config_last_reload_successful") == 1 && !near && !storm && allTraced("final")(b)
+	})
+	if !ok {
+		return
+	}
+	// Nothing wedged: every destination of the running configuration
+	// traces again after the storm, and keeps doing so.
+	after := time.Now()
+	b2, rec, ok := m.check(t, 3*matrixInterval, "every destination traced after the storm", func(b string) bool {
+		for _, d := range names {
+			if !lastTrace(b, d).After(after) {
+				return false
+			}
+		}
+		return true
+	})
+	m.traced = []string{"far", "final"}
+	if ok {
+		t.Logf("reload storm: %d SIGHUPs in %v; last good configuration running %v after the last; every destination traced again "+
+			"within %v; counters moved:\n  %s", n, sent.Round(time.Millisecond), det.Round(time.Millisecond), rec.Round(time.Millisecond), moved(before, b2))
+	}
+}
+
+// ibsimRestart: ibsim killed under the exporter: device_up drops to 0
+// within two intervals, the exporter keeps serving and nothing panics;
+// ibsim started again under the same socket name: the exporter reconnects
+// by itself, device_up is 1 and the traces resume.
+func (m *matrix) ibsimRestart(t *testing.T) {
+	p := m.p
+	_, before := p.get("/metrics")
+	t0 := time.Now()
+	m.fab.KillIbsim()
+	b, det, ok := m.check(t, 2*matrixInterval+500*time.Millisecond, "device_up 0 within 2 intervals of ibsim's death", func(b string) bool {
+		v, ok := value(b, "ibtracer_device_up")
+		return ok && v == 0
+	})
+	if ok {
+		t.Logf("ibsim killed: device_up 0 after %v", det.Round(time.Millisecond))
+	}
+	if code, _ := p.get("/-/healthy"); code != 200 {
+		t.Errorf("/-/healthy: %d with ibsim gone", code)
+	}
+	down := b
+	m.fab.RestartIbsim(m.opts)
+	startAgents(t, m.fab, "host2", "host4")
+	ready := time.Now()
+	t.Logf("ibsim and OpenSM back %v after the kill", ready.Sub(t0).Round(time.Millisecond))
+	b, up, ok := m.check(t, 20*time.Second, "device_up 1 after ibsim restarted", func(b string) bool {
+		return metric(b, "ibtracer_device_up") == 1
+	})
+	if !ok {
+		return
+	}
+	b, res, ok := m.check(t, 20*time.Second, "traces resumed after ibsim restarted", tracedOKSince(ready, m.traced...))
+	if ok {
+		t.Logf("ibsim restarted: device_up 1 after %v, %v traced OK %v after the restart; counters moved while down:\n  %s\nsince:\n  %s",
+			up.Round(time.Millisecond), m.traced, (up + res).Round(time.Millisecond), moved(before, down), moved(down, b))
+	}
+	if strings.Contains(p.Logs(), "panic") {
+		t.Errorf("the exporter logged a panic")
+	}
+}
