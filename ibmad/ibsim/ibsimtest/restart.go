@@ -1,6 +1,7 @@
 package ibsimtest
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -94,7 +95,7 @@ func (f *Fabric) RestartIbsim(o Options) {
 	if err := f.ibsim.Start(); err != nil {
 		f.t.Fatalf("restart ibsim: %v", err)
 	}
-	f.waitSocket()
+	f.waitServing()
 	if o.KeepSM {
 		f.StartSM(o)
 		return
@@ -104,4 +105,23 @@ func (f *Fabric) RestartIbsim(o Options) {
 	if err != nil {
 		f.t.Fatal(fmt.Errorf("opensm -o after the restart: %v\n%s\n%s", err, out, f.tail("opensm.log")))
 	}
+}
+
+// waitServing waits for the new ibsim's control socket. Unlike waitSocket
+// it matches the server's socket only (" @NAME:ctl@" in /proc/net/unix; a
+// client's is @NAME:ctlID@), since clients of the killed ibsim may still
+// hold theirs.
+func (f *Fabric) waitServing() {
+	want := []byte(" @" + f.SockName + ":ctl@\n")
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if b, _ := os.ReadFile("/proc/net/unix"); bytes.Contains(b, want) {
+			return
+		}
+		if f.ibsim.ProcessState != nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	f.t.Fatalf("the restarted ibsim did not open @%s:ctl within 20s; its output:\n%s", f.SockName, f.ibsimOut.String())
 }
