@@ -212,14 +212,24 @@ func sourceRoute(lid uint16, method ibmad.Method, attr ibmad.AttrID, hops uint8)
 	return pk
 }
 
-// randomMAD is random bytes in a GSI class (the SM classes are ibsim's own
-// to answer, not the exporter's).
+// randomMAD is random bytes, but a request of base version 1, class
+// version 1 or 2, in a class the exporter registers (SA, ibtracer, ibping),
+// so that it reaches the exporter. Seen here, ibsim itself drops a
+// response that answers no client's request, a base version other than 1
+// and a request with a large class version (0x53), and answers a request
+// of a class no client registered (0x31).
 func randomMAD(lid uint16, rng *rand.Rand) *ibmad.Packet {
 	pk := &ibmad.Packet{Addr: ibmad.GSIAddress(lid, 0), TimeoutMS: 100}
 	for i := range pk.MAD {
 		pk.MAD[i] = byte(rng.Uint32())
 	}
-	classes := []byte{0x03, 0x04, 0x30, 0x31, 0x32, 0x4f}
+	classes := []byte{0x03, 0x30, 0x32}
+	pk.MAD[0] = 1
 	pk.MAD[1] = classes[rng.IntN(len(classes))]
+	pk.MAD[2] = 1 + byte(rng.IntN(2))
+	pk.MAD[3] &^= 0x80 // a request
+	if pk.MAD[3] == byte(ibmad.MethodTrapRepress) {
+		pk.MAD[3] = byte(ibmad.MethodGet)
+	}
 	return pk
 }
