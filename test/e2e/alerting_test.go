@@ -1,7 +1,6 @@
-package main
+package e2e
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -17,55 +16,7 @@ import (
 	"time"
 
 	"github.com/ibtracer/ibtracer_exporter/agent"
-	"github.com/ibtracer/ibtracer_exporter/ibmad"
-	"github.com/ibtracer/ibtracer_exporter/ibmad/ibsim/ibsimtest"
 )
-
-// requireTool finds a program or skips (fails under CI=true).
-func requireTool(t *testing.T, name, pkg string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is missing: apt-get install %s", name, pkg)
-		}
-		t.Skipf("%s is missing (Debian %s)", name, pkg)
-	}
-	return p
-}
-
-// startDaemon runs a program for the rest of the test, in its own dir.
-func startDaemon(t *testing.T, dir, bin string, args ...string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Dir = dir
-	out, _ := os.Create(filepath.Join(dir, filepath.Base(bin)+".log"))
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-		cancel()
-		out.Close()
-		if t.Failed() {
-			b, _ := os.ReadFile(out.Name())
-			if len(b) > 3000 {
-				b = b[len(b)-3000:]
-			}
-			t.Logf("%s log:\n%s", bin, b)
-		}
-	})
-}
 
 // webhook collects the alerts Alertmanager posts.
 type webhook struct {
@@ -94,15 +45,12 @@ func (w *webhook) ServeHTTP(_ http.ResponseWriter, r *http.Request) {
 
 func (w *webhook) wait(t *testing.T, key string, d time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
+	if poll(d, 200*time.Millisecond, func() bool {
 		w.mu.Lock()
-		ok := w.firing[key]
-		w.mu.Unlock()
-		if ok {
-			return
-		}
-		time.Sleep(200 * time.Millisecond)
+		defer w.mu.Unlock()
+		return w.firing[key]
+	}) {
+		return
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -140,20 +88,15 @@ var forRe = regexp.MustCompile(`(?m)^(\s*)for: \S+$`)
 // destination brings IBTracerAgentMissing. Every dashboard query returns
 // data from that Prometheus.
 func TestPrometheusAlertmanagerEndToEnd(t *testing.T) {
-	ibsimtest.Require(t)
+	skipShort(t)
 	prom := requireTool(t, "prometheus", "prometheus")
 	am := requireTool(t, "prometheus-alertmanager", "prometheus-alertmanager")
-	fab := ibsimtest.Start(t, filepath.Join(topoDir, "two-switch.net"), ibsimtest.Options{KeepSM: true, SMHost: true, SweepSeconds: 1})
+	fab, lids := startTwoSwitch(t)
 	startAgents(t, fab, "host2")
-	agentTr := fab.Dial("host4", true)
-	agentEngine := ibmad.NewEngine(agentTr, ibmad.Options{})
-	if _, err := agent.New(agentEngine, agent.Config{}); err != nil {
-		t.Fatal(err)
-	}
-	lids := lidsOf(t, fab, "host1")
+	agentEngine := startAgent(t, fab, "host4", agent.Config{})
 	cfg := fmt.Sprintf("interval: 1s\ntimeout: 200ms\nretries: 1\ndestinations:\n  - {name: far, lid: %d}\n  - {name: far2, lid: %d}\n  - {name: near, lid: %d}\n",
 		lids["host2"], lids["host4"], lids["host3"])
-	exp := startExporter(t, []string{"IBSIM_SOCKNAME=" + fab.SockName}, cfg, "--ib.transport=ibsim", "--ibsim.node=host1")
+	exp := startIbsimExporter(t, fab, "host1", cfg)
 	exp.waitFor(30*time.Second, "first traces", allTraced("far", "far2", "near"))
 
 	hook := &webhook{firing: map[string]bool{}}
@@ -176,7 +119,7 @@ receivers:
 	_ = os.WriteFile(filepath.Join(dir, "alertmanager.yml"), []byte(amCfg), 0o644)
 	startDaemon(t, dir, am, "--config.file=alertmanager.yml", "--storage.path="+filepath.Join(dir, "am"),
 		"--web.listen-address="+amAddr, "--cluster.listen-address=")
-	rules, err := os.ReadFile("dashboards/ibtracer.rules.yml")
+	rules, err := os.ReadFile(filepath.Join(root, "dashboards/ibtracer.rules.yml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,16 +142,12 @@ scrape_configs:
 		"--web.listen-address="+promAddr)
 
 	// Prometheus has scraped a few times.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		n, err := promQuery(t, promAddr, `count_over_time(ibtracer_path_hops{destination="far"}[1m]) >= 5`)
-		if err == nil && n == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("Prometheus did not scrape the exporter: %v", err)
-		}
-		time.Sleep(200 * time.Millisecond)
+	if !poll(30*time.Second, 200*time.Millisecond, func() bool {
+		var n int
+		n, err = promQuery(t, promAddr, `count_over_time(ibtracer_path_hops{destination="far"}[1m]) >= 5`)
+		return err == nil && n == 1
+	}) {
+		t.Fatalf("Prometheus did not scrape the exporter: %v", err)
 	}
 
 	// Every query of the dashboard returns data, and no panel lacks a
@@ -223,7 +162,7 @@ scrape_configs:
 			} `json:"targets"`
 		} `json:"panels"`
 	}
-	b, _ := os.ReadFile("dashboards/ibtracer.json")
+	b, _ := os.ReadFile(filepath.Join(root, "dashboards/ibtracer.json"))
 	if err := json.Unmarshal(b, &dash); err != nil {
 		t.Fatal(err)
 	}
@@ -267,41 +206,12 @@ scrape_configs:
 
 // TestAlertRules runs promtool's checks and unit tests of the shipped rules.
 func TestAlertRules(t *testing.T) {
+	skipShort(t)
 	promtool := requireTool(t, "promtool", "prometheus")
-	for _, args := range [][]string{{"check", "rules", "dashboards/ibtracer.rules.yml"}, {"test", "rules", "dashboards/ibtracer.rules.test.yml"}} {
+	for _, args := range [][]string{{"check", "rules", filepath.Join(root, "dashboards/ibtracer.rules.yml")}, {"test", "rules", filepath.Join(root, "dashboards/ibtracer.rules.test.yml")}} {
 		out, err := exec.Command(promtool, args...).CombinedOutput()
 		if err != nil || !strings.Contains(string(out), "SUCCESS") {
 			t.Fatalf("promtool %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
-	}
-}
-
-// TestSystemdUnit: systemd-analyze verify passes on the shipped unit (with
-// ExecStart pointing at a built binary) and reports its exposure.
-func TestSystemdUnit(t *testing.T) {
-	sa := requireTool(t, "systemd-analyze", "systemd")
-	bin, _ := binaries(t)
-	unit, err := os.ReadFile("examples/systemd/ibtracer_exporter.service")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	local := strings.Replace(string(unit), "/usr/local/bin/ibtracer_exporter", bin, 1)
-	path := filepath.Join(dir, "ibtracer_exporter.service")
-	if err := os.WriteFile(path, []byte(local), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command(sa, "verify", path).CombinedOutput()
-	if err != nil || len(strings.TrimSpace(string(out))) != 0 {
-		t.Fatalf("systemd-analyze verify: %v\n%s", err, out)
-	}
-	out, _ = exec.Command(sa, "security", "--offline=true", path).CombinedOutput()
-	m := regexp.MustCompile(`Overall exposure level for \S+: ([0-9.]+) (\S+)`).FindStringSubmatch(string(out))
-	if m == nil {
-		t.Fatalf("no exposure figure:\n%s", out)
-	}
-	t.Logf("systemd-analyze security: exposure %s %s", m[1], m[2])
-	if m[2] != "OK" {
-		t.Fatalf("exposure %s %s, want OK", m[1], m[2])
 	}
 }

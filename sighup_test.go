@@ -1,8 +1,0 @@
-package main
-
-import (
-	"os"
-	"syscall"
-)
-
-func syscallSIGHUP() os.Signal { return syscall.SIGHUP }
