@@ -141,7 +141,17 @@ func (e *Exporter) waitSeed(ctx context.Context) (string, bool) {
 
 func (e *Exporter) newTracer(c *config.Config) *trace.Tracer {
 	return trace.New(e.engine, trace.Options{Timeout: time.Duration(c.Timeout), Retries: retriesOpt(*c.Retries),
-		OUI: ibmad.OUI(c.OUI), SL: c.SL, NoValidate: !*c.ValidateAgents, ShareValidation: time.Duration(*c.ShareValidation), SupportTTL: time.Duration(*c.AgentSupportTTL)})
+		OUI: ibmad.OUI(c.OUI), SL: c.SL, NoValidate: !*c.ValidateAgents, ShareValidation: time.Duration(*c.ShareValidation), SupportTTL: time.Duration(*c.AgentSupportTTL),
+		ResolveTTL: resolveTTLOpt(time.Duration(*c.ResolveTTL))})
+}
+
+// resolveTTLOpt maps the config's resolve_ttl (0 = ask the SA every time)
+// to trace's (<0 = none, 0 = the default).
+func resolveTTLOpt(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
 }
 
 // retriesOpt maps the config's retry count (0 = none) to trace's (<0 = none).

@@ -37,6 +37,9 @@ const (
 	// DefaultAgentSupportTTL is how long a node's answer to "do you run
 	// the agent?" is trusted (see trace.Options.SupportTTL).
 	DefaultAgentSupportTTL = 10 * time.Minute
+	// DefaultResolveTTL is how long an SA resolution of a GID, GUID or
+	// node name is reused (see trace.Options.ResolveTTL).
+	DefaultResolveTTL = time.Minute
 )
 
 // Config is the whole file.
@@ -57,6 +60,7 @@ type Config struct {
 	ValidateAgents  *bool     `yaml:"validate"`
 	ShareValidation *Duration `yaml:"share_validation"`
 	AgentSupportTTL *Duration `yaml:"agent_support_ttl"`
+	ResolveTTL      *Duration `yaml:"resolve_ttl"`
 	lines           map[string]int
 }
 
@@ -310,6 +314,13 @@ func (c *Config) defaults(file string) error {
 	if *c.AgentSupportTTL <= 0 {
 		return bad(c.line("agent_support_ttl"), "agent_support_ttl", "%s: want a positive duration such as 10m",
 			time.Duration(*c.AgentSupportTTL))
+	}
+	if c.ResolveTTL == nil {
+		d := Duration(DefaultResolveTTL)
+		c.ResolveTTL = &d
+	}
+	if *c.ResolveTTL < 0 {
+		return bad(c.line("resolve_ttl"), "resolve_ttl", "must not be negative")
 	}
 	if c.ValidateAgents == nil {
 		t := true

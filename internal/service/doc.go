@@ -16,7 +16,8 @@
 //
 //   - destinations, interval, concurrency: the exporter starts, stops and
 //     reschedules destinations (Exporter.Apply).
-//   - timeout, retries, sl, validate, share_validation, oui: a new tracer
+//   - timeout, retries, sl, validate, share_validation, agent_support_ttl,
+//     resolve_ttl, oui: a new tracer
 //     is built; every request of a trace carries the timeout and retries,
 //     so the engine's own defaults play no part.
 //   - oui, agent.enabled, agent.ping, agent.rate_per_source, agent.burst,

@@ -356,7 +356,7 @@ func (m *matrix) smRestart(t *testing.T) {
 		t.Errorf("LID destinations suffered from OpenSM's death")
 	}
 	t1 := time.Now()
-	m.fab.StartSM(m.opts)
+	m.fab.StartSM()
 	ready := time.Now()
 	b, took := m.eachDest(t, ready, 10*matrixInterval, "a successful trace after OpenSM restarted", append(lidDests, saDests...),
 		func(b, dest string) bool { return tracedOKSince(ready, dest)(b) })
@@ -439,7 +439,7 @@ func (m *matrix) ibsimRestart(t *testing.T) {
 	p := m.p
 	_, before := p.get("/metrics")
 	t0 := time.Now()
-	m.fab.KillIbsim()
+	m.fab.Kill()
 	b, det, ok := m.check(t, 2*matrixInterval+500*time.Millisecond, "device_up 0 within 2 intervals of ibsim's death", func(b string) bool {
 		v, ok := value(b, "ibtracer_device_up")
 		return ok && v == 0
@@ -451,7 +451,7 @@ func (m *matrix) ibsimRestart(t *testing.T) {
 		t.Errorf("/-/healthy: %d with ibsim gone", code)
 	}
 	down := b
-	m.fab.RestartIbsim(m.opts)
+	m.fab.Resume()
 	startAgents(t, m.fab, "host2", "host4")
 	ready := time.Now()
 	t.Logf("ibsim and OpenSM back %v after the kill", ready.Sub(t0).Round(time.Millisecond))

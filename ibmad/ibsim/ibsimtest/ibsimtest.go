@@ -156,6 +156,14 @@ func Start(t testing.TB, topology string, o Options) *Fabric {
 func (f *Fabric) Restart() {
 	f.t.Helper()
 	f.Kill()
+	f.Resume()
+}
+
+// Resume starts ibsim again after Kill, on the same topology under the
+// same IBSIM_SOCKNAME, and applies OpenSM's configuration again (OpenSM's
+// cache in Dir gives every port the LID it had).
+func (f *Fabric) Resume() {
+	f.t.Helper()
 	f.startIbsim()
 	f.startSM()
 }
