@@ -76,7 +76,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	app.Flag("guid", "Destination port GUID (repeatable), resolved through the SA.").Short('G').StringsVar(&o.guids)
 	app.Flag("node", "Destination node description (repeatable), resolved through the SA.").Short('N').StringsVar(&o.nodes)
 	app.Flag("port", "Port of the --node to trace (1..254; default: its first active port). Once for every --node, or once per --node in order. Not the local port: that is -p/--ib.port.").StringsVar(&o.nodePorts)
-	app.Flag("all", "Trace every CA port the SA knows.").BoolVar(&o.all)
+	app.Flag("all", "Trace every CA port the SA knows but the local one; progress on a terminal, totals at the end.").BoolVar(&o.all)
 	app.Flag("verbose", "Print the whole path, one line per hop, with the agent's verdict.").Short('v').BoolVar(&o.verbose)
 	app.Flag("oui", "OUI of the ibtracer vendor class.").Default("0x001405").StringVar(&o.oui)
 	app.Flag("sl", "Service level of LID-routed MADs.").Default("0").Uint8Var(&o.sl)
