@@ -79,3 +79,21 @@ func TestNodeNameMap(t *testing.T) {
 		t.Fatalf("missing map: %v", err)
 	}
 }
+
+// FuzzParse: any input is a configuration or an error, never a panic.
+func FuzzParse(f *testing.F) {
+	for _, name := range []string{"good.yml", "invalid-bad-indent.yml", "invalid-bad-indent-seq.yml", "invalid-tab.yml",
+		"invalid-unknown-key.yml", "invalid-type.yml"} {
+		b, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, err := Parse("fuzz.yml", b)
+		if (c == nil) == (err == nil) {
+			t.Fatalf("config %v and error %v", c, err)
+		}
+	})
+}
