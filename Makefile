@@ -9,9 +9,21 @@ FUZZTIME  ?= 60s
 
 all: build test
 
-# Product binaries are built without cgo (design §5).
+# Both product binaries, static, without cgo (design §5), into BINDIR,
+# stamped through prometheus/common/version: --version and the
+# ibtracer_build_info metric show VERSION, REVISION, BRANCH and BUILD_DATE.
+BINDIR     ?= bin
+BRANCH     ?= $(shell git rev-parse --abbrev-ref HEAD 2>/dev/null || echo unknown)
+BUILD_USER ?= $(shell id -un 2>/dev/null || echo unknown)@$(shell hostname 2>/dev/null || echo unknown)
+BUILD_DATE ?= $(shell date -u +%Y%m%d-%H:%M:%S)
+VERSION_PKG = github.com/prometheus/common/version
+LDFLAGS    ?= -X '$(VERSION_PKG).Version=$(VERSION)' -X '$(VERSION_PKG).Revision=$(REVISION)' \
+              -X '$(VERSION_PKG).Branch=$(BRANCH)' -X '$(VERSION_PKG).BuildUser=$(BUILD_USER)' \
+              -X '$(VERSION_PKG).BuildDate=$(BUILD_DATE)'
+
 build:
-	CGO_ENABLED=0 $(GO) build ./...
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BINDIR)/ibtracer_exporter .
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BINDIR)/ibtracer ./cmd/ibtracer
 
 # The test command README.md and .ci/run use. The libibmad cross-check
 # needs cgo and Debian's libibmad-dev (installed by .ci/run).

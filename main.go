@@ -25,6 +25,7 @@ import (
 	sloggokit "github.com/tjhop/slog-gokit"
 
 	"github.com/ibtracer/ibtracer_exporter/collector"
+	"github.com/ibtracer/ibtracer_exporter/collector/config"
 	"github.com/ibtracer/ibtracer_exporter/internal/ibopen"
 	"github.com/ibtracer/ibtracer_exporter/internal/service"
 )
@@ -56,7 +57,16 @@ func run() int {
 	ibopen.AddFlags(app, &f.ib, false)
 	app.Version(version.Print("ibtracer_exporter"))
 	app.HelpFlag.Short('h')
+	checkOnly := app.Flag("config.check", "Validate --config.file, print the result and exit (0 valid, 1 not).").Bool()
 	kingpin.MustParse(app.Parse(os.Args[1:]))
+	if *checkOnly {
+		if err := config.Check(f.configFile); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		fmt.Fprintf(os.Stdout, "%s: ok\n", f.configFile)
+		return 0
+	}
 
 	logger := newLogger(f.logLevel, f.logFormat)
 	slogger := slog.New(sloggokit.NewGoKitHandler(logger, slogLevel(f.logLevel)))

@@ -15,6 +15,7 @@ type JSONHop struct {
 	PortGUID       string  `json:"port_guid"`
 	NodeType       string  `json:"node_type"`
 	NodeDesc       string  `json:"node_desc"`
+	NodeName       string  `json:"node_name,omitempty"` // from a node-name map
 	LID            uint16  `json:"lid"`
 	LMC            uint8   `json:"lmc"`
 	InPort         uint8   `json:"in_port"`
@@ -31,7 +32,8 @@ type JSONResult struct {
 	Destination     string    `json:"destination"`
 	Address         string    `json:"address"`
 	DLID            uint16    `json:"dlid,omitempty"`
-	Port            uint8     `json:"port,omitempty"` // the port a node destination resolved to
+	SourceLID       uint16    `json:"source_lid,omitempty"` // a trace from another port (SRC DST)
+	Port            uint8     `json:"port,omitempty"`       // the port a node destination resolved to
 	Status          string    `json:"status"`
 	Reason          string    `json:"reason,omitempty"`
 	Error           string    `json:"error,omitempty"`
@@ -45,7 +47,7 @@ type JSONResult struct {
 
 // JSON returns the report form of r.
 func (r *Result) JSON() JSONResult {
-	j := JSONResult{Destination: r.Destination.String(), Address: r.Destination.Address(), DLID: r.DLID, Port: r.Port,
+	j := JSONResult{Destination: r.Destination.String(), Address: r.Destination.Address(), DLID: r.DLID, SourceLID: r.From, Port: r.Port,
 		Status: string(r.Status), Reason: string(r.Reason), PathHops: r.PathHops(), MADs: r.MADs,
 		DurationSeconds: r.Duration.Seconds(), FastPath: r.FastPath, Time: r.Start.UTC(), Hops: []JSONHop{}}
 	if r.Err != nil {
@@ -53,7 +55,7 @@ func (r *Result) JSON() JSONResult {
 	}
 	for _, h := range r.Hops {
 		jh := JSONHop{Hop: h.Hop, NodeGUID: h.NodeGUID.String(), PortGUID: h.PortGUID.String(), NodeType: h.NodeType.String(),
-			NodeDesc: h.NodeDesc, LID: h.LID, LMC: h.LMC, InPort: h.InPort, OutPort: h.OutPort, AgentStatus: string(h.verdict()),
+			NodeDesc: h.NodeDesc, NodeName: h.NodeName, LID: h.LID, LMC: h.LMC, InPort: h.InPort, OutPort: h.OutPort, AgentStatus: string(h.verdict()),
 			RTTSeconds: h.RTT.Seconds(), AgentRTTSecs: h.AgentRTT.Seconds()}
 		switch h.Agent {
 		case AgentValidated, AgentMismatch:
@@ -94,6 +96,9 @@ func (r *Result) Summary() string {
 	dest := r.Destination.Address()
 	if r.Destination.Name != "" && r.Destination.Name != dest {
 		dest += " (" + r.Destination.Name + ")"
+	}
+	if r.From != 0 {
+		dest += fmt.Sprintf(" from lid %d", r.From)
 	}
 	if r.DLID != 0 && r.Destination.LID == 0 {
 		dest += fmt.Sprintf(" -> lid %d", r.DLID)
@@ -147,10 +152,10 @@ func (r *Result) WriteVerbose(w io.Writer) {
 			if h.NodeType.String() == "switch" {
 				port = 0
 			}
-			fmt.Fprintf(w, "From %s {%s} portnum %d lid %s %q\n", h.NodeType, h.NodeGUID, port, lidRange(h), h.NodeDesc)
+			fmt.Fprintf(w, "From %s {%s} portnum %d lid %s %q\n", h.NodeType, h.NodeGUID, port, lidRange(h), h.shownName())
 		default:
 			fmt.Fprintf(w, "[%d] -> %s port {%s}[%d] lid %s %q agent %s\n", r.Hops[i-1].OutPort, h.NodeType, h.PortGUID,
-				h.InPort, lidRange(h), h.NodeDesc, verdict)
+				h.InPort, lidRange(h), h.shownName(), verdict)
 		}
 	}
 	if r.Status == StatusOK || r.Status == StatusMismatch {
@@ -159,6 +164,15 @@ func (r *Result) WriteVerbose(w io.Writer) {
 		if h.NodeType.String() == "switch" {
 			port = 0
 		}
-		fmt.Fprintf(w, "To %s {%s} portnum %d lid %s %q\n", h.NodeType, h.NodeGUID, port, lidRange(h), h.NodeDesc)
+		fmt.Fprintf(w, "To %s {%s} portnum %d lid %s %q\n", h.NodeType, h.NodeGUID, port, lidRange(h), h.shownName())
 	}
+}
+
+// shownName is what the verbose form quotes for a hop: its site name when
+// a node-name map gave one, as ibtracert prints it, else its description.
+func (h *Hop) shownName() string {
+	if h.NodeName != "" {
+		return h.NodeName
+	}
+	return h.NodeDesc
 }

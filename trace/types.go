@@ -126,6 +126,7 @@ type Hop struct {
 	PortGUID     ibmad.GUID
 	NodeType     ibmad.NodeType
 	NodeDesc     string
+	NodeName     string // the site name of a node-name map, when the caller set one
 	LID          uint16
 	LMC          uint8
 	InPort       uint8 // port the path enters by (0 at the source)
@@ -203,6 +204,9 @@ type Result struct {
 	Duration time.Duration
 	Start    time.Time
 	FastPath bool // confirmed a cached path instead of walking
+	// From is the source LID of a trace from another port (TraceFrom,
+	// ibtracert's SRC DST); 0: from the local port.
+	From uint16
 }
 
 // PathHops is the number of links the path crosses: the nodes after the

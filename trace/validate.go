@@ -39,11 +39,15 @@ func (w *walk) routeTo(hops []Hop, i int, target uint16) (int, []uint8, error) {
 	want := hops[i].NodeGUID
 	var cur nodeID
 	var in []uint8
-	if hops[0].NodeType == ibmad.NodeTypeSwitch {
-		cur = nodeID{guid: hops[0].NodeGUID, isSwitch: true, path: ibmad.DRPath{}}
+	start := hops
+	if w.origin != nil { // a trace from another source (source.go): the MADs leave from here
+		start = w.origin
+	}
+	if start[0].NodeType == ibmad.NodeTypeSwitch {
+		cur = nodeID{guid: start[0].NodeGUID, isSwitch: true, path: ibmad.DRPath{}}
 	} else {
-		cur = nodeID{guid: hops[1].NodeGUID, inPort: hops[1].InPort, isSwitch: hops[1].NodeType == ibmad.NodeTypeSwitch, path: hops[1].DRPath}
-		in = append(in, hops[1].InPort)
+		cur = nodeID{guid: start[1].NodeGUID, inPort: start[1].InPort, isSwitch: start[1].NodeType == ibmad.NodeTypeSwitch, path: start[1].DRPath}
+		in = append(in, start[1].InPort)
 	}
 	for {
 		if cur.guid == want {

@@ -22,6 +22,9 @@ type walk struct {
 	mu     sync.Mutex
 	nodeAt map[string]nodeID // DR path -> node, for LID-route computations
 	lft    map[lftKey]*ibmad.LFTBlock
+	// origin is the start of the local node's path when the trace starts
+	// elsewhere (source.go): validation MADs leave from the local port.
+	origin []Hop
 }
 
 func (t *Tracer) newWalk(ctx context.Context, src ibmad.PortAttributes, dlid uint16) *walk {
@@ -244,6 +247,13 @@ func (w *walk) walkPath() ([]Hop, *Error) {
 	}
 	hops[0].OutPort = egress
 	seen := map[ibmad.GUID]bool{ni.NodeGUID: true}
+	return w.follow(hops, egress, seen)
+}
+
+// follow walks on from the last of hops, which forwards w.dlid out of
+// egress, until the node that owns w.dlid; seen holds the nodes already
+// on the path.
+func (w *walk) follow(hops []Hop, egress uint8, seen map[ibmad.GUID]bool) ([]Hop, *Error) {
 	for {
 		cur := &hops[len(hops)-1]
 		if len(hops) > ibmad.MaxTraceHops {

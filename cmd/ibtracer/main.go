@@ -3,7 +3,14 @@
 // runs one confirm the port the packet arrived on (the 2005 OpenIB
 // "ibtracer" design).
 //
-//	ibtracer [-I ca] [-p port] [-r retries] [-t timeout_ms] (-l LID | -g DGID | -G GUID | --node NAME [--port N] | --all) [-v]
+//	ibtracer [-I|-C ca] [-p|-P port] [-r retries] [-t timeout_ms] [-n node-name-map] (-l LID | -g DGID | -G GUID | --node NAME [--port N] | --all) [-v]
+//	ibtracer [options] DST_LID
+//	ibtracer [options] SRC_LID DST_LID
+//
+// The positional forms are ibtracert's: a bare destination LID, or a
+// source LID and a destination LID, traced from the source's port (the
+// walk reaches the source first, as ibtracert's does). A node-name map
+// (the OFED format, internal/nodenamemap) gives hops their site names.
 //
 // Exit status: 0 every destination traced and valid, 1 a port mismatch
 // (status 7) was found, 2 bad usage, 3 a path over 64 hops, 4 unreachable
@@ -26,6 +33,7 @@ import (
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 	"github.com/ibtracer/ibtracer_exporter/internal/ibopen"
+	"github.com/ibtracer/ibtracer_exporter/internal/nodenamemap"
 	"github.com/ibtracer/ibtracer_exporter/trace"
 )
 
@@ -47,6 +55,11 @@ type options struct {
 	format      string
 	concurrency int
 	noValidate  bool
+	positional  []string
+	caAlias     string
+	portAlias   string
+	nameMap     string
+	from        uint16 // SRC_LID of the SRC DST form; 0: the local port
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -63,13 +76,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 	app.Flag("guid", "Destination port GUID (repeatable), resolved through the SA.").Short('G').StringsVar(&o.guids)
 	app.Flag("node", "Destination node description (repeatable), resolved through the SA.").Short('N').StringsVar(&o.nodes)
 	app.Flag("port", "Port of the --node to trace (1..254; default: its first active port). Once for every --node, or once per --node in order. Not the local port: that is -p/--ib.port.").StringsVar(&o.nodePorts)
-	app.Flag("all", "Trace every CA port the SA knows.").BoolVar(&o.all)
+	app.Flag("all", "Trace every CA port the SA knows but the local one; progress on a terminal, totals at the end.").BoolVar(&o.all)
 	app.Flag("verbose", "Print the whole path, one line per hop, with the agent's verdict.").Short('v').BoolVar(&o.verbose)
 	app.Flag("oui", "OUI of the ibtracer vendor class.").Default("0x001405").StringVar(&o.oui)
 	app.Flag("sl", "Service level of LID-routed MADs.").Default("0").Uint8Var(&o.sl)
 	app.Flag("format", "Output format: text or json.").Default("text").EnumVar(&o.format, "text", "json")
 	app.Flag("concurrency", "Destinations traced at once.").Default("32").IntVar(&o.concurrency)
 	app.Flag("no-validate", "Walk the forwarding tables only, as ibtracert does; ask no agent.").BoolVar(&o.noValidate)
+	app.Flag("Ca", "The CA to use, as ibtracert's -C (the same as --ib.ca).").Short('C').PlaceHolder("CA").StringVar(&o.caAlias)
+	app.Flag("Port", "The CA port to use, as ibtracert's -P (the same as --ib.port).").Short('P').PlaceHolder("PORT").StringVar(&o.portAlias)
+	app.Flag("node-name-map", "OFED node-name-map file (lines 0xGUID \"name\"): hops show these site names.").Short('n').PlaceHolder("FILE").StringVar(&o.nameMap)
+	app.Arg("lids", "ibtracert's forms: DST_LID, or SRC_LID DST_LID to trace from another port.").StringsVar(&o.positional)
 	app.Version(version())
 	helped := false
 	app.Terminate(func(int) { helped = true })
@@ -80,10 +97,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if helped {
 		return 0
 	}
+	if err := o.aliases(); err != nil {
+		fmt.Fprintf(stderr, "ibtracer: %v; see ibtracer --help\n", err)
+		return trace.ExitUsage
+	}
 	dests, err := o.destinations()
 	if err != nil {
 		fmt.Fprintf(stderr, "ibtracer: %v; see ibtracer --help\n", err)
 		return trace.ExitUsage
+	}
+	var names nodenamemap.Map
+	if o.nameMap != "" {
+		if names, err = nodenamemap.Load(o.nameMap); err != nil {
+			fmt.Fprintf(stderr, "ibtracer: --node-name-map: %v\n", err)
+			return trace.ExitUsage
+		}
 	}
 	oui, err := strconv.ParseUint(strings.TrimPrefix(o.oui, "0x"), 16, 32)
 	if err != nil || oui == 0 || oui > 0xFFFFFF {
@@ -117,7 +145,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "ibtracer: --all: %v\n", err)
 			return trace.ExitResolve
 		}
-		dests = append(dests, all...)
+		src, err := e.Port()
+		if err != nil {
+			fmt.Fprintf(stderr, "ibtracer: %v\n", err)
+			return trace.ExitDevice
+		}
+		dests = append(dests, skipSource(all, src)...)
+	}
+	var prog *progress
+	if o.all && isTerminal(stderr) {
+		prog = &progress{w: stderr, total: len(dests)}
 	}
 	results := make([]*trace.Result, len(dests))
 	sem := make(chan struct{}, o.concurrency)
@@ -128,10 +165,23 @@ func run(args []string, stdout, stderr io.Writer) int {
 		go func(i int, d trace.Destination) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			results[i] = tr.Trace(ctx, d)
+			if o.from != 0 {
+				results[i] = tr.TraceFrom(ctx, o.from, d)
+			} else {
+				results[i] = tr.Trace(ctx, d)
+			}
+			prog.done(results[i])
 		}(i, d)
 	}
 	wg.Wait()
+	prog.finish()
+	if names != nil {
+		for _, r := range results {
+			for i := range r.Hops {
+				r.Hops[i].NodeName = names.Name(uint64(r.Hops[i].NodeGUID))
+			}
+		}
+	}
 
 	switch {
 	case o.format == "json":
@@ -150,6 +200,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		for _, r := range results {
 			fmt.Fprintln(stdout, r.Summary())
 		}
+	}
+	if o.all {
+		out := stdout
+		if o.format == "json" { // stdout stays one JSON document
+			out = stderr
+		}
+		fmt.Fprintln(out, totalsOf(results))
 	}
 	return exitCode(results)
 }
@@ -171,6 +228,26 @@ func exitCode(rs []*trace.Result) int {
 
 func (o *options) destinations() ([]trace.Destination, error) {
 	var ds []trace.Destination
+	switch len(o.positional) {
+	case 0:
+	case 1, 2:
+		for i, s := range o.positional {
+			v, err := strconv.ParseUint(s, 0, 16)
+			if err != nil || v == 0 || v >= 0xC000 {
+				return nil, fmt.Errorf("%q: want a unicast LID 1..49151 (ibtracer [SRC_LID] DST_LID)", s)
+			}
+			if i == 0 && len(o.positional) == 2 {
+				o.from = uint16(v)
+				continue
+			}
+			ds = append(ds, trace.Destination{LID: uint16(v)})
+		}
+	default:
+		return nil, fmt.Errorf("%d LIDs given: want DST_LID or SRC_LID DST_LID", len(o.positional))
+	}
+	if o.from != 0 && o.all {
+		return nil, fmt.Errorf("--all traces from the local port: give no SRC_LID with it")
+	}
 	for _, s := range o.lids {
 		v, err := strconv.ParseUint(s, 0, 16)
 		if err != nil || v == 0 || v >= 0xC000 {
@@ -221,4 +298,25 @@ func (o *options) destinations() ([]trace.Destination, error) {
 		return nil, fmt.Errorf("no destination: give -l LID, -g GID, -G GUID, --node NAME or --all")
 	}
 	return ds, nil
+}
+
+// aliases applies ibtracert's -C and -P to --ib.ca and --ib.port.
+func (o *options) aliases() error {
+	if o.caAlias != "" {
+		if o.ib.CA != "" && o.ib.CA != o.caAlias {
+			return fmt.Errorf("-C %q and --ib.ca %q disagree", o.caAlias, o.ib.CA)
+		}
+		o.ib.CA = o.caAlias
+	}
+	if o.portAlias != "" {
+		v, err := strconv.ParseUint(o.portAlias, 10, 8)
+		if err != nil || v > 254 {
+			return fmt.Errorf("-P %q: want a port number 0..254", o.portAlias)
+		}
+		if o.ib.Port != 0 && o.ib.Port != int(v) {
+			return fmt.Errorf("-P %d and --ib.port %d disagree", v, o.ib.Port)
+		}
+		o.ib.Port = int(v)
+	}
+	return nil
 }

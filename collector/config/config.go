@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -18,6 +19,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
+	"github.com/ibtracer/ibtracer_exporter/internal/nodenamemap"
 	"github.com/ibtracer/ibtracer_exporter/trace"
 )
 
@@ -61,7 +63,12 @@ type Config struct {
 	ShareValidation *Duration `yaml:"share_validation"`
 	AgentSupportTTL *Duration `yaml:"agent_support_ttl"`
 	ResolveTTL      *Duration `yaml:"resolve_ttl"`
-	lines           map[string]int
+	// NodeNameMap is an OFED node-name-map file (internal/nodenamemap);
+	// a relative path is relative to the configuration file.
+	NodeNameMap string `yaml:"node_name_map"`
+	// NodeNames is NodeNameMap read: node GUID to site name (nil: none).
+	NodeNames nodenamemap.Map `yaml:"-"`
+	lines     map[string]int
 }
 
 // AgentConfig configures the hosted vendor agent.
@@ -160,7 +167,7 @@ func Parse(file string, b []byte) (*Config, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
-		return nil, yamlError(file, err)
+		return nil, decodeError(file, b, err)
 	}
 	c.lines = map[string]int{}
 	var root yaml.Node
@@ -171,23 +178,6 @@ func Parse(file string, b []byte) (*Config, error) {
 		return nil, err
 	}
 	return c, nil
-}
-
-// yamlError turns yaml's "line N: msg" into file:N: msg.
-func yamlError(file string, err error) error {
-	var te *yaml.TypeError
-	if errors.As(err, &te) && len(te.Errors) > 0 {
-		if m := lineRe.FindStringSubmatch(te.Errors[0]); m != nil {
-			n, _ := strconv.Atoi(m[1])
-			return &Error{File: file, Line: n, Msg: m[2]}
-		}
-		return &Error{File: file, Msg: te.Errors[0]}
-	}
-	if m := lineRe.FindStringSubmatch(err.Error()); m != nil {
-		n, _ := strconv.Atoi(m[1])
-		return &Error{File: file, Line: n, Msg: m[2]}
-	}
-	return &Error{File: file, Msg: err.Error()}
 }
 
 // recordLines notes the line of every top-level key and of every
@@ -321,6 +311,17 @@ func (c *Config) defaults(file string) error {
 	}
 	if *c.ResolveTTL < 0 {
 		return bad(c.line("resolve_ttl"), "resolve_ttl", "must not be negative")
+	}
+	if c.NodeNameMap != "" {
+		p := c.NodeNameMap
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(filepath.Dir(file), p)
+		}
+		m, err := nodenamemap.Load(p)
+		if err != nil {
+			return bad(c.line("node_name_map"), "node_name_map", "%v", err)
+		}
+		c.NodeNames = m
 	}
 	if c.ValidateAgents == nil {
 		t := true

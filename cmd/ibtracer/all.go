@@ -1,0 +1,79 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/ibtracer/ibtracer_exporter/ibmad"
+	"github.com/ibtracer/ibtracer_exporter/trace"
+)
+
+// skipSource drops from the --all list the port the traces start from:
+// the local port (every LID of its LMC range).
+func skipSource(all []trace.Destination, src ibmad.PortAttributes) []trace.Destination {
+	lmc := src.LMC
+	if src.NodeType == ibmad.NodeTypeSwitch {
+		lmc = 0
+	}
+	lo, hi := uint32(src.LID), uint32(src.LID)+uint32(1)<<(lmc&7)-1
+	out := all[:0:0]
+	for _, d := range all {
+		if src.LID != 0 && uint32(d.LID) >= lo && uint32(d.LID) <= hi {
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// progress shows --all's progress on a terminal: one line, rewritten as
+// traces finish, erased at the end. A nil progress shows nothing.
+type progress struct {
+	mu             sync.Mutex
+	w              io.Writer
+	total, n, fail int
+}
+
+func (p *progress) done(r *trace.Result) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.n++
+	if r.Status != trace.StatusOK {
+		p.fail++
+	}
+	fmt.Fprintf(p.w, "\r\033[Kibtracer: traced %d/%d, %d failing", p.n, p.total, p.fail)
+}
+
+func (p *progress) finish() {
+	if p == nil {
+		return
+	}
+	fmt.Fprint(p.w, "\r\033[K")
+}
+
+// totalsOf is --all's last line.
+func totalsOf(rs []*trace.Result) string {
+	var ok, mismatch, unreachable, other, unsupported int
+	for _, r := range rs {
+		switch r.Status {
+		case trace.StatusOK:
+			ok++
+		case trace.StatusMismatch:
+			mismatch++
+		case trace.StatusUnreachable:
+			unreachable++
+		default:
+			other++
+		}
+		unsupported += r.Count(trace.AgentUnsupported)
+	}
+	s := fmt.Sprintf("totals: %d traced, %d ok, %d mismatches, %d unreachable", len(rs), ok, mismatch, unreachable)
+	if other > 0 {
+		s += fmt.Sprintf(", %d failed otherwise", other)
+	}
+	return s + fmt.Sprintf(", %d unsupported hops (no agent)", unsupported)
+}

@@ -1,0 +1,90 @@
+// Package nodenamemap reads the OFED node-name-map file that ibnetdiscover,
+// ibtracert and OpenSM use to give nodes site names: one node a line, its
+// node GUID and then its name, usually quoted:
+//
+//	# comment
+//	0x0002c90300a1b2c3 "leaf01 rack12"
+//
+// As the OFED tools read it: the GUID is a C integer (0x hex, a leading 0
+// octal, otherwise decimal); the name is what follows it up to the next
+// double quote or #, leading quotes and # skipped; a line whose GUID has
+// no name adds nothing; when a GUID comes twice the first name wins. A
+// line that does not start with a number is an error naming the line.
+package nodenamemap
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// Map is a parsed node-name map: node GUID to site name. The zero Map
+// (nil) maps nothing.
+type Map map[uint64]string
+
+// Error is a line the parser could not read.
+type Error struct {
+	File string
+	Line int
+	Text string
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("%s:%d: not a node-name-map line (want 0xGUID \"name\"): %q", e.File, e.Line, e.Text)
+}
+
+// Load reads the map at path.
+func Load(path string) (Map, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(path, bytes.NewReader(b))
+}
+
+// Parse reads a map from r; file names it in errors.
+func Parse(file string, r io.Reader) (Map, error) {
+	m := Map{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 4096), 1<<20)
+	n := 0
+	for sc.Scan() {
+		n++
+		line := strings.TrimLeft(sc.Text(), " \t\r\v\f")
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		end := strings.IndexAny(line, " \t\r\v\f#")
+		if end < 0 {
+			end = len(line)
+		}
+		guid, err := strconv.ParseUint(line[:end], 0, 64)
+		if err != nil {
+			return nil, &Error{File: file, Line: n, Text: sc.Text()}
+		}
+		name := strings.TrimLeft(line[end:], " \t\r\v\f")
+		name = strings.TrimLeft(name, "\"#")
+		if i := strings.IndexAny(name, "\"#"); i >= 0 {
+			name = name[:i]
+		}
+		name = strings.TrimRight(name, "\r\n")
+		if name == "" {
+			continue
+		}
+		if _, dup := m[guid]; !dup {
+			m[guid] = name
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return m, nil
+}
+
+// Name returns the site name of the node with GUID guid, or "" when the
+// map has none.
+func (m Map) Name(guid uint64) string { return m[guid] }
