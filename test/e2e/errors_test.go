@@ -29,12 +29,23 @@ func TestErrorsKeepServing(t *testing.T) {
 	}
 	// The umad transport pointed at a CA that exists on no machine finds no
 	// device, whether or not this machine has InfiniBand hardware.
-	q := startExporter(t, nil, "interval: 1s\ndestinations:\n  - {name: x, lid: 3}\n", "--ib.transport=umad", "--ib.ca=nosuchca0")
-	b = q.waitFor(20*time.Second, "device_up 0 and a device_error trace", func(b string) bool {
+	// jitter_seed lets the destination's loop run without a device (its
+	// phase needs no port GUID): the traces it would run are skipped and
+	// counted as such, never charged to the destination.
+	q := startExporter(t, nil, "interval: 1s\njitter_seed: e2e\ndestinations:\n  - {name: x, lid: 3}\n", "--ib.transport=umad", "--ib.ca=nosuchca0")
+	b = q.waitFor(20*time.Second, "device_up 0 and a skipped trace", func(b string) bool {
 		up, ok := value(b, "ibtracer_device_up")
-		dev, _ := value(b, `ibtracer_traces_total{destination="x",result="device_error"}`)
-		return ok && up == 0 && dev >= 1
+		skipped, _ := value(b, `ibtracer_traces_skipped_total{reason="device_down"}`)
+		return ok && up == 0 && skipped >= 1
 	})
+	for _, line := range strings.Split(b, "\n") {
+		if strings.HasPrefix(line, "ibtracer_traces_total{") && strings.Contains(line, `destination="x"`) && !strings.HasSuffix(line, " 0") {
+			t.Errorf("a trace without a device was charged to the destination: %s", line)
+		}
+		if strings.HasPrefix(line, "ibtracer_trace_failures_total{") && strings.Contains(line, `destination="x"`) && !strings.HasSuffix(line, " 0") {
+			t.Errorf("a failure without a device was charged to the destination: %s", line)
+		}
+	}
 	if code, _ := q.get("/-/healthy"); code != 200 {
 		t.Fatal("not serving")
 	}

@@ -47,10 +47,10 @@ type matrix struct {
 // in the order given.
 func (m *matrix) config(dests ...string) string {
 	var b strings.Builder
-	// share_validation 0: every trace asks every hop, so what the scenarios
-	// measure is the exporter's reaction, not the documented reuse window
-	// (config.example.yml, share_validation).
-	fmt.Fprintf(&b, "interval: %s\ntimeout: 200ms\nretries: 1\nshare_validation: 0s\nagent:\n  rate_per_source: %d\n  burst: %d\ndestinations:\n",
+	// share_validation and resolve_ttl 0: every trace asks every hop and
+	// the SA, so what the scenarios measure is the exporter's reaction, not
+	// the documented reuse windows (config.example.yml).
+	fmt.Fprintf(&b, "interval: %s\ntimeout: 200ms\nretries: 1\nshare_validation: 0s\nresolve_ttl: 0s\nagent:\n  rate_per_source: %d\n  burst: %d\ndestinations:\n",
 		matrixInterval, floodRate, floodBurst)
 	for _, d := range dests {
 		fmt.Fprintf(&b, "  - {%s}\n", d)
