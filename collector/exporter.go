@@ -280,7 +280,7 @@ func (e *Exporter) traceOnce(ctx context.Context, s *destState, interval time.Du
 	}
 	defer func() { <-sem }()
 	e.mu.RLock()
-	tr := e.tracer
+	tr, names := e.tracer, e.cfg.NodeNames
 	e.mu.RUnlock()
 	if e.traceStarted != nil {
 		e.traceStarted(s.cfg.Name, e.clock.Now())
@@ -304,6 +304,11 @@ func (e *Exporter) traceOnce(ctx context.Context, s *destState, interval time.Du
 		e.skip(skipDeviceError)
 		level.Warn(e.logger).Log("msg", "trace skipped: device error", "destination", s.cfg.Name, "err", r.Err)
 		return
+	}
+	if names != nil { // node_name_map: the result owns its hops
+		for i := range r.Hops {
+			r.Hops[i].NodeName = names.Name(uint64(r.Hops[i].NodeGUID))
+		}
 	}
 	s.record(r)
 	if r.Status != trace.StatusOK {
