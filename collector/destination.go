@@ -19,74 +19,80 @@ var (
 	latencyBuckets  = []float64{.00001, .00005, .0001, .0005, .001, .005, .025, .1}
 )
 
+// hists are the exporter-wide histograms every destination's traces feed
+// (no destination label: per destination, the last value is a gauge; see
+// docs/metrics.md, "Series budget").
+type hists struct {
+	duration, latency prometheus.Histogram
+}
+
+func newHists() *hists {
+	native := func(name, help string, buckets []float64) prometheus.Histogram {
+		return prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: namespace, Name: name, Help: help, Buckets: buckets,
+			NativeHistogramBucketFactor: 1.1, NativeHistogramMaxBucketNumber: 100,
+			NativeHistogramMinResetDuration: time.Hour,
+		})
+	}
+	return &hists{
+		duration: native("trace_duration_seconds", "How long traces took, all destinations together.", durationBuckets),
+		latency: native("latency_seconds",
+			"Round-trip time of the validation MAD to a destination's own agent (end-to-end latency), all destinations together.", latencyBuckets),
+	}
+}
+
 // destState is one configured destination and what its traces found.
 type destState struct {
 	cfg    config.Destination
 	target trace.Destination
 	labels []string // values of the label names, in order: destination, then the config's
+	hops   bool     // per-hop and path-detail series (hops: true)
+	hists  *hists
 
-	// Label pairs of its series (see labels.go): fixed ones, and the
-	// per-hop ones of the last trace (nil: build them at the next scrape).
+	// Label pairs of its series (see labels.go): fixed ones, those of the
+	// results and reasons that occurred, and the per-hop ones of the last
+	// trace (nil: build them at the next scrape).
 	base, info         labelSet
-	byResult, byReason []labelSet
+	byResult, byReason map[string]labelSet
 	hopSets            []hopLabels
 
 	cancel func()
 	done   chan struct{}
 
-	mu          sync.Mutex
-	last        *trace.Result
-	lastTime    time.Time
-	signature   string
-	pathChanges uint64
-	lastChange  time.Time
-	mismatched  uint64 // hops mismatched, summed over traces
-	unsupported uint64 // hops without an agent, summed over traces
-	mads        uint64
-	results     map[trace.Status]uint64
-	failures    map[trace.Reason]uint64
-	duration    prometheus.Histogram
-	latency     prometheus.Histogram
+	mu           sync.Mutex
+	last         *trace.Result
+	lastTime     time.Time
+	lastDuration time.Duration
+	lastLatency  time.Duration // of the last trace that measured one
+	signature    string
+	pathChanges  uint64
+	lastChange   time.Time
+	mismatched   uint64 // hops mismatched, summed over traces
+	unsupported  uint64 // hops without an agent, summed over traces
+	mads         uint64
+	results      map[trace.Status]uint64
+	failures     map[trace.Reason]uint64
 }
 
-func newDestState(d config.Destination, labelNames []string) *destState {
+func newDestState(d config.Destination, labelNames []string, h *hists) *destState {
 	values := make([]string, 0, len(labelNames)+1)
 	values = append(values, d.Name)
-	const0 := prometheus.Labels{"destination": d.Name}
 	for _, k := range labelNames {
 		values = append(values, d.Labels[k])
-		const0[k] = d.Labels[k]
-	}
-	native := func(name, help string, buckets []float64) prometheus.Histogram {
-		return prometheus.NewHistogram(prometheus.HistogramOpts{
-			Namespace: namespace, Name: name, Help: help, Buckets: buckets, ConstLabels: const0,
-			NativeHistogramBucketFactor: 1.1, NativeHistogramMaxBucketNumber: 100,
-			NativeHistogramMinResetDuration: time.Hour,
-		})
 	}
 	base := newLabelSet(append([]string{"destination"}, labelNames...), values)
-	byResult := make([]labelSet, len(allResults))
-	for i, r := range allResults {
-		byResult[i] = base.with(pair("result", string(r)))
-	}
-	byReason := make([]labelSet, len(allReasons))
-	for i, r := range allReasons {
-		byReason[i] = base.with(pair("reason", string(r)))
-	}
 	target := d.Target()
-	return &destState{cfg: d, target: target, labels: values, done: make(chan struct{}),
+	return &destState{cfg: d, target: target, labels: values, done: make(chan struct{}), hops: d.HopSeries(), hists: h,
 		base: base, info: base.with(pair("address", target.Address()), pair("ibtracer_args", target.Args())),
-		byResult: byResult, byReason: byReason,
+		byResult: map[string]labelSet{}, byReason: map[string]labelSet{},
 		results: map[trace.Status]uint64{}, failures: map[trace.Reason]uint64{},
-		duration: native("trace_duration_seconds", "How long traces to the destination took.", durationBuckets),
-		latency: native("latency_seconds",
-			"Round-trip time of the validation MAD to the destination's own agent (end-to-end latency).", latencyBuckets),
 	}
 }
 
 // sameAs reports whether a reloaded destination can keep this state.
 func (s *destState) sameAs(d config.Destination, labelNames []string) bool {
-	if s.cfg.Name != d.Name || s.cfg.Interval != d.Interval || s.target != d.Target() || len(s.labels) != len(labelNames)+1 {
+	if s.cfg.Name != d.Name || s.cfg.Interval != d.Interval || s.target != d.Target() || len(s.labels) != len(labelNames)+1 ||
+		s.hops != d.HopSeries() {
 		return false
 	}
 	for i, k := range labelNames {
@@ -105,11 +111,20 @@ func (s *destState) record(r *trace.Result) {
 	s.last, s.lastTime = r, now
 	s.hopSets = nil
 	s.results[r.Status]++
+	if _, ok := s.byResult[string(r.Status)]; !ok {
+		s.byResult[string(r.Status)] = s.base.with(pair("result", string(r.Status)))
+	}
 	if r.Status != trace.StatusOK && r.Reason != trace.ReasonNone {
 		s.failures[r.Reason]++
+		if _, ok := s.byReason[string(r.Reason)]; !ok {
+			s.byReason[string(r.Reason)] = s.base.with(pair("reason", string(r.Reason)))
+		}
 	}
 	s.mads += uint64(r.MADs)
-	s.duration.Observe(r.Duration.Seconds())
+	s.lastDuration = r.Duration
+	if s.hists != nil {
+		s.hists.duration.Observe(r.Duration.Seconds())
+	}
 	if r.Status == trace.StatusOK || r.Status == trace.StatusMismatch {
 		if sig := r.Signature(); sig != s.signature {
 			if s.signature != "" {
@@ -122,7 +137,10 @@ func (s *destState) record(r *trace.Result) {
 		s.unsupported += uint64(unsupported(r))
 		if n := len(r.Hops); n > 1 {
 			if h := r.Hops[n-1]; h.Agent == trace.AgentValidated || h.Agent == trace.AgentMismatch || h.Agent == trace.AgentIngressUnknown {
-				s.latency.Observe(h.AgentRTT.Seconds())
+				s.lastLatency = h.AgentRTT
+				if s.hists != nil {
+					s.hists.latency.Observe(h.AgentRTT.Seconds())
+				}
 			}
 		}
 	}

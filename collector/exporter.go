@@ -33,6 +33,7 @@ type Exporter struct {
 	sem        chan struct{}
 	changed    chan struct{} // closed when the seed or the device changes
 	skipped    map[string]uint64
+	hists      *hists
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -49,7 +50,8 @@ type Exporter struct {
 func New(logger log.Logger, seed string) *Exporter {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Exporter{logger: logger, seed: seed, dests: map[string]*destState{}, ctx: ctx, cancel: cancel,
-		clock: realClock{}, changed: make(chan struct{}), skipped: map[string]uint64{}}
+		clock: realClock{}, changed: make(chan struct{}), skipped: map[string]uint64{},
+		hists: newHists()}
 }
 
 // SetDevice gives the exporter its engine (and hosted agent, or nil);
@@ -192,7 +194,7 @@ func (e *Exporter) Apply(c *config.Config) {
 		} else if ok {
 			e.stopLocked(old)
 		}
-		s := newDestState(d, names)
+		s := newDestState(d, names, e.hists)
 		e.dests[d.Name] = s
 		e.startLocked(s)
 	}

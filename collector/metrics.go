@@ -8,8 +8,8 @@ import (
 	"github.com/ibtracer/ibtracer_exporter/trace"
 )
 
-// The bounded label values: every one of these series exists for every
-// destination from the first scrape, at zero.
+// The bounded label values of traces_total and trace_failures_total: a
+// destination's series of one appears once it occurred (docs/metrics.md).
 var (
 	allResults = []trace.Status{trace.StatusOK, trace.StatusMismatch, trace.StatusUnreachable, trace.StatusTooLong,
 		trace.StatusResolve} // device errors are skipped traces, not results (ibtracer_traces_skipped_total)
@@ -50,6 +50,8 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	dests := e.destinations()
 	ch <- prometheus.MustNewConstMetric(desc("destinations", "Configured destinations."), prometheus.GaugeValue, float64(len(dests)))
 	e.collectDestinations(ch, names, dests)
+	e.hists.duration.Collect(ch)
+	e.hists.latency.Collect(ch)
 	if engine != nil {
 		collectEngine(ch, engine.Stats())
 	}
@@ -58,22 +60,29 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
+// Per-destination series: a bounded set for every destination (see
+// docs/metrics.md, "Series budget"), and the path detail and per-hop
+// series only for destinations with hops: true.
 func (e *Exporter) collectDestinations(ch chan<- prometheus.Metric, names []string, dests []*destState) {
 	lab := func(extra ...string) []string { return append(append([]string{}, names...), extra...) }
 	var (
-		dInterval   = desc("destination_interval_seconds", "Configured trace interval of the destination.", lab()...)
-		dInfo       = desc("destination_info", "The destination's address and the ibtracer arguments that trace it by hand.", lab("address", "ibtracer_args")...)
-		dSuccess    = desc("trace_success", "1 if the last trace reached the destination and found no port mismatch.", lab()...)
-		dLastTime   = desc("last_trace_timestamp_seconds", "When the last trace ended (0: none yet).", lab()...)
-		dTraces     = desc("traces_total", "Traces by result.", lab("result")...)
-		dFailures   = desc("trace_failures_total", "Failed traces by reason.", lab("reason")...)
-		dHops       = desc("path_hops", "Links the last traced path crosses: the nodes after the source, destination included.", lab()...)
-		dChanges    = desc("path_changes_total", "Times the traced path (nodes and ports) changed.", lab()...)
+		dInterval = desc("destination_interval_seconds", "Configured trace interval of the destination.", lab()...)
+		dInfo     = desc("destination_info", "The destination's address and the ibtracer arguments that trace it by hand.", lab("address", "ibtracer_args")...)
+		dSuccess  = desc("trace_success", "1 if the last trace reached the destination and found no port mismatch.", lab()...)
+		dLastTime = desc("last_trace_timestamp_seconds", "When the last trace ended (0: none yet).", lab()...)
+		dLastDur  = desc("last_trace_duration_seconds", "How long the last trace took (0: none yet).", lab()...)
+		dLastLat  = desc("last_latency_seconds", "Round-trip time of the validation MAD to the destination's own agent, "+
+			"from the last trace that measured it (0: none yet).", lab()...)
+		dTraces   = desc("traces_total", "Traces by result (a result appears once it occurred).", lab("result")...)
+		dFailures = desc("trace_failures_total", "Failed traces by reason (a reason appears once it occurred).", lab("reason")...)
+		dHops     = desc("path_hops", "Links the last traced path crosses: the nodes after the source, destination included.", lab()...)
+		dChanges  = desc("path_changes_total", "Times the traced path (nodes and ports) changed.", lab()...)
+		dMisHops  = desc("path_mismatched_hops", "Hops of the last trace that reported a port mismatch (status 7).", lab()...)
+		dUnsHops  = desc("path_unsupported_hops", "Hops of the last trace without the vendor agent.", lab()...)
+		// hops: true only.
 		dChangeTime = desc("path_last_change_timestamp_seconds", "When the path last changed (0: never).", lab()...)
 		dMisTotal   = desc("port_mismatches_total", "Hops that reported a port mismatch (status 7), summed over traces.", lab()...)
-		dMisHops    = desc("path_mismatched_hops", "Hops of the last trace that reported a port mismatch (status 7).", lab()...)
 		dUnsTotal   = desc("unsupported_hops_total", "Hops without the vendor agent, summed over traces.", lab()...)
-		dUnsHops    = desc("path_unsupported_hops", "Hops of the last trace without the vendor agent.", lab()...)
 		dValHops    = desc("path_validated_hops", "Hops of the last trace whose agent confirmed the ingress port.", lab()...)
 		dMADs       = desc("trace_mads_total", "MADs spent tracing the destination.", lab()...)
 		dLastMADs   = desc("last_trace_mads", "MADs the last trace spent.", lab()...)
@@ -85,7 +94,7 @@ func (e *Exporter) collectDestinations(ch chan<- prometheus.Metric, names []stri
 	for _, s := range dests {
 		s.mu.Lock()
 		// One allocation per destination for its fixed-label samples.
-		samples := make([]sample, 0, 20+len(allResults)+len(allReasons))
+		samples := make([]sample, 0, 20+len(s.byResult)+len(s.byReason))
 		emit := func(d *prometheus.Desc, l labelSet, typ prometheus.ValueType, val float64) {
 			samples = append(samples, sample{desc: d, labels: l, typ: typ, val: val})
 			ch <- &samples[len(samples)-1]
@@ -107,23 +116,33 @@ func (e *Exporter) collectDestinations(ch chan<- prometheus.Metric, names []stri
 		}
 		g(dSuccess, success)
 		g(dLastTime, lastTime)
-		for i, st := range allResults {
-			emit(dTraces, s.byResult[i], prometheus.CounterValue, float64(s.results[st]))
+		g(dLastDur, s.lastDuration.Seconds())
+		g(dLastLat, s.lastLatency.Seconds())
+		for _, st := range allResults {
+			if l, ok := s.byResult[string(st)]; ok {
+				emit(dTraces, l, prometheus.CounterValue, float64(s.results[st]))
+			}
 		}
-		for i, rs := range allReasons {
-			emit(dFailures, s.byReason[i], prometheus.CounterValue, float64(s.failures[rs]))
+		for _, rs := range allReasons {
+			if l, ok := s.byReason[string(rs)]; ok {
+				emit(dFailures, l, prometheus.CounterValue, float64(s.failures[rs]))
+			}
 		}
 		g(dHops, hops)
 		c(dChanges, float64(s.pathChanges))
+		g(dMisHops, mis)
+		g(dUnsHops, uns)
+		if !s.hops {
+			s.mu.Unlock()
+			continue
+		}
 		changeTime := 0.0
 		if !s.lastChange.IsZero() {
 			changeTime = float64(s.lastChange.UnixNano()) / 1e9
 		}
 		g(dChangeTime, changeTime)
 		c(dMisTotal, float64(s.mismatched))
-		g(dMisHops, mis)
 		c(dUnsTotal, float64(s.unsupported))
-		g(dUnsHops, uns)
 		g(dValHops, val)
 		c(dMADs, float64(s.mads))
 		g(dLastMADs, lastMADs)
@@ -138,8 +157,6 @@ func (e *Exporter) collectDestinations(ch chan<- prometheus.Metric, names []stri
 				ch <- &hs[i]
 			}
 		}
-		s.duration.Collect(ch)
-		s.latency.Collect(ch)
 		s.mu.Unlock()
 	}
 }

@@ -90,8 +90,11 @@ type Destination struct {
 	Port     int               `yaml:"port"` // with node: which port; default its first active one
 	Interval Duration          `yaml:"interval"`
 	Labels   map[string]string `yaml:"labels"`
-	line     int
-	lines    map[string]int
+	// Hops: per-hop and path-detail series (default true; false for
+	// discovered destinations unless their selector says so).
+	Hops  *bool `yaml:"hops"`
+	line  int
+	lines map[string]int
 }
 
 // Line is where the destination starts in its file.

@@ -1,0 +1,138 @@
+package collector
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-kit/log"
+
+	"github.com/ibtracer/ibtracer_exporter/ibmad"
+	"github.com/ibtracer/ibtracer_exporter/trace"
+)
+
+// maxSeriesPerDestination is the series budget of a destination without
+// per-hop series (docs/metrics.md, "Series budget").
+const maxSeriesPerDestination = 15
+
+// recordMix gives the destinations a realistic history: most traced fine
+// twice, every tenth failed once (timeout) and then recovered, every
+// twenty-fifth is failing now (no route, then port down).
+func recordMix(dests []*destState) {
+	start := time.Unix(1800000000, 0)
+	for i, s := range dests {
+		hops := []trace.Hop{{Hop: 0, NodeGUID: 0x10, NodeType: ibmad.NodeTypeCA, Agent: trace.AgentSource}}
+		for h := 1; h <= 4; h++ {
+			hops = append(hops, trace.Hop{Hop: h, NodeGUID: ibmad.GUID(0x1000 + h*97 + i), NodeType: ibmad.NodeTypeSwitch,
+				NodeDesc: fmt.Sprintf("n%d-%d", h, i), LID: uint16(h + i), InPort: 1, OutPort: 2, Agent: trace.AgentValidated,
+				AgentRTT: 4 * time.Microsecond})
+		}
+		ok := &trace.Result{Status: trace.StatusOK, Start: start, Duration: time.Millisecond, MADs: 9, Hops: hops}
+		switch {
+		case i%25 == 0:
+			s.record(&trace.Result{Status: trace.StatusUnreachable, Reason: trace.ReasonNoRoute, Start: start, Hops: hops[:2]})
+			s.record(&trace.Result{Status: trace.StatusUnreachable, Reason: trace.ReasonPortDown, Start: start, Hops: hops[:2]})
+		case i%10 == 0:
+			s.record(&trace.Result{Status: trace.StatusUnreachable, Reason: trace.ReasonTimeout, Start: start, Hops: hops[:3]})
+			s.record(ok)
+		default:
+			s.record(ok)
+			s.record(ok)
+		}
+	}
+}
+
+var destLabelRe = regexp.MustCompile(`destination="([^"]*)"`)
+
+// seriesCount scrapes e and returns the series of each destination and
+// the series with no destination label, and the exposition text.
+func seriesCount(t *testing.T, e *Exporter) (perDest map[string]int, fixed int, text []byte) {
+	t.Helper()
+	h := MetricsHandler(NewRegistry(e), 1, log.NewNopLogger())
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	if w.Code != http.StatusOK {
+		t.Fatalf("status %d", w.Code)
+	}
+	perDest = map[string]int{}
+	for _, l := range strings.Split(w.Body.String(), "\n") {
+		if l == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		if m := destLabelRe.FindStringSubmatch(l); m != nil {
+			perDest[m[1]]++
+		} else {
+			fixed++
+		}
+	}
+	return perDest, fixed, w.Body.Bytes()
+}
+
+// promtoolCheck runs `promtool check metrics` on an exposition.
+func promtoolCheck(t *testing.T, text []byte) {
+	t.Helper()
+	p, err := exec.LookPath("promtool")
+	if err != nil {
+		t.Skip("promtool not installed")
+	}
+	cmd := exec.Command(p, "check", "metrics")
+	cmd.Stdin = bytes.NewReader(text)
+	if out, err := cmd.CombinedOutput(); err != nil || len(bytes.TrimSpace(out)) != 0 {
+		t.Fatalf("promtool check metrics: %v\n%s", err, out)
+	}
+}
+
+// 1,000 destinations without per-hop series (what discovered ones get by
+// default): at most 15 series each, plus a fixed number that does not
+// grow with the destinations.
+func TestSeriesBudgetExplicitNoHops(t *testing.T) {
+	build := func(n int) *Exporter {
+		var b strings.Builder
+		b.WriteString("interval: 1h\ndestinations:\n")
+		for i := 0; i < n; i++ {
+			fmt.Fprintf(&b, "  - {name: d%04d, lid: %d, hops: false}\n", i, i+1)
+		}
+		e := New(log.NewNopLogger(), "")
+		e.Apply(mustConfig(t, b.String()))
+		recordMix(e.destinations())
+		return e
+	}
+	checkBudget(t, build)
+}
+
+// checkBudget checks the budget on exporters of 1,000 and 100
+// destinations built by build: per destination, and that the fixed part
+// is the same at both sizes.
+func checkBudget(t *testing.T, build func(n int) *Exporter) {
+	t.Helper()
+	e := build(1000)
+	defer e.Stop()
+	perDest, fixed, text := seriesCount(t, e)
+	if len(perDest) != 1000 {
+		t.Fatalf("%d destinations in the scrape, want 1000", len(perDest))
+	}
+	most, total := 0, 0
+	for _, n := range perDest {
+		total += n
+		if n > most {
+			most = n
+		}
+	}
+	t.Logf("1,000 destinations: %d series (%d fixed, %.1f per destination on average, %d at most), %d bytes",
+		fixed+total, fixed, float64(total)/1000, most, len(text))
+	if most > maxSeriesPerDestination {
+		t.Fatalf("a destination has %d series, want at most %d", most, maxSeriesPerDestination)
+	}
+	small := build(100)
+	defer small.Stop()
+	if _, f, _ := seriesCount(t, small); f != fixed {
+		t.Fatalf("fixed series: %d at 100 destinations, %d at 1,000: they grow with the destinations", f, fixed)
+	}
+	promtoolCheck(t, text)
+}
