@@ -92,8 +92,9 @@ type Engine struct {
 	hmu        sync.Mutex
 	registered map[handlerKey]bool // with the transport; under hmu
 
-	tid   atomic.Uint32
-	stats engineStats
+	tid    atomic.Uint32
+	stats  engineStats
+	budget budget // MADs per second (engine_budget.go)
 
 	portMu sync.Mutex // serialises reads of the transport's Port
 	port   atomic.Pointer[PortAttributes]
@@ -298,6 +299,9 @@ func (e *Engine) Do(ctx context.Context, req *Request, resp *Response) error {
 	for attempt := 0; attempt <= retries; attempt++ {
 		if attempt > 0 {
 			cs.retries.Add(1)
+		}
+		if err := e.budgetWait(ctx, target); err != nil {
+			return err
 		}
 		cs.requests.Add(1)
 		e.mu.Lock()
