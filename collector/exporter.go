@@ -40,6 +40,8 @@ type Exporter struct {
 	wg     sync.WaitGroup
 
 	clock clock
+	// budgetClock, when set (tests), is the MAD budget's clock.
+	budgetClock ibmad.Clock
 	// traceStarted and traceDone, when set (tests), learn when each trace
 	// starts and ends.
 	traceStarted func(name string, at time.Time)
@@ -65,6 +67,7 @@ func (e *Exporter) SetDevice(engine *ibmad.Engine, a *agent.Agent, err error) {
 	e.tracer = nil
 	if engine != nil && e.cfg != nil {
 		e.tracer = e.newTracer(e.cfg)
+		e.applyBudgetLocked()
 	}
 	e.wakeLocked()
 }
@@ -174,6 +177,7 @@ func (e *Exporter) Apply(c *config.Config) {
 	e.wakeLocked() // jitter_seed may have changed
 	if e.engine != nil {
 		e.tracer = e.newTracer(c)
+		e.applyBudgetLocked()
 	}
 	if e.sem == nil || cap(e.sem) != c.Concurrency {
 		e.sem = make(chan struct{}, c.Concurrency)

@@ -54,6 +54,7 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	e.hists.latency.Collect(ch)
 	if engine != nil {
 		collectEngine(ch, engine.Stats())
+		collectBudget(ch, engine.BudgetStats())
 	}
 	if ag != nil {
 		collectAgent(ch, ag.Stats())

@@ -68,7 +68,11 @@ type Config struct {
 	NodeNameMap string `yaml:"node_name_map"`
 	// NodeNames is NodeNameMap read: node GUID to site name (nil: none).
 	NodeNames nodenamemap.Map `yaml:"-"`
-	lines     map[string]int
+	// Fleet scale (fleet.go): MADs per second, and discovered destinations.
+	MADRate          float64    `yaml:"mad_rate"`
+	MADRatePerTarget float64    `yaml:"mad_rate_per_target"`
+	Discover         []Selector `yaml:"discover"`
+	lines            map[string]int
 }
 
 // AgentConfig configures the hosted vendor agent.
@@ -176,6 +180,7 @@ func Parse(file string, b []byte) (*Config, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(b, &root); err == nil {
 		recordLines(&root, c)
+		recordSelectorLines(&root, c)
 	}
 	if err := c.defaults(file); err != nil {
 		return nil, err
@@ -330,6 +335,9 @@ func (c *Config) defaults(file string) error {
 		t := true
 		c.ValidateAgents = &t
 	}
+	if err := c.fleetDefaults(file); err != nil {
+		return err
+	}
 	names := map[string]int{}
 	for i := range c.Destinations {
 		d := &c.Destinations[i]
@@ -404,6 +412,11 @@ func (d *Destination) field(i int, f string) string {
 func (c *Config) LabelNames() []string {
 	set := map[string]bool{}
 	for _, d := range c.Destinations {
+		for k := range d.Labels {
+			set[k] = true
+		}
+	}
+	for _, d := range c.Discover {
 		for k := range d.Labels {
 			set[k] = true
 		}

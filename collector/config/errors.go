@@ -29,6 +29,7 @@ var mappings = map[string]struct {
 	typeName(Config{}):      {"", yamlKeys(Config{})},
 	typeName(AgentConfig{}): {" in agent", yamlKeys(AgentConfig{})},
 	typeName(Destination{}): {" in a destination", yamlKeys(Destination{})},
+	typeName(Selector{}):    {" in a discover selector", yamlKeys(Selector{})},
 }
 
 func typeName(v any) string { return reflect.TypeOf(v).String() }

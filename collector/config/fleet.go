@@ -1,5 +1,188 @@
 package config
 
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
 // HopSeries reports whether the destination exports its per-hop and
 // path-detail series (hops:, default true).
 func (d Destination) HopSeries() bool { return d.Hops == nil || *d.Hops }
+
+// Discovery defaults and bounds.
+const (
+	DefaultRefresh = 5 * time.Minute
+	MinRefresh     = 10 * time.Second
+	DefaultRotate  = time.Hour
+	MinRotate      = time.Minute
+)
+
+// Selector picks destinations from the ports the SA knows (see
+// docs/architecture.md, "Discovered destinations"). Exactly one of All,
+// NodeType, NodeDesc or NodeNames says which.
+type Selector struct {
+	// All: every CA port the SA knows.
+	All bool `yaml:"all"`
+	// NodeType: "ca" (every CA port) or "switch" (every switch, at port 0).
+	NodeType string `yaml:"node_type"`
+	// NodeDesc: CA ports whose node description matches this regular
+	// expression (RE2, unanchored).
+	NodeDesc string `yaml:"node_desc"`
+	// NodeNames: the CA ports of the nodes node_name_map gives these names.
+	NodeNames []string `yaml:"node_names"`
+	// Sample: trace only this many of the selected ports (0: all), a
+	// random subset that differs from exporter to exporter and changes
+	// every Rotate.
+	Sample int      `yaml:"sample"`
+	Rotate Duration `yaml:"rotate"`
+	// Refresh: how often the SA is asked again.
+	Refresh  Duration          `yaml:"refresh"`
+	Interval Duration          `yaml:"interval"`
+	Hops     *bool             `yaml:"hops"` // default false
+	Labels   map[string]string `yaml:"labels"`
+
+	// Regexp is NodeDesc compiled; GUIDs are the node GUIDs of NodeNames.
+	Regexp *regexp.Regexp  `yaml:"-"`
+	GUIDs  map[uint64]bool `yaml:"-"`
+	line   int
+	lines  map[string]int
+}
+
+// HopSeries reports whether the selector's destinations export per-hop
+// series (hops:, default false).
+func (s Selector) HopSeries() bool { return s.Hops != nil && *s.Hops }
+
+// Line is where the selector starts in its file.
+func (s Selector) Line() int { return s.line }
+
+// recordSelectorLines notes the line of every selector and of its keys.
+func recordSelectorLines(root *yaml.Node, c *Config) {
+	doc := root
+	if doc.Kind == yaml.DocumentNode && len(doc.Content) > 0 {
+		doc = doc.Content[0]
+	}
+	if doc.Kind != yaml.MappingNode {
+		return
+	}
+	for i := 0; i+1 < len(doc.Content); i += 2 {
+		if doc.Content[i].Value != "discover" {
+			continue
+		}
+		for j, item := range doc.Content[i+1].Content {
+			if j >= len(c.Discover) {
+				break
+			}
+			s := &c.Discover[j]
+			s.line, s.lines = item.Line, map[string]int{}
+			for k := 0; k+1 < len(item.Content); k += 2 {
+				s.lines[item.Content[k].Value] = item.Content[k].Line
+			}
+		}
+	}
+}
+
+func (s *Selector) keyLine(key string) int {
+	if l, ok := s.lines[key]; ok {
+		return l
+	}
+	return s.line
+}
+
+// fleetDefaults validates mad_rate, mad_rate_per_target and discover.
+func (c *Config) fleetDefaults(file string) error {
+	bad := func(line int, field, format string, a ...any) error {
+		return &Error{File: file, Line: line, Field: field, Msg: fmt.Sprintf(format, a...)}
+	}
+	for _, r := range []struct {
+		key string
+		v   float64
+	}{{"mad_rate", c.MADRate}, {"mad_rate_per_target", c.MADRatePerTarget}} {
+		if r.v < 0 || math.IsNaN(r.v) || math.IsInf(r.v, 0) || r.v > 1e6 {
+			return bad(c.line(r.key), r.key, "%v: want MADs per second between 0 (no limit) and 1000000", r.v)
+		}
+	}
+	if c.MADRate > 0 && c.MADRatePerTarget > c.MADRate {
+		return bad(c.line("mad_rate_per_target"), "mad_rate_per_target", "%v is above mad_rate (%v)", c.MADRatePerTarget, c.MADRate)
+	}
+	for i := range c.Discover {
+		s := &c.Discover[i]
+		field := func(k string) string { return fmt.Sprintf("discover[%d].%s", i, k) }
+		set := 0
+		if s.All {
+			set++
+		}
+		if s.NodeType != "" {
+			set++
+			if s.NodeType != "ca" && s.NodeType != "switch" {
+				return bad(s.keyLine("node_type"), field("node_type"), "%q: want ca or switch", s.NodeType)
+			}
+		}
+		if s.NodeDesc != "" {
+			set++
+			re, err := regexp.Compile(s.NodeDesc)
+			if err != nil {
+				return bad(s.keyLine("node_desc"), field("node_desc"), "%q is not a regular expression: %v", s.NodeDesc, err)
+			}
+			s.Regexp = re
+		}
+		if len(s.NodeNames) > 0 {
+			set++
+			if c.NodeNames == nil {
+				return bad(s.keyLine("node_names"), field("node_names"), "needs node_name_map")
+			}
+			byName := map[string]uint64{}
+			for g, n := range c.NodeNames {
+				byName[n] = g
+			}
+			s.GUIDs = map[uint64]bool{}
+			for _, n := range s.NodeNames {
+				g, ok := byName[n]
+				if !ok {
+					return bad(s.keyLine("node_names"), field("node_names"), "%q is not a name in node_name_map", n)
+				}
+				s.GUIDs[g] = true
+			}
+		}
+		if set != 1 {
+			return bad(s.line, fmt.Sprintf("discover[%d]", i), "set exactly one of all, node_type, node_desc or node_names (found %d)", set)
+		}
+		if s.Sample < 0 || s.Sample > 100000 {
+			return bad(s.keyLine("sample"), field("sample"), "%d: want 0 (every port) .. 100000", s.Sample)
+		}
+		if s.Rotate != 0 && s.Sample == 0 {
+			return bad(s.keyLine("rotate"), field("rotate"), "applies only with sample")
+		}
+		if s.Rotate == 0 {
+			s.Rotate = Duration(DefaultRotate)
+		}
+		if time.Duration(s.Rotate) < MinRotate {
+			return bad(s.keyLine("rotate"), field("rotate"), "%v is shorter than %v", time.Duration(s.Rotate), MinRotate)
+		}
+		if s.Refresh == 0 {
+			s.Refresh = Duration(DefaultRefresh)
+		}
+		if time.Duration(s.Refresh) < MinRefresh {
+			return bad(s.keyLine("refresh"), field("refresh"), "%v is shorter than %v", time.Duration(s.Refresh), MinRefresh)
+		}
+		if s.Interval == 0 {
+			s.Interval = c.Interval
+		}
+		if time.Duration(s.Interval) < MinInterval {
+			return bad(s.keyLine("interval"), field("interval"), "%v is shorter than %v", time.Duration(s.Interval), MinInterval)
+		}
+		for k := range s.Labels {
+			if !labelNameRe.MatchString(k) || strings.HasPrefix(k, "__") {
+				return bad(s.keyLine("labels"), field("labels"), "%q is not a valid label name", k)
+			}
+			if ReservedLabels[k] {
+				return bad(s.keyLine("labels"), field("labels"), "%q is set by the exporter; choose another name", k)
+			}
+		}
+	}
+	return nil
+}

@@ -25,6 +25,11 @@
 //     the tracer and the hosted agent always use the same OUI. (The --agent
 //     flag, which decides whether the device accepts requests at all, is a
 //     flag: it needs a restart by nature.)
+//   - mad_rate, mad_rate_per_target: the exporter gives the running
+//     engine the new budget (Engine.SetBudget); requests waiting keep the
+//     wait they were given.
+//   - discover: the exporter restarts its discovery loops with the new
+//     selectors; destinations that stay selected keep their state.
 //   - mad_window, mad_window_per_target: the engine's windows are sized
 //     when the device opens; a change is refused with "<key> needs a
 //     restart", config_last_reload_successful goes to 0 and the running
