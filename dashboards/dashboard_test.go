@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -324,4 +326,41 @@ func rename(m map[string]any, from, to string) {
 	}
 	delete(m, from)
 	m[to] = v
+}
+
+// TestDashboardQueriesParse: every query of the dashboard, with its
+// variables replaced, is valid PromQL (promtool checks them as recording
+// rules). The e2e test against a real Prometheus checks they return data.
+func TestDashboardQueriesParse(t *testing.T) {
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("promtool is missing: apt-get install prometheus")
+		}
+		t.Skip("promtool is missing (Debian prometheus)")
+	}
+	d, err := decodeDashboard(readDashboard(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars := strings.NewReplacer("$job", ".*", "$instance", ".*", "$destination", ".*", "$__rate_interval", "1m")
+	var rules strings.Builder
+	rules.WriteString("groups:\n  - name: dashboard\n    rules:\n")
+	n := 0
+	for _, p := range allPanels(d) {
+		for _, q := range p.Targets {
+			expr, _ := json.Marshal(vars.Replace(q.(*prometheus.Dataquery).Expr))
+			fmt.Fprintf(&rules, "      - record: dashboard_query_%d\n        expr: %s\n", n, expr)
+			n++
+		}
+	}
+	file := filepath.Join(t.TempDir(), "queries.yml")
+	if err := os.WriteFile(file, []byte(rules.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(promtool, "check", "rules", file).CombinedOutput()
+	if err != nil {
+		t.Fatalf("promtool check rules (the dashboard's %d queries): %v\n%s", n, err, out)
+	}
+	t.Logf("%d queries parse", n)
 }
