@@ -8,8 +8,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
+
+	"go.yaml.in/yaml/v3"
 )
 
 var update = flag.Bool("update", false, "rewrite the generated part of ibtracer.rules.test.yml")
@@ -113,5 +116,86 @@ func TestPromtool(t *testing.T) {
 		if err != nil || !strings.Contains(string(out), "SUCCESS") {
 			t.Fatalf("promtool %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
+	}
+}
+
+const runbookPrefix = "https://github.com/ibtracer/ibtracer_exporter/blob/main/docs/runbook.md#"
+
+// jobMatcher finds a label matcher on job in an expression.
+var jobMatcher = regexp.MustCompile(`\bjob\s*(=|!=|=~|!~)\s*"`)
+
+// TestRulesHouseRules: every alert links its runbook section
+// (docs/runbook.md#<alert name in lower case>), names no job, and has
+// promtool tests in which it fires and in which it does not.
+func TestRulesHouseRules(t *testing.T) {
+	b, err := os.ReadFile(rulesFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rules struct {
+		Groups []struct {
+			Rules []struct {
+				Alert       string            `yaml:"alert"`
+				Record      string            `yaml:"record"`
+				Expr        string            `yaml:"expr"`
+				Annotations map[string]string `yaml:"annotations"`
+			} `yaml:"rules"`
+		} `yaml:"groups"`
+	}
+	if err := yaml.Unmarshal(b, &rules); err != nil {
+		t.Fatal(err)
+	}
+	tb, err := os.ReadFile(testFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tests struct {
+		Tests []struct {
+			AlertRuleTest []struct {
+				Alertname string `yaml:"alertname"`
+				ExpAlerts []any  `yaml:"exp_alerts"`
+			} `yaml:"alert_rule_test"`
+		} `yaml:"tests"`
+	}
+	if err := yaml.Unmarshal(tb, &tests); err != nil {
+		t.Fatal(err)
+	}
+	fires, quiet := map[string]bool{}, map[string]bool{}
+	for _, g := range tests.Tests {
+		for _, a := range g.AlertRuleTest {
+			if len(a.ExpAlerts) > 0 {
+				fires[a.Alertname] = true
+			} else {
+				quiet[a.Alertname] = true
+			}
+		}
+	}
+	alerts := 0
+	for _, g := range rules.Groups {
+		for _, r := range g.Rules {
+			name := r.Alert
+			if name == "" {
+				name = r.Record
+			}
+			if jobMatcher.MatchString(r.Expr) {
+				t.Errorf("%s: the expression names a job: %s", name, r.Expr)
+			}
+			if r.Alert == "" {
+				continue
+			}
+			alerts++
+			if want := runbookPrefix + strings.ToLower(r.Alert); r.Annotations["runbook_url"] != want {
+				t.Errorf("%s: runbook_url %q, want %q", r.Alert, r.Annotations["runbook_url"], want)
+			}
+			if !fires[r.Alert] {
+				t.Errorf("%s: no promtool test in which it fires", r.Alert)
+			}
+			if !quiet[r.Alert] {
+				t.Errorf("%s: no promtool test in which it does not fire", r.Alert)
+			}
+		}
+	}
+	if alerts == 0 {
+		t.Fatal("no alerts")
 	}
 }
