@@ -136,3 +136,29 @@ func checkBudget(t *testing.T, build func(n int) *Exporter) {
 	}
 	promtoolCheck(t, text)
 }
+
+// The same budget for 1,000 discovered destinations (discover: all, hop
+// series off by default).
+func TestSeriesBudgetDiscovered(t *testing.T) {
+	build := func(n int) *Exporter {
+		ports := make([]InventoryPort, n)
+		for i := range ports {
+			ports[i] = caPort(uint64(0x10000+16*i), 1, uint16(100+i), fmt.Sprintf("node%04d HCA-1", i))
+		}
+		fc := newFakeClock(time.Unix(1800000000, 0))
+		e := New(log.NewNopLogger(), "seed")
+		e.clock = fc
+		e.SetInventory(&fakeInventory{ports: ports})
+		e.Apply(mustConfig(t, "interval: 1h\ndiscover:\n  - all: true\n"))
+		deadline := time.Now().Add(60 * time.Second)
+		for len(e.destinations()) != n {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d of %d destinations discovered", len(e.destinations()), n)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		recordMix(e.destinations())
+		return e
+	}
+	checkBudget(t, build)
+}

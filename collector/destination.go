@@ -47,7 +47,10 @@ type destState struct {
 	target trace.Destination
 	labels []string // values of the label names, in order: destination, then the config's
 	hops   bool     // per-hop and path-detail series (hops: true)
-	hists  *hists
+	// atPhase: a discovered destination, first traced at its phase
+	// rather than soon after start.
+	atPhase bool
+	hists   *hists
 
 	// Label pairs of its series (see labels.go): fixed ones, those of the
 	// results and reasons that occurred, and the per-hop ones of the last

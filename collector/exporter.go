@@ -35,6 +35,13 @@ type Exporter struct {
 	skipped    map[string]uint64
 	hists      *hists
 
+	// Discovered destinations (discovery.go): per selector, its current
+	// set; the loops' cancel; refreshes ok and failed.
+	inventory  Inventory
+	discovered [][]config.Destination
+	discCancel context.CancelFunc
+	refreshes  [2]uint64
+
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -173,6 +180,7 @@ func retriesOpt(n int) int {
 func (e *Exporter) Apply(c *config.Config) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	old := e.cfg
 	e.cfg = c
 	e.wakeLocked() // jitter_seed may have changed
 	if e.engine != nil {
@@ -190,24 +198,14 @@ func (e *Exporter) Apply(c *config.Config) {
 		}
 	}
 	e.labelNames = names
-	keep := map[string]bool{}
-	for _, d := range c.Destinations {
-		keep[d.Name] = true
-		if old, ok := e.dests[d.Name]; ok && !relabel && old.sameAs(d, names) {
-			continue // same target, interval and labels: keep counters and schedule
-		} else if ok {
-			e.stopLocked(old)
-		}
-		s := newDestState(d, names, e.hists)
-		e.dests[d.Name] = s
-		e.startLocked(s)
-	}
-	for name, s := range e.dests {
-		if !keep[name] {
+	if relabel { // every series changes its labels: start every destination afresh
+		for name, s := range e.dests {
 			e.stopLocked(s)
 			delete(e.dests, name)
 		}
 	}
+	e.restartDiscoveryLocked(old, c)
+	e.reconcileLocked()
 }
 
 func (e *Exporter) startLocked(s *destState) {
@@ -250,6 +248,9 @@ func (e *Exporter) loop(ctx context.Context, s *destState) {
 	}
 	first := ph % minDuration(interval, spread)
 	next := e.clock.Now().Add(first)
+	if s.atPhase { // discovered later: its phase, not a burst with the others
+		next = nextRun(e.clock.Now(), interval, ph)
+	}
 	for {
 		c, stop := e.clock.Timer(next.Sub(e.clock.Now()))
 		select {

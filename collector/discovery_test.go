@@ -1,0 +1,240 @@
+package collector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-kit/log"
+
+	"github.com/ibtracer/ibtracer_exporter/collector/config"
+	"github.com/ibtracer/ibtracer_exporter/ibmad"
+	"github.com/ibtracer/ibtracer_exporter/internal/nodenamemap"
+)
+
+// fakeInventory is an SA that answers what the test says.
+type fakeInventory struct {
+	mu    sync.Mutex
+	ports []InventoryPort
+	err   error
+	calls int
+}
+
+func (f *fakeInventory) Ports(context.Context) ([]InventoryPort, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls++
+	if f.err != nil {
+		return nil, f.err
+	}
+	return append([]InventoryPort(nil), f.ports...), nil
+}
+
+func (f *fakeInventory) set(ports []InventoryPort, err error) {
+	f.mu.Lock()
+	f.ports, f.err = ports, err
+	f.mu.Unlock()
+}
+
+func caPort(guid uint64, port uint8, lid uint16, desc string) InventoryPort {
+	return InventoryPort{NodeGUID: guid, PortGUID: guid + uint64(port), LID: lid, Port: port, NodeType: ibmad.NodeTypeCA, NodeDesc: desc}
+}
+
+func testInventory() []InventoryPort {
+	return []InventoryPort{
+		caPort(0x100, 1, 10, "db01 HCA-1"),
+		caPort(0x200, 1, 11, "db02 HCA-1"),
+		caPort(0x300, 1, 12, "web01 HCA-1"),
+		caPort(0x300, 2, 13, "web01 HCA-1"),
+		caPort(0x400, 1, 0, "down01 HCA-1"), // no LID: not active
+		{NodeGUID: 0x900, PortGUID: 0x900, LID: 1, Port: 0, NodeType: ibmad.NodeTypeSwitch, NodeDesc: "leaf01"},
+		{NodeGUID: 0x900, PortGUID: 0x900, LID: 1, Port: 3, NodeType: ibmad.NodeTypeSwitch, NodeDesc: "leaf01"},
+	}
+}
+
+func names(ds []config.Destination) []string {
+	var out []string
+	for _, d := range ds {
+		out = append(out, fmt.Sprintf("%s=%d", d.Name, d.LID))
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestSelectorsMatch(t *testing.T) {
+	inv := testInventory()
+	site := nodenamemap.Map{0x300: "rack1-web"}
+	for _, tc := range []struct {
+		sel  config.Selector
+		self uint64
+		want string
+	}{
+		{config.Selector{All: true}, 0, "db01 HCA-1/1=10 db02 HCA-1/1=11 rack1-web/1=12 rack1-web/2=13"},
+		{config.Selector{All: true}, 0x101, "db02 HCA-1/1=11 rack1-web/1=12 rack1-web/2=13"}, // not itself
+		{config.Selector{NodeType: "ca"}, 0, "db01 HCA-1/1=10 db02 HCA-1/1=11 rack1-web/1=12 rack1-web/2=13"},
+		{config.Selector{NodeType: "switch"}, 0, "leaf01=1"},
+		{config.Selector{NodeDesc: "^db", Regexp: regexp.MustCompile("^db")}, 0, "db01 HCA-1/1=10 db02 HCA-1/1=11"},
+		{config.Selector{NodeNames: []string{"rack1-web"}, GUIDs: map[uint64]bool{0x300: true}}, 0, "rack1-web/1=12 rack1-web/2=13"},
+	} {
+		got := strings.Join(names(discoveredDestinations(&tc.sel, matchPorts(&tc.sel, inv, tc.self), site)), " ")
+		if got != tc.want {
+			t.Errorf("%+v: got %s, want %s", tc.sel, got, tc.want)
+		}
+	}
+	// A node-name-map name alone names a node with one port; two ports
+	// with one description get their port GUIDs.
+	one := []InventoryPort{caPort(0x300, 1, 12, "x")}
+	sel := config.Selector{All: true}
+	if got := names(discoveredDestinations(&sel, matchPorts(&sel, one, 0), site)); got[0] != "rack1-web=12" {
+		t.Errorf("got %v", got)
+	}
+	twins := []InventoryPort{caPort(0x500, 1, 20, "same"), caPort(0x600, 1, 21, "same")}
+	got := names(discoveredDestinations(&sel, matchPorts(&sel, twins, 0), nil))
+	if strings.Join(got, " ") != "same/1@0x0000000000000501=20 same/1@0x0000000000000601=21" {
+		t.Errorf("got %v", got)
+	}
+	// Discovered destinations carry the selector's hops setting (false
+	// by default) and labels.
+	sel.Labels = map[string]string{"pool": "x"}
+	d := discoveredDestinations(&sel, matchPorts(&sel, one, 0), nil)[0]
+	if d.HopSeries() || d.Labels["pool"] != "x" {
+		t.Errorf("%+v", d)
+	}
+}
+
+// The sample depends on the exporter (seed) and the rotation period, has
+// the asked size, and a fleet covers every destination.
+func TestSampleDestinations(t *testing.T) {
+	var all []config.Destination
+	for i := 0; i < 200; i++ {
+		all = append(all, config.Destination{Name: fmt.Sprintf("d%03d", i), LID: uint16(i + 1)})
+	}
+	a := names(sampleDestinations(all, 10, "0x01", 0, 5))
+	if len(a) != 10 {
+		t.Fatalf("%d chosen", len(a))
+	}
+	if b := names(sampleDestinations(all, 10, "0x01", 0, 5)); strings.Join(a, ",") != strings.Join(b, ",") {
+		t.Fatal("the same seed and period chose differently")
+	}
+	if b := names(sampleDestinations(all, 10, "0x02", 0, 5)); strings.Join(a, ",") == strings.Join(b, ",") {
+		t.Fatal("two exporters chose the same sample")
+	}
+	if b := names(sampleDestinations(all, 10, "0x01", 0, 6)); strings.Join(a, ",") == strings.Join(b, ",") {
+		t.Fatal("the next period chose the same sample")
+	}
+	if n := len(sampleDestinations(all, 0, "0x01", 0, 5)); n != 200 {
+		t.Fatalf("sample 0: %d, want all", n)
+	}
+	// 20 periods of 10 of 200: one exporter alone sees most of them.
+	seen := map[string]bool{}
+	for ep := int64(0); ep < 60; ep++ {
+		for _, d := range sampleDestinations(all, 10, "0x01", 0, ep) {
+			seen[d.Name] = true
+		}
+	}
+	if len(seen) < 190 {
+		t.Fatalf("60 periods of 10 of 200 covered %d", len(seen))
+	}
+}
+
+// Rotation periods start at an offset per exporter.
+func TestRotationEpochOffset(t *testing.T) {
+	now := time.Unix(1800000000, 0)
+	offsets := map[time.Duration]bool{}
+	for i := 0; i < 20; i++ {
+		seed := fmt.Sprintf("0x%016x", i+1)
+		next := nextRotation(now, time.Hour, seed, 0)
+		if !next.After(now) || next.Sub(now) > time.Hour {
+			t.Fatalf("next rotation %v from %v", next, now)
+		}
+		if rotationEpoch(next, time.Hour, seed, 0) != rotationEpoch(now, time.Hour, seed, 0)+1 ||
+			rotationEpoch(next.Add(-time.Nanosecond), time.Hour, seed, 0) != rotationEpoch(now, time.Hour, seed, 0) {
+			t.Fatalf("seed %s: the period does not change at %v", seed, next)
+		}
+		offsets[next.Sub(now).Round(time.Minute)] = true
+	}
+	if len(offsets) < 10 {
+		t.Fatalf("20 exporters rotate at only %d distinct minutes", len(offsets))
+	}
+}
+
+// Discovery on a fake SA: the set follows the SA; a failed refresh keeps
+// the set; a port that disappears is dropped with its series.
+func TestDiscoveryRefresh(t *testing.T) {
+	fc := newFakeClock(time.Unix(1800000000, 0))
+	e := New(log.NewNopLogger(), "seed")
+	e.clock = fc
+	defer e.Stop()
+	inv := &fakeInventory{ports: testInventory()}
+	e.SetInventory(inv)
+	e.Apply(mustConfig(t, "interval: 1h\ndestinations:\n  - {name: explicit, lid: 40}\ndiscover:\n  - all: true\n    refresh: 1m\n"))
+	current := func() string {
+		var out []string
+		for _, s := range e.destinations() {
+			out = append(out, s.cfg.Name)
+		}
+		return strings.Join(out, ",")
+	}
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(60 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: destinations %s", what, current())
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	const want = "db01 HCA-1/1,db02 HCA-1/1,explicit,web01 HCA-1/1,web01 HCA-1/2"
+	waitFor("first refresh", func() bool { return current() == want })
+	if !e.dests["db01 HCA-1/1"].atPhase || e.dests["db01 HCA-1/1"].hops || !e.dests["explicit"].hops {
+		t.Fatal("discovered destinations: at their phase, no hop series; explicit ones: hop series")
+	}
+	// The SA goes down: the refresh fails, the set stays.
+	inv.set(nil, errors.New("SA: timeout"))
+	refreshes := func() (ok, failed uint64) {
+		e.mu.RLock()
+		defer e.mu.RUnlock()
+		return e.refreshes[0], e.refreshes[1]
+	}
+	waitFor("failed refresh", func() bool {
+		if _, f := refreshes(); f >= 1 {
+			return true
+		}
+		fc.advance()
+		return false
+	})
+	if got := current(); got != want {
+		t.Fatalf("after a failed refresh: %s, want %s", got, want)
+	}
+	// db02 leaves the fabric: gone at the next good refresh, series too.
+	var left []InventoryPort
+	for _, p := range testInventory() {
+		if p.NodeGUID != 0x200 {
+			left = append(left, p)
+		}
+	}
+	inv.set(left, nil)
+	waitFor("db02 dropped", func() bool {
+		if current() == "db01 HCA-1/1,explicit,web01 HCA-1/1,web01 HCA-1/2" {
+			return true
+		}
+		fc.advance()
+		return false
+	})
+	perDest, _, _ := seriesCount(t, e)
+	if perDest["db02 HCA-1/1"] != 0 || perDest["db01 HCA-1/1"] == 0 {
+		t.Fatalf("series after db02 left: %v", perDest)
+	}
+	// A reload without the selector drops the discovered destinations.
+	e.Apply(mustConfig(t, "interval: 1h\ndestinations:\n  - {name: explicit, lid: 40}\n"))
+	if got := current(); got != "explicit" {
+		t.Fatalf("after removing the selector: %s", got)
+	}
+}
