@@ -106,8 +106,6 @@ func (e *Exporter) discoverLoop(ctx context.Context, i int, sel *config.Selector
 		ports       []InventoryPort
 		have        bool
 		nextRefresh = e.clock.Now()
-		lastEpoch   = int64(-1)
-		lastSelf    uint64
 	)
 	for {
 		now := e.clock.Now()
@@ -127,7 +125,6 @@ func (e *Exporter) discoverLoop(ctx context.Context, i int, sel *config.Selector
 				}
 				if err == nil {
 					ports, have = got, true
-					lastEpoch = -1 // recompute
 				}
 			}
 			e.countRefresh(err)
@@ -143,15 +140,13 @@ func (e *Exporter) discoverLoop(ctx context.Context, i int, sel *config.Selector
 		if s := e.currentSeed(); s != "" {
 			seed = s
 		}
-		rotate := time.Duration(sel.Rotate)
-		if ep := rotationEpoch(now, rotate, seed, i); have && (ep != lastEpoch || self != lastSelf) {
-			lastEpoch, lastSelf = ep, self
+		if have {
 			all := discoveredDestinations(sel, matchPorts(sel, ports, self), c.NodeNames)
-			e.setDiscovered(ctx, i, sampleDestinations(all, sel.Sample, seed, i, ep))
+			e.setDiscovered(ctx, i, sampleDestinations(all, sel.Sample, seed, i, now, time.Duration(sel.Rotate)))
 		}
 		wake := nextRefresh
 		if sel.Sample > 0 {
-			if nr := nextRotation(now, rotate, seed, i); nr.Before(wake) {
+			if nr := now.Add(resampleEvery(time.Duration(sel.Rotate), sel.Sample)); nr.Before(wake) {
 				wake = nr
 			}
 		}
@@ -175,7 +170,7 @@ func (e *Exporter) discoverLoop(ctx context.Context, i int, sel *config.Selector
 func (e *Exporter) setDiscovered(ctx context.Context, i int, ds []config.Destination) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if ctx.Err() != nil || i >= len(e.discovered) {
+	if ctx.Err() != nil || i >= len(e.discovered) || sameDestinations(e.discovered[i], ds) {
 		return
 	}
 	e.discovered[i] = ds
@@ -249,4 +244,18 @@ func (e *Exporter) collectDiscovery(ch chan<- prometheus.Metric) {
 	for i, n := range counts {
 		ch <- prometheus.MustNewConstMetric(dDiscovered, prometheus.GaugeValue, float64(n), strconv.Itoa(i))
 	}
+}
+
+// sameDestinations reports whether two discovered sets are equal (names
+// and LIDs; the rest comes from the selector).
+func sameDestinations(a, b []config.Destination) bool {
+	if len(a) != len(b) || (a == nil) != (b == nil) {
+		return false
+	}
+	for i := range a {
+		if a[i].Name != b[i].Name || a[i].LID != b[i].LID {
+			return false
+		}
+	}
+	return true
 }

@@ -108,34 +108,50 @@ func TestSelectorsMatch(t *testing.T) {
 	}
 }
 
-// The sample depends on the exporter (seed) and the rotation period, has
-// the asked size, and a fleet covers every destination.
+// The sample depends on the exporter (seed) and the time, has the asked
+// size, changes one destination at a time, spread over the rotation
+// period, is drawn afresh every period, and covers every destination
+// over the periods.
 func TestSampleDestinations(t *testing.T) {
 	var all []config.Destination
 	for i := 0; i < 200; i++ {
 		all = append(all, config.Destination{Name: fmt.Sprintf("d%03d", i), LID: uint16(i + 1)})
 	}
-	a := names(sampleDestinations(all, 10, "0x01", 0, 5))
+	now := time.Unix(1800000000, 0)
+	const rotate = time.Hour
+	at := func(seed string, t time.Time) []string { return names(sampleDestinations(all, 10, seed, 0, t, rotate)) }
+	a := at("0x01", now)
 	if len(a) != 10 {
 		t.Fatalf("%d chosen", len(a))
 	}
-	if b := names(sampleDestinations(all, 10, "0x01", 0, 5)); strings.Join(a, ",") != strings.Join(b, ",") {
-		t.Fatal("the same seed and period chose differently")
+	if b := at("0x01", now); strings.Join(a, ",") != strings.Join(b, ",") {
+		t.Fatal("the same seed and time chose differently")
 	}
-	if b := names(sampleDestinations(all, 10, "0x02", 0, 5)); strings.Join(a, ",") == strings.Join(b, ",") {
+	if b := at("0x02", now); strings.Join(a, ",") == strings.Join(b, ",") {
 		t.Fatal("two exporters chose the same sample")
 	}
-	if b := names(sampleDestinations(all, 10, "0x01", 0, 6)); strings.Join(a, ",") == strings.Join(b, ",") {
-		t.Fatal("the next period chose the same sample")
-	}
-	if n := len(sampleDestinations(all, 0, "0x01", 0, 5)); n != 200 {
+	if n := len(sampleDestinations(all, 0, "0x01", 0, now, rotate)); n != 200 {
 		t.Fatalf("sample 0: %d, want all", n)
 	}
-	// 20 periods of 10 of 200: one exporter alone sees most of them.
+	// Over one period, minute by minute: the sample never changes by more
+	// than a few destinations at once, and after the period little of
+	// the first sample is left.
+	prev := a
+	for m := 1; m <= 60; m++ {
+		cur := at("0x01", now.Add(time.Duration(m)*time.Minute))
+		if d := 10 - overlap(prev, cur); d > 3 {
+			t.Fatalf("minute %d: %d of 10 destinations replaced at once", m, d)
+		}
+		prev = cur
+	}
+	if o := overlap(a, prev); o > 4 {
+		t.Fatalf("after one period %d of 10 destinations are the same", o)
+	}
+	// 60 periods: one exporter alone sees nearly every destination.
 	seen := map[string]bool{}
-	for ep := int64(0); ep < 60; ep++ {
-		for _, d := range sampleDestinations(all, 10, "0x01", 0, ep) {
-			seen[d.Name] = true
+	for p := 0; p < 60; p++ {
+		for _, n := range at("0x01", now.Add(time.Duration(p)*rotate)) {
+			seen[n] = true
 		}
 	}
 	if len(seen) < 190 {
@@ -143,25 +159,18 @@ func TestSampleDestinations(t *testing.T) {
 	}
 }
 
-// Rotation periods start at an offset per exporter.
-func TestRotationEpochOffset(t *testing.T) {
-	now := time.Unix(1800000000, 0)
-	offsets := map[time.Duration]bool{}
-	for i := 0; i < 20; i++ {
-		seed := fmt.Sprintf("0x%016x", i+1)
-		next := nextRotation(now, time.Hour, seed, 0)
-		if !next.After(now) || next.Sub(now) > time.Hour {
-			t.Fatalf("next rotation %v from %v", next, now)
-		}
-		if rotationEpoch(next, time.Hour, seed, 0) != rotationEpoch(now, time.Hour, seed, 0)+1 ||
-			rotationEpoch(next.Add(-time.Nanosecond), time.Hour, seed, 0) != rotationEpoch(now, time.Hour, seed, 0) {
-			t.Fatalf("seed %s: the period does not change at %v", seed, next)
-		}
-		offsets[next.Sub(now).Round(time.Minute)] = true
+func overlap(a, b []string) int {
+	in := map[string]bool{}
+	for _, x := range a {
+		in[x] = true
 	}
-	if len(offsets) < 10 {
-		t.Fatalf("20 exporters rotate at only %d distinct minutes", len(offsets))
+	n := 0
+	for _, x := range b {
+		if in[x] {
+			n++
+		}
 	}
+	return n
 }
 
 // Discovery on a fake SA: the set follows the SA; a failed refresh keeps

@@ -154,7 +154,7 @@ func (e *Exporter) waitSeed(ctx context.Context) (string, bool) {
 func (e *Exporter) newTracer(c *config.Config) *trace.Tracer {
 	return trace.New(e.engine, trace.Options{Timeout: time.Duration(c.Timeout), Retries: retriesOpt(*c.Retries),
 		OUI: ibmad.OUI(c.OUI), SL: c.SL, NoValidate: !*c.ValidateAgents, ShareValidation: time.Duration(*c.ShareValidation), SupportTTL: time.Duration(*c.AgentSupportTTL),
-		ResolveTTL: resolveTTLOpt(time.Duration(*c.ResolveTTL))})
+		ResolveTTL: resolveTTLOpt(time.Duration(*c.ResolveTTL)), Now: e.clock.Now})
 }
 
 // resolveTTLOpt maps the config's resolve_ttl (0 = ask the SA every time)

@@ -3,7 +3,6 @@ package collector
 import (
 	"fmt"
 	"hash/fnv"
-	"math/rand/v2"
 	"sort"
 	"strconv"
 	"time"
@@ -65,44 +64,66 @@ func hash64(parts ...string) uint64 {
 		_, _ = h.Write([]byte(p))
 		_, _ = h.Write([]byte{0})
 	}
-	return h.Sum64()
-}
-
-// rotationEpoch is the number of the sample period now falls in. Each
-// exporter's periods start at its own offset within rotate (a hash of its
-// seed), so that a fleet does not swap its samples all at once.
-func rotationEpoch(now time.Time, rotate time.Duration, seed string, sel int) int64 {
-	if rotate <= 0 {
-		return 0
-	}
-	off := time.Duration(hash64(seed, "rotate", strconv.Itoa(sel)) % uint64(rotate))
-	return int64(now.Add(-off).Sub(time.Unix(0, 0)) / rotate)
-}
-
-// nextRotation is when the period after now's starts.
-func nextRotation(now time.Time, rotate time.Duration, seed string, sel int) time.Time {
-	off := time.Duration(hash64(seed, "rotate", strconv.Itoa(sel)) % uint64(rotate))
-	ep := rotationEpoch(now, rotate, seed, sel)
-	return time.Unix(0, 0).Add(time.Duration(ep+1)*rotate + off)
+	// FNV's last bytes barely reach its high bits: mix (splitmix64's
+	// finalizer) so that scores that differ only in the period differ.
+	x := h.Sum64()
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x
 }
 
 // sampleDestinations returns n of the destinations (all when n is 0 or
-// at least their number): a pseudo-random choice that depends on the seed
-// (the exporter's port GUID), the selector and the rotation period only,
-// so that exporters choose differently and each changes its choice every
-// period. The result keeps the destinations' order.
-func sampleDestinations(ds []config.Destination, n int, seed string, sel int, epoch int64) []config.Destination {
+// at least their number), in their order: the n whose scores are lowest,
+// where a destination's score is a hash of the seed (the exporter's port
+// GUID), the selector, the destination and its rotation period. Each
+// destination's period starts at its own offset within rotate, so the
+// sample changes one destination at a time, spread evenly over the
+// period, never all at once; over one period every score is drawn again.
+// Exporters (seeds) choose independently.
+func sampleDestinations(ds []config.Destination, n int, seed string, sel int, now time.Time, rotate time.Duration) []config.Destination {
 	if n <= 0 || n >= len(ds) {
 		return ds
 	}
-	r := rand.New(rand.NewPCG(hash64(seed, strconv.Itoa(sel)), uint64(epoch)))
-	idx := r.Perm(len(ds))[:n]
+	type scored struct {
+		i     int
+		score uint64
+	}
+	sc := make([]scored, len(ds))
+	si := strconv.Itoa(sel)
+	for i, d := range ds {
+		var ep int64
+		if rotate > 0 {
+			off := time.Duration(hash64(seed, si, d.Name, "offset") % uint64(rotate))
+			ep = int64(now.Add(-off).Sub(time.Unix(0, 0)) / rotate)
+		}
+		sc[i] = scored{i, hash64(seed, si, d.Name, strconv.FormatInt(ep, 10))}
+	}
+	sort.Slice(sc, func(a, b int) bool { return sc[a].score < sc[b].score })
+	idx := make([]int, n)
+	for k := range idx {
+		idx[k] = sc[k].i
+	}
 	sort.Ints(idx)
 	out := make([]config.Destination, n)
-	for i, k := range idx {
-		out[i] = ds[k]
+	for k, i := range idx {
+		out[k] = ds[i]
 	}
 	return out
+}
+
+// resampleEvery is how often a sampled selector draws its sample again:
+// often enough that the destinations whose period turned are replaced
+// soon (a quarter of the mean time between two turns), at most once a
+// second.
+func resampleEvery(rotate time.Duration, n int) time.Duration {
+	d := rotate / time.Duration(4*n)
+	if d < time.Second {
+		d = time.Second
+	}
+	return d
 }
 
 // discoveredName is a port's stable destination name: its node-name-map
