@@ -10,7 +10,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"os"
 	"os/signal"
@@ -22,7 +21,6 @@ import (
 	"github.com/prometheus/common/version"
 	"github.com/prometheus/exporter-toolkit/web"
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
-	sloggokit "github.com/tjhop/slog-gokit"
 
 	"github.com/ibtracer/ibtracer_exporter/collector"
 	"github.com/ibtracer/ibtracer_exporter/collector/config"
@@ -68,8 +66,7 @@ func run() int {
 		return 0
 	}
 
-	logger := newLogger(f.logLevel, f.logFormat)
-	slogger := slog.New(sloggokit.NewGoKitHandler(logger, slogLevel(f.logLevel)))
+	logger, slogger := newLoggers(os.Stderr, f.logLevel, f.logFormat)
 	level.Info(logger).Log("msg", "starting ibtracer_exporter", "version", version.Info(), "transport", f.ib.Transport)
 
 	svc, err := service.New(service.Options{ConfigFile: f.configFile, Logger: logger, IB: f.ib, HostAgent: f.agent,
