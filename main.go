@@ -82,21 +82,8 @@ func run() int {
 	mux.Handle("/traces", svc.Exporter().TracesHandler())
 	mux.HandleFunc("/-/healthy", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "Healthy") })
 	mux.Handle("/-/reload", svc.ReloadHandler())
-	landing, err := web.NewLandingPage(web.LandingConfig{
-		Name:        "ibtracer_exporter",
-		Description: "InfiniBand route tracer: hop-by-hop paths validated by the ibtracer vendor agent",
-		Version:     version.Info(),
-		Links: []web.LandingLinks{
-			{Address: "/metrics", Text: "Metrics"},
-			{Address: "/traces", Text: "Traces", Description: "The latest trace of every destination, as JSON"},
-			{Address: "/-/healthy", Text: "Health"},
-		},
-	})
-	if err != nil {
-		level.Error(logger).Log("msg", "landing page", "err", err)
-		return 1
-	}
-	mux.Handle("/", landing)
+	mux.Handle("/", svc.Exporter().LandingHandler(collector.Landing{Name: "ibtracer_exporter", Version: version.Info(),
+		Description: "InfiniBand route tracer: hop-by-hop paths validated by the ibtracer vendor agent", Links: collector.DefaultLinks}))
 
 	// Serve: the device lifecycle, reloads on SIGHUP, HTTP, until SIGTERM.
 	ctx, stop := context.WithCancel(context.Background())
