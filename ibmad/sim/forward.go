@@ -185,11 +185,14 @@ func (f *Fabric) sendLID(t *Transport, p *ibmad.Packet, tid uint64, isResp bool)
 	case class == ibmad.ClassPerfMgt:
 		answer = func(rm *ibmad.MAD) bool { f.pma(node, rm); return true }
 	default:
+		if node.muteAgents.Load() { // fault: its agents answer nothing (chaos.go)
+			return
+		}
 		for _, dst := range node.transportList() {
 			if dst.accepts(m) {
 				r := dst.packet()
 				*r = ibmad.Packet{MAD: *m, Addr: ibmad.Address{LID: slid, QPN: ibmad.QP1, QKey: ibmad.QP1QKey,
-					SL: p.Addr.SL, PKeyIndex: p.Addr.PKeyIndex}, InPort: in.Num, InPortKnown: true}
+					SL: p.Addr.SL, PKeyIndex: p.Addr.PKeyIndex}, InPort: in.Num, InPortKnown: !node.hideIn.Load()}
 				r.MAD.SetTID(tid)
 				f.deliver(dst, r, hops)
 				return

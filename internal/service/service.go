@@ -195,6 +195,7 @@ func (s *Service) open() (*device, error) {
 		d.stop = cancel
 		go opened.Fabric.Chaos(ctx, sim.ChaosOptions{
 			Rand: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7)),
+			Source: opened.Node, // faults on the routes this node traces
 			Log:  func(msg string, kv ...any) { level.Info(s.logger).Log(append([]any{"msg", msg}, kv...)...) },
 		})
 	}
