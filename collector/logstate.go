@@ -62,7 +62,8 @@ func (s *destState) observe(r *trace.Result) []opsEvent {
 	var out []opsEvent
 	st := traceState(r)
 	switch {
-	case !o.known && st == "ok":
+	case !o.known && st == "ok": // a healthy start says nothing
+		o.state, o.since = st, now
 	case !o.known || st != o.state:
 		kv := []any{"destination", name, "address", s.target.Address(), "state", st, "previous_state", o.state}
 		if !o.known {

@@ -97,6 +97,7 @@ func TestLogsStateChangesAndPathChanges(t *testing.T) {
 
 	lines := run(3)
 	count("healthy", lines, "destination failing", 0)
+	count("healthy", lines, "destination recovered", 0)
 	count("healthy", lines, "path changed", 0)
 	e.mu.RLock()
 	s := e.dests["far"]
