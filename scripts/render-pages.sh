@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Starts ibtracer_exporter on the built-in simulated fabric with the demo
 # configuration and its chaos schedule (as make run does, on a free
-# loopback port), waits until a trace shows a mismatch (or WAIT seconds),
+# loopback port), waits until /traces shows a mismatch and a previous
+# path (a path change), or WAIT seconds,
 # renders / and /traces with headless Debian chromium, and prints what the
 # browser shows: the text of each rendered page and a summary of its
 # tables. Needs chromium (apt-get install chromium). Everything lives in a
@@ -11,7 +12,7 @@
 #   WAIT=120 SCREENSHOT=1 scripts/render-pages.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-WAIT=${WAIT:-90}
+WAIT=${WAIT:-150}
 CHROMIUM=${CHROMIUM:-chromium}
 command -v "$CHROMIUM" >/dev/null || { echo "render-pages: $CHROMIUM not found (apt-get install chromium)" >&2; exit 1; }
 
@@ -30,10 +31,13 @@ base="http://127.0.0.1:$port"
 	--web.listen-address="127.0.0.1:$port" >"$tmp/exporter.log" 2>&1 &
 pid=$!
 
-# Wait for a mismatch (the chaos schedule's first fault comes within 20s).
+# Wait for a mismatch and a path change (the chaos schedule's first
+# fault, a divergence, comes within 20s; the second, a link down, 20-40s
+# later).
 deadline=$((SECONDS + WAIT))
-until curl -fsS "$base/traces" 2>/dev/null | grep -q '"agent_status": "mismatch"'; do
-	if [ $SECONDS -ge $deadline ]; then echo "render-pages: no mismatch within ${WAIT}s; rendering anyway" >&2; break; fi
+until curl -fsS "$base/traces" 2>/dev/null >"$tmp/traces.json" && grep -q '"agent_status": "mismatch"' "$tmp/traces.json" &&
+	grep -q '"previous_path"' "$tmp/traces.json"; do
+	if [ $SECONDS -ge $deadline ]; then echo "render-pages: no mismatch and path change within ${WAIT}s; rendering anyway" >&2; break; fi
 	kill -0 "$pid" 2>/dev/null || { cat "$tmp/exporter.log" >&2; exit 1; }
 	sleep 2
 done
@@ -67,7 +71,7 @@ class P(HTMLParser):
         if tag == "tr": self.row = []
         if tag in ("td", "th"): self.cell = [a.get("class", "")]
         if tag in ("h1", "h2", "h3", "p", "li"): self.stack.append([tag])
-        if tag == "a" and self.stack: self.stack[-1].append("[link %s]" % a.get("href"))
+        if tag == "a" and self.stack: self.stack[-1].append(" [link %s] " % a.get("href"))
     def handle_endtag(self, tag):
         if tag in ("style", "script", "title"): self.skip -= 1
         if tag in ("td", "th") and self.cell is not None and self.row is not None:
@@ -77,7 +81,7 @@ class P(HTMLParser):
         if tag == "tr" and self.row is not None:
             self.out.append("  | " + " | ".join(self.row)); self.row = None
         if tag in ("h1", "h2", "h3", "p", "li") and self.stack:
-            t = self.stack.pop(); txt = " ".join(" ".join(t[1:]).split())
+            t = self.stack.pop(); txt = " ".join("".join(t[1:]).split())
             if txt: self.out.append({"h1": "# ", "h2": "## ", "h3": "### "}.get(tag, "") + txt)
     def handle_data(self, d):
         if self.skip: return
@@ -95,4 +99,6 @@ describe "$tmp/traces.html"
 echo
 echo "== /traces with curl (Accept: */*): $(curl -fsS -o /dev/null -w '%{content_type}' "$base/traces")"
 echo "== exporter log lines about state and path changes, chaos faults"
-grep -E 'destination (failing|recovered|failure changed)|path changed|sim fault' "$tmp/exporter.log" | head -20 || true
+grep -E 'destination (failing|recovered|failure changed)|path changed|sim fault' "$tmp/exporter.log" | head -30 || true
+echo "== toolkit lines (one ts, one caller each)"
+grep -E 'tls_config' "$tmp/exporter.log" || true

@@ -45,10 +45,10 @@ const (
 // demonstration shows every agent verdict in its first minutes.
 const (
 	faultDivergence  = iota // the data plane leaves the LFT: status 7, mismatch
-	faultLossy              // a lossy link: lost validation MADs, timeouts
+	faultLinkDown           // a link down and re-routed: a path change
 	faultIngressHide        // an agent cannot tell the ingress: ingress_unknown
 	faultAgentMute          // an agent stops answering (overloaded): lost
-	faultLinkDown           // a link down and re-routed: a path change
+	faultLossy              // a lossy link: lost validation MADs, timeouts
 	faultKinds
 )
 
@@ -240,16 +240,14 @@ func (f *Fabric) injectFault(kind int, rng *rand.Rand, src *Node, switches []*No
 		}
 		log("sim fault: data plane diverges from the LFT", kv...)
 		return repair{at: chaosDivergence, msg: "data plane divergence", kv: kv, fn: func() { f.ClearForwardOverrides(sw) }}, true
-	case faultLossy:
-		// The first link between switches on the route: the trace's SMPs
-		// and the validation MADs beyond it cross it.
+	case faultLinkDown:
 		l := rt[1]
 		kv := []any{"switch", l.From.Name, "port", l.Out}
-		if err := f.SetDropRate(l.From.Name, int(l.Out), chaosDropRate); err != nil {
+		if err := f.SetLinkState(l.From.Name, int(l.Out), false, true); err != nil {
 			return repair{}, false
 		}
-		log("sim fault: lossy link", kv...)
-		return repair{at: chaosLossy, msg: "lossy link", kv: kv, fn: func() { _ = f.SetDropRate(l.From.Name, int(l.Out), 0) }}, true
+		log("sim fault: link down, re-routed", kv...)
+		return repair{at: chaosLinkDown, msg: "link down", kv: kv, fn: func() { _ = f.SetLinkState(l.From.Name, int(l.Out), true, true) }}, true
 	case faultIngressHide:
 		if target.hideIn.Load() {
 			return repair{}, false
@@ -266,14 +264,16 @@ func (f *Fabric) injectFault(kind int, rng *rand.Rand, src *Node, switches []*No
 		target.muteAgents.Store(true)
 		log("sim fault: agent stops answering", kv...)
 		return repair{at: chaosAgentMute, msg: "agent mute", kv: kv, fn: func() { target.muteAgents.Store(false) }}, true
-	default:
+	default: // faultLossy
+		// The first link between switches on the route: the trace's SMPs
+		// and the validation MADs beyond it cross it.
 		l := rt[1]
 		kv := []any{"switch", l.From.Name, "port", l.Out}
-		if err := f.SetLinkState(l.From.Name, int(l.Out), false, true); err != nil {
+		if err := f.SetDropRate(l.From.Name, int(l.Out), chaosDropRate); err != nil {
 			return repair{}, false
 		}
-		log("sim fault: link down, re-routed", kv...)
-		return repair{at: chaosLinkDown, msg: "link down", kv: kv, fn: func() { _ = f.SetLinkState(l.From.Name, int(l.Out), true, true) }}, true
+		log("sim fault: lossy link", kv...)
+		return repair{at: chaosLossy, msg: "lossy link", kv: kv, fn: func() { _ = f.SetDropRate(l.From.Name, int(l.Out), 0) }}, true
 	}
 }
 

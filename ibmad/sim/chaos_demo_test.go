@@ -18,7 +18,7 @@ import (
 
 // The make run demo (the demo fabric with agents on 80% of the hosts,
 // examples/demo.yml, the chaos schedule) shows every verdict within its
-// first minutes, a status-7 mismatch included: the chaos schedule runs
+// first minutes, a status-7 mismatch included, and a path change: the chaos schedule runs
 // with a simulated clock, and every destination is traced once per
 // interval of it, as the exporter does.
 func TestChaosDemoShowsEveryVerdict(t *testing.T) {
@@ -27,7 +27,7 @@ func TestChaosDemoShowsEveryVerdict(t *testing.T) {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
 			first, faults := runDemo(t, seed, limit)
 			for _, v := range []trace.AgentStatus{trace.AgentValidated, trace.AgentUnsupported, trace.AgentMismatch,
-				trace.AgentLost, trace.AgentIngressUnknown} {
+				trace.AgentLost, trace.AgentIngressUnknown, pathChange} {
 				if _, ok := first[v]; !ok {
 					t.Errorf("no %s hop within %v; first seen: %v; faults: %s", v, limit, first, strings.Join(faults, "; "))
 				}
@@ -36,6 +36,9 @@ func TestChaosDemoShowsEveryVerdict(t *testing.T) {
 		})
 	}
 }
+
+// pathChange marks, among the verdicts first seen, the first path change.
+const pathChange trace.AgentStatus = "(path change)"
 
 func runDemo(t *testing.T, seed uint64, limit time.Duration) (map[trace.AgentStatus]time.Duration, []string) {
 	o, err := (&ibopen.Config{Transport: "sim", SimAgents: "80%", SimSeed: 1}).Open(true)
@@ -56,6 +59,7 @@ func runDemo(t *testing.T, seed uint64, limit time.Duration) (map[trace.AgentSta
 		ShareValidation: config.DefaultShareValidation, SupportTTL: config.DefaultAgentSupportTTL, Now: clock})
 
 	first := map[trace.AgentStatus]time.Duration{}
+	paths := map[string]string{} // destination: signature of its last path
 	var elapsed, untraced time.Duration
 	step := time.Duration(c.Interval)
 	var faults []string
@@ -70,6 +74,14 @@ func runDemo(t *testing.T, seed uint64, limit time.Duration) (map[trace.AgentSta
 			mu.Unlock()
 			for _, d := range c.Destinations {
 				r := tr.Trace(ctx, d.Target())
+				if r.Status == trace.StatusOK || r.Status == trace.StatusMismatch {
+					if sig, ok := paths[d.Name]; ok && sig != r.Signature() {
+						if _, seen := first[pathChange]; !seen {
+							first[pathChange] = elapsed
+						}
+					}
+					paths[d.Name] = r.Signature()
+				}
 				for _, h := range r.Hops {
 					if _, ok := first[h.Agent]; !ok && h.Agent != "" {
 						first[h.Agent] = elapsed
