@@ -52,7 +52,7 @@ var landingTmpl = template.Must(template.New("landing").Funcs(pageFuncs).Parse(`
 {{- else}}
 <td class="s-none">not traced yet</td><td></td><td></td>
 {{- end}}
-<td>{{when .LastChange}}{{if .PathChanges}} ({{.PathChanges}} changes){{end}}</td>
+<td>{{when .LastChange}}{{if .PathChanges}} (changes: {{.PathChanges}}){{end}}</td>
 <td>{{range verdicts .Last}}<span class="verdict v-{{.Verdict}}">{{.N}} {{.Verdict}}</span> {{end}}</td></tr>
 {{- end}}
 </tbody></table>

@@ -151,7 +151,7 @@ func TestLandingPage(t *testing.T) {
 		}
 	})
 	want := map[string]string{
-		"db01": "db01 | lid 9 | mismatch | 2 | 2027-01-15T08:01:00Z | 2027-01-15T08:01:00Z (1 changes) | 1 validated 1 mismatch",
+		"db01": "db01 | lid 9 | mismatch | 2 | 2027-01-15T08:01:00Z | 2027-01-15T08:01:00Z (changes: 1) | 1 validated 1 mismatch",
 		"gone": "gone | lid 11 | unreachable (timeout) | 0 | 2027-01-15T08:00:00Z | never | ",
 		"idle": "idle | lid 10 | not traced yet |  |  | never | ",
 	}
