@@ -2,7 +2,6 @@ package sim
 
 import (
 	"context"
-	"fmt"
 	"math/rand/v2"
 	"sort"
 	"time"
@@ -275,18 +274,6 @@ func (f *Fabric) injectFault(kind int, rng *rand.Rand, src *Node, switches []*No
 		log("sim fault: lossy link", kv...)
 		return repair{at: chaosLossy, msg: "lossy link", kv: kv, fn: func() { _ = f.SetDropRate(l.From.Name, int(l.Out), 0) }}, true
 	}
-}
-
-// SetIngressHidden makes the agents on node name unable to tell the port
-// a MAD arrived by, as a switch's port-0 agent on real hardware often is
-// (docs/protocol.md): they answer "ingress unknown".
-func (f *Fabric) SetIngressHidden(name string, hidden bool) error {
-	n := f.byName[name]
-	if n == nil {
-		return fmt.Errorf("sim: no node %q", name)
-	}
-	n.hideIn.Store(hidden)
-	return nil
 }
 
 func waitTimer(ctx context.Context, d time.Duration) bool {
