@@ -333,3 +333,27 @@ func TestGetTableEngineClosed(t *testing.T) {
 		t.Fatal("GetTable did not return after Close")
 	}
 }
+
+// kernelRMPP is a transport whose kernel does RMPP (umad).
+type kernelRMPP struct{ *madtest.Transport }
+
+func (kernelRMPP) ReassemblesRMPP() bool { return true }
+
+// TestGetTableSendsNoACKWhenTheKernelDoesRMPP: over a transport that
+// reassembles (umad with RMPP version 1), the kernel has ACKed already;
+// the engine must not send an ACK of its own.
+func TestGetTableSendsNoACKWhenTheKernelDoesRMPP(t *testing.T) {
+	sa := &scriptedSA{data: records(1, 112), recSize: 112}
+	tr := madtest.New(sa.answer)
+	e := ibmad.NewEngine(kernelRMPP{tr}, ibmad.Options{})
+	defer e.Close()
+	tab, err := e.GetTable(context.Background(), tableReq(), ibmad.TableRequest{})
+	if err != nil || tab.Len() != 1 {
+		t.Fatalf("table %v, err %v", tab, err)
+	}
+	sa.mu.Lock()
+	defer sa.mu.Unlock()
+	if len(sa.acks) != 0 || tr.Sent.Load() != 1 {
+		t.Fatalf("sent %d MADs, ACKs %v; want the request only", tr.Sent.Load(), sa.acks)
+	}
+}

@@ -150,3 +150,31 @@ func TestSimTablesMatchTheFabric(t *testing.T) {
 	}
 	t.Logf("%d NodeRecords, %d LinkRecords, %d LFT blocks of L0, %d of all, %d switches", len(nrs), len(lrs), len(blocks), len(all), len(swirs))
 }
+
+// BenchmarkNodeRecordsTable reads the NodeRecord table of a 128-host fat
+// tree through the sim's RMPP segments (152 records, 86 segments).
+func BenchmarkNodeRecordsTable(b *testing.B) {
+	tp, err := sim.LoadTopology(filepath.Join(topoDir, "fattree-128.net"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	f, err := sim.New(tp, sim.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	tr, err := f.Attach("H0-0", 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	e := ibmad.NewEngine(tr, ibmad.Options{Timeout: 2 * time.Second})
+	defer e.Close()
+	p, _ := tr.Port()
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		nrs, err := sa.NodeRecords(ctx, e, sa.Address(p))
+		if err != nil || len(nrs) != 152 {
+			b.Fatalf("%d records, %v", len(nrs), err)
+		}
+	}
+}
