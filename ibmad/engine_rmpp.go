@@ -156,6 +156,7 @@ func (e *Engine) GetTable(ctx context.Context, req *Request, tr TableRequest) (*
 						ErrRMPP, req.MAD.AttrID().name(class), req.Addr, rx.next-1, ErrTimeout, timeout)
 				}
 				prompts++
+				cs.retries.Add(1) // a prompt is the stream's retry
 				ackTo(&lastSeg, rx.prompt())
 				timer.Reset(timeout)
 				continue

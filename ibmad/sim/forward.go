@@ -212,6 +212,9 @@ func (f *Fabric) sendLID(t *Transport, p *ibmad.Packet, tid uint64, isResp bool)
 	if node.IsSwitch() {
 		back = node.Ports[0]
 	}
+	if class == ibmad.ClassSubnAdm && node == f.sm && f.saRMPP(t, m, tid, p.Addr, back, slid, hops) {
+		return // a GetTable transfer (sa_rmpp.go) took it
+	}
 	rnode, _, rhops, ok := f.lidRoute(back, slid)
 	if !ok || rnode != t.node {
 		return
@@ -220,9 +223,6 @@ func (f *Fabric) sendLID(t *Transport, p *ibmad.Packet, tid uint64, isResp bool)
 	*r = ibmad.Packet{MAD: *m}
 	r.MAD.SetTID(tid)
 	r.Addr = ibmad.Address{LID: p.Addr.LID, QPN: p.Addr.QPN, QKey: p.Addr.QKey, SL: p.Addr.SL}
-	if class == ibmad.ClassSubnAdm && node == f.sm && f.saRMPP(t, r, hops+rhops) {
-		return // a GetTable transfer (sa_rmpp.go) took it
-	}
 	if !answer(&r.MAD) {
 		t.pool.Put(r)
 		return
