@@ -83,6 +83,13 @@ func TestSimTablesMatchTheFabric(t *testing.T) {
 		}
 	}
 
+	for _, r := range nrs {
+		one, err := sa.NodeRecordOf(ctx, e, sm, r.LID)
+		if err != nil || one != r {
+			t.Errorf("NodeRecordOf(%d) = %+v, %v; the table has %+v", r.LID, one, err, r)
+		}
+	}
+
 	lrs, err := sa.LinkRecords(ctx, e, sm, 0)
 	if err != nil {
 		t.Fatal(err)
