@@ -50,6 +50,8 @@ type Fabric struct {
 	rng       atomic.Uint64
 	nextHiTID atomic.Uint32
 	mads      atomic.Uint64 // MADs injected, for tests and benchmarks
+
+	rmpp rmppSessions // the SA's GetTable transfers (sa_rmpp.go)
 }
 
 // Node is a simulated CA, switch or router.

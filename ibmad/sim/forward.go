@@ -215,6 +215,9 @@ func (f *Fabric) sendLID(t *Transport, p *ibmad.Packet, tid uint64, isResp bool)
 	if node.IsSwitch() {
 		back = node.Ports[0]
 	}
+	if class == ibmad.ClassSubnAdm && node == f.sm && f.saRMPP(t, m, tid, p.Addr, back, slid, hops) {
+		return // a GetTable transfer (sa_rmpp.go) took it
+	}
 	rnode, _, rhops, ok := f.lidRoute(back, slid)
 	if !ok || rnode != t.node {
 		return
@@ -222,11 +225,11 @@ func (f *Fabric) sendLID(t *Transport, p *ibmad.Packet, tid uint64, isResp bool)
 	r := t.packet()
 	*r = ibmad.Packet{MAD: *m}
 	r.MAD.SetTID(tid)
+	r.Addr = ibmad.Address{LID: p.Addr.LID, QPN: p.Addr.QPN, QKey: p.Addr.QKey, SL: p.Addr.SL}
 	if !answer(&r.MAD) {
 		t.pool.Put(r)
 		return
 	}
-	r.Addr = ibmad.Address{LID: p.Addr.LID, QPN: p.Addr.QPN, QKey: p.Addr.QKey, SL: p.Addr.SL}
 	f.deliver(t, r, hops+rhops)
 }
 
