@@ -75,6 +75,8 @@ type destState struct {
 	mads         uint64
 	results      map[trace.Status]uint64
 	failures     map[trace.Reason]uint64
+
+	ops opsState // what the logs and /traces remember (logstate.go)
 }
 
 func newDestState(d config.Destination, labelNames []string, h *hists) *destState {
