@@ -1,0 +1,50 @@
+package collector
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ibtracer/ibtracer_exporter/ibmad"
+	"github.com/ibtracer/ibtracer_exporter/ibmad/sim"
+)
+
+func inventoryKeys(ps []InventoryPort) []string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, fmt.Sprintf("%s %#x port %d lid %d %q", p.NodeType, p.PortGUID, p.Port, p.LID, p.NodeDesc))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// The SA inventory on the in-process sim (whose GetTable answers are
+// segmented with RMPP) lists every switch and CA port of the fabric.
+func TestSAInventoryOnSim(t *testing.T) {
+	topo, _ := sim.FatTree2(3, 2, 4, 1)
+	f, _ := sim.New(topo, sim.Options{})
+	tr, err := f.Attach("H1-2", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng := ibmad.NewEngine(tr, ibmad.Options{})
+	defer eng.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	got, err := InventoryFor(eng).Ports(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls atomic.Int64
+	want := newSimInventory(f, &calls).ports
+	if g, w := strings.Join(inventoryKeys(got), "\n"), strings.Join(inventoryKeys(want), "\n"); g != w {
+		t.Fatalf("SA inventory:\n%s\nwant (the fabric):\n%s", g, w)
+	}
+	if len(got) != 3+2+3*4 {
+		t.Fatalf("%d ports", len(got))
+	}
+}
