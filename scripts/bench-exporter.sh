@@ -53,8 +53,9 @@ stop() { kill "$pid"; wait "$pid" 2>/dev/null || true; pid=; }
 # The fabric alone: no destination, the same settle time as a scrape sees.
 start "$work/baseline.yml"
 sleep 20
-curl -s -o /dev/null "127.0.0.1:$port/metrics"
+curl -s -o "$work/baseline.txt" "127.0.0.1:$port/metrics"
 base=$(hwm)
+echo "fabric alone: $(grep -E '^(go_goroutines|go_memstats_(heap_inuse|stack_inuse)_bytes) ' "$work/baseline.txt" | tr '\n' ' ')"
 stop
 
 start "$work/config.yml"
@@ -74,3 +75,4 @@ echo "peak RSS: $peak MiB (fabric alone: $base MiB; exporter part: $((peak - bas
 echo "series: $(grep -vc '^#' "$work/metrics.txt")"
 echo "destinations traced: $(grep -c '^ibtracer_trace_success{.*} 1' "$work/metrics.txt") ok of $n"
 grep -E '^ibtracer_mad_(requests|timeouts)_total' "$work/metrics.txt" | head -8
+grep -E '^(go_goroutines|go_memstats_(heap_inuse|stack_inuse|sys)_bytes) ' "$work/metrics.txt" || true
