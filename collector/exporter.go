@@ -300,7 +300,12 @@ func (e *Exporter) traceOnce(ctx context.Context, s *destState, interval time.Du
 		return
 	}
 	tctx, cancel := context.WithTimeout(ctx, interval)
-	r := tr.Trace(tctx, s.target)
+	// The trace runs on a goroutine of its own, which ends with it: its
+	// deep stack goes with it, and the destination's loop goroutine (one
+	// per destination, 10,000 at fleet scale) keeps a small one.
+	rc := make(chan *trace.Result, 1)
+	go func() { rc <- tr.Trace(tctx, s.target) }()
+	r := <-rc
 	cancel()
 	if ctx.Err() != nil {
 		return // stopped (reload or shutdown): do not record a cancelled trace
