@@ -181,7 +181,10 @@ scrape_configs:
 				continue
 			}
 			n, err := promQuery(t, promAddr, vars.Replace(tg.Expr))
-			if err != nil || n == 0 {
+			// trace_failures_total has a series per reason only once that
+			// reason occurred (docs/metrics.md, "Series budget"): on this
+			// healthy fabric its panel is empty, but its query must run.
+			if err != nil || (n == 0 && p.Title != "Trace failures by reason") {
 				t.Errorf("panel %q: %s: %d series, %v", p.Title, tg.Expr, n, err)
 			}
 			queries++
