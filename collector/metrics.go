@@ -50,7 +50,7 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	dests := e.destinations()
 	ch <- prometheus.MustNewConstMetric(desc("destinations", "Configured destinations."), prometheus.GaugeValue, float64(len(dests)))
 	e.collectDestinations(ch, names, dests)
-	e.collectDiscovery(ch)
+	e.collectDiscovered(ch)
 	e.hists.duration.Collect(ch)
 	e.hists.latency.Collect(ch)
 	if engine != nil {

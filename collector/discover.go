@@ -227,11 +227,11 @@ func (e *Exporter) reconcileLocked() {
 }
 
 var (
-	dRefreshes  = desc("discovery_refreshes_total", "Refreshes of the discovered destinations from the SA, by result (ok, error: the previous set is kept).", "result")
+	dRefreshes  = desc("discover_refreshes_total", "Refreshes of the discovered destinations from the SA, by result (ok, error: the previous set is kept).", "result")
 	dDiscovered = desc("discovered_destinations", "Destinations a discover selector currently gives (after sampling), by its index in the configuration.", "selector")
 )
 
-func (e *Exporter) collectDiscovery(ch chan<- prometheus.Metric) {
+func (e *Exporter) collectDiscovered(ch chan<- prometheus.Metric) {
 	e.mu.RLock()
 	ok, failed := e.refreshes[0], e.refreshes[1]
 	counts := make([]int, len(e.discovered))
