@@ -35,7 +35,7 @@ type Exporter struct {
 	skipped    map[string]uint64
 	hists      *hists
 
-	// Discovered destinations (discovery.go): per selector, its current
+	// Discovered destinations (discover.go): per selector, its current
 	// set; the loops' cancel; refreshes ok and failed.
 	inventory  Inventory
 	discovered [][]config.Destination
