@@ -60,6 +60,7 @@ type options struct {
 	portAlias   string
 	nameMap     string
 	from        uint16 // SRC_LID of the SRC DST form; 0: the local port
+	lmcAll      bool   // every LID of each destination port (lmc.go)
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -86,6 +87,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	app.Flag("Ca", "The CA to use, as ibtracert's -C (the same as --ib.ca).").Short('C').PlaceHolder("CA").StringVar(&o.caAlias)
 	app.Flag("Port", "The CA port to use, as ibtracert's -P (the same as --ib.port).").Short('P').PlaceHolder("PORT").StringVar(&o.portAlias)
 	app.Flag("node-name-map", "OFED node-name-map file (lines 0xGUID \"name\"): hops show these site names.").Short('n').PlaceHolder("FILE").StringVar(&o.nameMap)
+	app.Flag("lmc-all", "Trace every LID of each destination port (base LID .. base+2^LMC-1) and report the distinct paths and the hops they share.").BoolVar(&o.lmcAll)
 	app.Arg("lids", "ibtracert's forms: DST_LID, or SRC_LID DST_LID to trace from another port.").StringsVar(&o.positional)
 	app.Version(version())
 	helped := false
@@ -151,6 +153,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return trace.ExitDevice
 		}
 		dests = append(dests, skipSource(all, src)...)
+	}
+	if o.lmcAll {
+		return runLMC(ctx, tr, &o, dests, names, stdout, stderr)
 	}
 	var prog *progress
 	if o.all && isTerminal(stderr) {
