@@ -293,6 +293,11 @@ func (e *Exporter) traceOnce(ctx context.Context, s *destState, interval time.Du
 		return
 	}
 	tctx, cancel := context.WithTimeout(ctx, interval)
+	if s.cfg.AllPaths() {
+		e.traceSet(tctx, ctx, tr, s, names) // paths.go
+		cancel()
+		return
+	}
 	r := tr.Trace(tctx, s.target)
 	cancel()
 	if ctx.Err() != nil {
