@@ -64,6 +64,7 @@ func (t *Tracer) TraceFrom(ctx context.Context, from uint16, d Destination) *Res
 
 	// Reach the source the way ibtracert does: a walk toward its LID.
 	toSrc := t.newWalk(ctx, src, from)
+	toSrc.viaSA, w.viaSA = false, false // a trace from another port walks with SMPs
 	pre, ferr := toSrc.walkPath()
 	w.mads.Add(toSrc.mads.Load())
 	if ferr != nil {

@@ -13,7 +13,7 @@ func (t *Tracer) Trace(ctx context.Context, d Destination) *Result {
 	r := &Result{Destination: d, Start: time.Now()}
 	w := t.newWalk(ctx, ibmad.PortAttributes{}, 0)
 	defer func() {
-		r.MADs = int(w.mads.Load())
+		r.MADs, r.SARequests = int(w.mads.Load()), int(w.saReqs.Load())
 		r.Duration = time.Since(r.Start)
 	}()
 	finish := func(e *Error) *Result {
@@ -45,7 +45,7 @@ func (t *Tracer) Trace(ctx context.Context, d Destination) *Result {
 			return r
 		}
 	}
-	hops, inPorts, ferr := t.fullTrace(w)
+	hops, inPorts, ferr := t.discoverTrace(w, r) // discovery.go
 	r.Hops = hops
 	if ferr != nil {
 		t.forget(dlid, d, hops, false)
@@ -56,8 +56,10 @@ func (t *Tracer) Trace(ctx context.Context, d Destination) *Result {
 		// sure the tables did not just change under us (an SM sweep) by
 		// reading them again before reporting.
 		w2 := t.newWalk(ctx, src, dlid)
+		w2.viaSA = w.viaSA
 		hops2, inPorts2, ferr2 := t.fullTrace(w2)
 		w.mads.Add(w2.mads.Load())
+		w.saReqs.Add(w2.saReqs.Load())
 		if ferr2 != nil {
 			t.forget(dlid, d, r.Hops, true) // the first walk's path saw status 7
 			r.Hops = hops2

@@ -42,6 +42,7 @@ type options struct {
 	nameMap     string
 	from        uint16 // SRC_LID of the SRC DST form; 0: the local port
 	lmcAll      bool   // every LID of each destination port (lmc.go)
+	discovery   string // smp, sa or auto (trace.Discovery)
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -69,6 +70,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	app.Flag("Port", "The CA port to use, as ibtracert's -P (the same as --ib.port).").Short('P').PlaceHolder("PORT").StringVar(&o.portAlias)
 	app.Flag("node-name-map", "OFED node-name-map file (lines 0xGUID \"name\"): hops show these site names.").Short('n').PlaceHolder("FILE").StringVar(&o.nameMap)
 	app.Flag("lmc-all", "Trace every LID of each destination port (base LID .. base+2^LMC-1) and report the distinct paths and the hops they share.").BoolVar(&o.lmcAll)
+	app.Flag("discovery", "How the path is learnt: smp (directed-route SMPs), sa (SA records only, for fabrics where only the SM may send SMPs) or auto (SMPs, falling back to the SA when they are refused at the first hop).").Default("auto").EnumVar(&o.discovery, "smp", "sa", "auto")
 	app.Arg("lids", "ibtracert's forms: DST_LID, or SRC_LID DST_LID to trace from another port.").StringsVar(&o.positional)
 	app.Version(version())
 	helped := false
@@ -119,7 +121,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	e := ibmad.NewEngine(opened.Transport, ibmad.Options{Timeout: timeout, Retries: retries})
 	defer e.Close()
-	tr := trace.New(e, trace.Options{Timeout: timeout, Retries: retries, OUI: ibmad.OUI(oui), SL: o.sl, NoValidate: o.noValidate})
+	tr := trace.New(e, trace.Options{Timeout: timeout, Retries: retries, OUI: ibmad.OUI(oui), SL: o.sl, NoValidate: o.noValidate,
+		Discovery: trace.Discovery(o.discovery)})
 
 	ctx := context.Background()
 	if o.all {
@@ -230,6 +233,9 @@ func (o *options) destinations() ([]trace.Destination, error) {
 		}
 	default:
 		return nil, fmt.Errorf("%d LIDs given: want DST_LID or SRC_LID DST_LID", len(o.positional))
+	}
+	if o.from != 0 && o.discovery == "sa" {
+		return nil, fmt.Errorf("--discovery=sa traces from the local port: give no SRC_LID with it")
 	}
 	if o.from != 0 && o.all {
 		return nil, fmt.Errorf("--all traces from the local port: give no SRC_LID with it")
