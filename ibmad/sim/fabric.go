@@ -50,6 +50,8 @@ type Fabric struct {
 	rng       atomic.Uint64
 	nextHiTID atomic.Uint32
 	mads      atomic.Uint64 // MADs injected, for tests and benchmarks
+
+	smpFirewall atomic.Bool // fault: only the SM node may send SMPs (smpfirewall.go)
 }
 
 // Node is a simulated CA, switch or router.
