@@ -33,6 +33,7 @@ type Exporter struct {
 	sem        chan struct{}
 	changed    chan struct{} // closed when the seed or the device changes
 	skipped    map[string]uint64
+	disc       discoveryStats // discovery.go
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -142,7 +143,7 @@ func (e *Exporter) waitSeed(ctx context.Context) (string, bool) {
 func (e *Exporter) newTracer(c *config.Config) *trace.Tracer {
 	return trace.New(e.engine, trace.Options{Timeout: time.Duration(c.Timeout), Retries: retriesOpt(*c.Retries),
 		OUI: ibmad.OUI(c.OUI), SL: c.SL, NoValidate: !*c.ValidateAgents, ShareValidation: time.Duration(*c.ShareValidation), SupportTTL: time.Duration(*c.AgentSupportTTL),
-		ResolveTTL: resolveTTLOpt(time.Duration(*c.ResolveTTL))})
+		ResolveTTL: resolveTTLOpt(time.Duration(*c.ResolveTTL)), Discovery: trace.Discovery(c.Discovery)})
 }
 
 // resolveTTLOpt maps the config's resolve_ttl (0 = ask the SA every time)
@@ -316,6 +317,7 @@ func (e *Exporter) traceOnce(ctx context.Context, s *destState, interval time.Du
 		}
 	}
 	s.record(r)
+	e.disc.add(r)
 	if r.Status != trace.StatusOK {
 		level.Warn(e.logger).Log("msg", "trace failed", "destination", s.cfg.Name, "address", s.target.Address(),
 			"status", r.Status, "reason", r.Reason, "err", r.Err)

@@ -32,7 +32,7 @@ func (e *Exporter) Describe(chan<- *prometheus.Desc) {}
 func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	e.mu.RLock()
 	names := append([]string{"destination"}, e.labelNames...)
-	engine, ag, devErr := e.engine, e.agent, e.deviceErr
+	engine, ag, devErr, tr := e.engine, e.agent, e.deviceErr, e.tracer
 	skipped := make([]float64, len(skipReasons))
 	for i, r := range skipReasons {
 		skipped[i] = float64(e.skipped[r])
@@ -50,6 +50,7 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	dests := e.destinations()
 	ch <- prometheus.MustNewConstMetric(desc("destinations", "Configured destinations."), prometheus.GaugeValue, float64(len(dests)))
 	e.collectDestinations(ch, names, dests)
+	e.collectDiscovery(ch, tr)
 	if engine != nil {
 		collectEngine(ch, engine.Stats())
 	}

@@ -144,6 +144,9 @@ func (e *Exporter) traceSet(tctx, ctx context.Context, tr *trace.Tracer, s *dest
 		ps.Summarise()
 	}
 	s.recordSet(ps)
+	for _, r := range ps.Paths {
+		e.disc.add(r)
+	}
 	if w := ps.Worst(); w.Status != trace.StatusOK {
 		level.Warn(e.logger).Log("msg", "trace failed", "destination", s.cfg.Name, "address", s.target.Address(),
 			"dlid", w.DLID, "status", w.Status, "reason", w.Reason, "err", w.Err)

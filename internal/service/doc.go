@@ -14,10 +14,10 @@
 // Reload rules, key by key. Every key takes effect on reload except those
 // fixed when the device is opened, whose change is refused:
 //
-//   - destinations, interval, concurrency: the exporter starts, stops and
-//     reschedules destinations (Exporter.Apply).
+//   - destinations (their paths key included), interval, concurrency: the
+//     exporter starts, stops and reschedules destinations (Exporter.Apply).
 //   - timeout, retries, sl, validate, share_validation, agent_support_ttl,
-//     resolve_ttl, oui: a new tracer
+//     resolve_ttl, discovery, oui: a new tracer
 //     is built; every request of a trace carries the timeout and retries,
 //     so the engine's own defaults play no part.
 //   - oui, agent.enabled, agent.ping, agent.rate_per_source, agent.burst,

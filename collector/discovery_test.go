@@ -1,0 +1,58 @@
+package collector
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/go-kit/log"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/ibtracer/ibtracer_exporter/ibmad"
+	"github.com/ibtracer/ibtracer_exporter/ibmad/sim"
+	"github.com/ibtracer/ibtracer_exporter/trace"
+)
+
+// TestDiscoveryKeyTakesEffectOnReload: the discovery key reaches the
+// tracer at Apply (a reload), and ibtracer_discovery_mode shows it.
+func TestDiscoveryKeyTakesEffectOnReload(t *testing.T) {
+	topo, _ := sim.FatTree2(2, 2, 2, 1)
+	f, _ := sim.New(topo, sim.Options{})
+	tp, _ := f.Attach("H0-0", 0)
+	eng := ibmad.NewEngine(tp, ibmad.Options{})
+	defer eng.Close()
+	e := New(log.NewNopLogger(), "seed")
+	defer e.Stop()
+	e.SetDevice(eng, nil, nil)
+	mode := func(want string) {
+		t.Helper()
+		exp := `
+# HELP ibtracer_discovery_mode 1 for how the next trace learns its path: smp (directed-route SMPs) or sa (SA records only; with discovery: auto, after SMPs were refused at the first hop).
+# TYPE ibtracer_discovery_mode gauge
+ibtracer_discovery_mode{mode="sa"} ` + map[bool]string{true: "1", false: "0"}[want == "sa"] + `
+ibtracer_discovery_mode{mode="smp"} ` + map[bool]string{true: "1", false: "0"}[want == "smp"] + `
+`
+		if err := testutil.CollectAndCompare(e, strings.NewReader(exp), "ibtracer_discovery_mode"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.Apply(mustConfig(t, "interval: 1h\ndiscovery: sa\n"))
+	mode("sa")
+	e.Apply(mustConfig(t, "interval: 1h\ndiscovery: smp\n"))
+	mode("smp")
+	e.Apply(mustConfig(t, "interval: 1h\n")) // auto: SMPs until they are refused
+	mode("smp")
+	e.disc.add(&trace.Result{Discovery: trace.DiscoverySA, SARequests: 7})
+	e.disc.add(&trace.Result{Discovery: trace.DiscoverySMP})
+	want := `
+# HELP ibtracer_sa_record_requests_total SA record requests (NodeRecord, LinkRecord, PortInfoRecord, LinearForwardingTableRecord) that SA-mode walks sent; records are shared across destinations for a while, so its rate is the SA load the tracing adds.
+# TYPE ibtracer_sa_record_requests_total counter
+ibtracer_sa_record_requests_total 7
+# HELP ibtracer_discovery_traces_total Traces by how they learnt the path: smp or sa.
+# TYPE ibtracer_discovery_traces_total counter
+ibtracer_discovery_traces_total{mode="sa"} 1
+ibtracer_discovery_traces_total{mode="smp"} 1
+`
+	if err := testutil.CollectAndCompare(e, strings.NewReader(want), "ibtracer_sa_record_requests_total", "ibtracer_discovery_traces_total"); err != nil {
+		t.Fatal(err)
+	}
+}
