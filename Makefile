@@ -9,7 +9,7 @@ FUZZTIME  ?= 60s
 
 all: build test
 
-# Both product binaries, static, without cgo (design §5), into BINDIR,
+# Both product binaries, static, without cgo (docs/architecture.md), into BINDIR,
 # stamped through prometheus/common/version: --version and the
 # ibtracer_build_info metric show VERSION, REVISION, BRANCH and BUILD_DATE.
 BINDIR     ?= bin
