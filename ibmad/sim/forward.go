@@ -219,11 +219,14 @@ func (f *Fabric) sendLID(t *Transport, p *ibmad.Packet, tid uint64, isResp bool)
 	r := t.packet()
 	*r = ibmad.Packet{MAD: *m}
 	r.MAD.SetTID(tid)
+	r.Addr = ibmad.Address{LID: p.Addr.LID, QPN: p.Addr.QPN, QKey: p.Addr.QKey, SL: p.Addr.SL}
+	if class == ibmad.ClassSubnAdm && node == f.sm && f.saRMPP(t, r, hops+rhops) {
+		return // a GetTable transfer (sa_rmpp.go) took it
+	}
 	if !answer(&r.MAD) {
 		t.pool.Put(r)
 		return
 	}
-	r.Addr = ibmad.Address{LID: p.Addr.LID, QPN: p.Addr.QPN, QKey: p.Addr.QKey, SL: p.Addr.SL}
 	f.deliver(t, r, hops+rhops)
 }
 

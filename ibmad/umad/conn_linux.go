@@ -44,8 +44,8 @@ type Transport struct {
 	// after is the wait between reopen attempts: time.After, or a
 	// test's clock.
 	after func(time.Duration) <-chan time.Time
-	// Truncated counts multi-segment (RMPP) messages cut to their first
-	// 256 bytes.
+	// Truncated counts multi-segment (RMPP) messages longer than one MAD;
+	// their bytes after the first 256 go up in Packet.RMPPTail.
 	Truncated atomic.Uint64
 }
 
@@ -322,7 +322,11 @@ func (t *Transport) decode(b []byte, hs int, p *ibmad.Packet) bool {
 		return false
 	}
 	if len(b) > hs+ibmad.MADSize {
+		// A message the kernel reassembled from RMPP segments: the rest
+		// travels in RMPPTail (docs/protocol.md, "RMPP").
 		t.Truncated.Add(1)
+		p.Len = len(b) - hs
+		p.RMPPTail = append([]byte(nil), b[hs+ibmad.MADSize:]...)
 	}
 	p.TimedOut = h.status == uint32(unix.ETIMEDOUT)
 	copy(p.MAD[:], b[hs:hs+ibmad.MADSize])
