@@ -1,7 +1,6 @@
 package trace
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"time"
@@ -11,24 +10,10 @@ import (
 
 // The SA records a trace in SA mode reads (docs/protocol.md, "SA-only
 // discovery"), each with one SubnAdmGet that matches exactly one record:
-// no GetTable, so no RMPP. Attribute IDs and layouts (IBA 15.2.5; the
-// component mask bit n is the record's n-th field, reserved ones counted):
-//
-//	PortInfoRecord 0x0012:              EndportLID(2) PortNum(1) Options(1) PortInfo(64); bits 0 LID, 1 PortNum
-//	LinearForwardingTableRecord 0x0015: LID(2) BlockNum(2) reserved(4) LFT block(64);    bits 0 LID, 1 BlockNum
-//	LinkRecord 0x0020:                  FromLID(2) FromPort(1) ToPort(1) ToLID(2);       bits 0 FromLID, 1 FromPort
-//
-// and NodeRecord (ibmad.NodeRecord) by LID. The oracle test on OpenSM
-// (cmd/ibtracer/sa_ibsim_test.go) checks every one on the wire.
-const (
-	attrPortInfoRecord ibmad.AttrID = 0x0012
-	attrLFTRecord      ibmad.AttrID = 0x0015
-	attrLinkRecord     ibmad.AttrID = 0x0020
-
-	pirCompLID, pirCompPort     uint64 = 1 << 0, 1 << 1
-	lftrCompLID, lftrCompBlock  uint64 = 1 << 0, 1 << 1
-	lrCompFromLID, lrCompFromPt uint64 = 1 << 0, 1 << 1
-)
+// no GetTable, so no RMPP (ibsim cuts a table to its first MAD). The
+// records' codecs, attribute IDs and component mask bits are ibmad's
+// (ibmad/sarecords.go, checked against OpenSM's headers); the oracle test
+// on OpenSM (cmd/ibtracer/sa_ibsim_test.go) checks every query on the wire.
 
 // saLink is a LinkRecord: the far end of (FromLID, FromPort).
 type saLink struct {
@@ -105,17 +90,21 @@ func (w *walk) saRecord(what string, attr ibmad.AttrID, lid uint16, n uint32, ma
 
 func (w *walk) saLinkFrom(lid uint16, port uint8) (saLink, error) {
 	what := fmt.Sprintf("LinkRecord from LID %d port %d", lid, port)
-	b, err := w.saRecord(what, attrLinkRecord, lid, uint32(port), lrCompFromLID|lrCompFromPt, func(b []byte) {
-		binary.BigEndian.PutUint16(b[0:], lid)
-		b[2] = port
+	b, err := w.saRecord(what, ibmad.AttrLinkRecord, lid, uint32(port), ibmad.LRCompFromLID|ibmad.LRCompFromPort, func(b []byte) {
+		q := ibmad.LinkRecord{FromLID: lid, FromPort: port}
+		_ = q.MarshalTo(b)
 	})
 	if err != nil {
 		return saLink{}, err
 	}
-	if binary.BigEndian.Uint16(b[0:]) != lid || b[2] != port {
-		return saLink{}, &saRecordError{what: what, msg: fmt.Sprintf("answered the link from LID %d port %d", binary.BigEndian.Uint16(b[0:]), b[2])}
+	var lr ibmad.LinkRecord
+	if err := lr.UnmarshalBinary(b); err != nil {
+		return saLink{}, &saRecordError{what: what, msg: err.Error()}
 	}
-	l := saLink{toLID: binary.BigEndian.Uint16(b[4:]), toPort: b[3]}
+	if lr.FromLID != lid || lr.FromPort != port {
+		return saLink{}, &saRecordError{what: what, msg: fmt.Sprintf("answered the link from LID %d port %d", lr.FromLID, lr.FromPort)}
+	}
+	l := saLink{toLID: lr.ToLID, toPort: lr.ToPort}
 	if l.toLID == 0 || l.toLID >= 0xC000 {
 		return saLink{}, &saRecordError{what: what, msg: fmt.Sprintf("the far end has LID %d", l.toLID)}
 	}
@@ -145,37 +134,41 @@ func (w *walk) saNodeAt(lid uint16) (saNode, error) {
 
 func (w *walk) saPortInfo(lid uint16, port uint8) (saPort, error) {
 	what := fmt.Sprintf("PortInfoRecord of LID %d port %d", lid, port)
-	b, err := w.saRecord(what, attrPortInfoRecord, lid, uint32(port), pirCompLID|pirCompPort, func(b []byte) {
-		binary.BigEndian.PutUint16(b[0:], lid)
-		b[2] = port
+	b, err := w.saRecord(what, ibmad.AttrPortInfoRecord, lid, uint32(port), ibmad.PIRCompLID|ibmad.PIRCompPortNum, func(b []byte) {
+		q := ibmad.PortInfoRecord{LID: lid, PortNum: port}
+		_ = q.MarshalTo(b)
 	})
 	if err != nil {
 		return saPort{}, err
 	}
-	var pi ibmad.PortInfo
-	if err := pi.UnmarshalBinary(b[4:]); err != nil {
+	var pir ibmad.PortInfoRecord
+	if err := pir.UnmarshalBinary(b); err != nil {
 		return saPort{}, &saRecordError{what: what, msg: err.Error()}
 	}
+	if pir.PortNum != port {
+		return saPort{}, &saRecordError{what: what, msg: fmt.Sprintf("answered port %d", pir.PortNum)}
+	}
+	pi := &pir.PortInfo
 	return saPort{lid: pi.LID, lmc: pi.LMC, state: pi.PortState}, nil
 }
 
 func (w *walk) saLFTBlock(lid uint16, block uint32) (*ibmad.LFTBlock, error) {
 	what := fmt.Sprintf("LinearForwardingTableRecord of LID %d block %d", lid, block)
-	b, err := w.saRecord(what, attrLFTRecord, lid, block, lftrCompLID|lftrCompBlock, func(b []byte) {
-		binary.BigEndian.PutUint16(b[0:], lid)
-		binary.BigEndian.PutUint16(b[2:], uint16(block))
+	b, err := w.saRecord(what, ibmad.AttrLFTRecord, lid, block, ibmad.LFTRCompLID|ibmad.LFTRCompBlock, func(b []byte) {
+		q := ibmad.LFTRecord{LID: lid, Block: uint16(block)}
+		_ = q.MarshalTo(b)
 	})
 	if err != nil {
 		return nil, err
 	}
-	if binary.BigEndian.Uint16(b[0:]) != lid || uint32(binary.BigEndian.Uint16(b[2:])) != block {
-		return nil, &saRecordError{what: what, msg: fmt.Sprintf("answered LID %d block %d", binary.BigEndian.Uint16(b[0:]), binary.BigEndian.Uint16(b[2:]))}
-	}
-	blk := new(ibmad.LFTBlock)
-	if err := blk.UnmarshalBinary(b[8:]); err != nil {
+	var r ibmad.LFTRecord
+	if err := r.UnmarshalBinary(b); err != nil {
 		return nil, &saRecordError{what: what, msg: err.Error()}
 	}
-	return blk, nil
+	if r.LID != lid || uint32(r.Block) != block {
+		return nil, &saRecordError{what: what, msg: fmt.Sprintf("answered LID %d block %d", r.LID, r.Block)}
+	}
+	return &r.LFT, nil
 }
 
 // saFail classifies a failed SA record query of an SA-mode walk.
@@ -200,13 +193,13 @@ type saCounter struct {
 
 func (c *saCounter) count(attr ibmad.AttrID) {
 	switch attr {
-	case attrLFTRecord:
+	case ibmad.AttrLFTRecord:
 		c.lft.Add(1)
-	case attrLinkRecord:
+	case ibmad.AttrLinkRecord:
 		c.link.Add(1)
 	case ibmad.AttrNodeRecord:
 		c.node.Add(1)
-	case attrPortInfoRecord:
+	case ibmad.AttrPortInfoRecord:
 		c.port.Add(1)
 	}
 }
