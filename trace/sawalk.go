@@ -148,7 +148,7 @@ func (w *walk) saNodeAtPath(path ibmad.DRPath) (nodeID, error) {
 	if err != nil {
 		return nodeID{}, err
 	}
-	id := nodeID{guid: n.ni.NodeGUID, inPort: link.toPort, isSwitch: n.ni.NodeType == ibmad.NodeTypeSwitch, lid: link.toLID}
+	id := nodeID{guid: n.ni.NodeGUID, inPort: link.toPort, isSwitch: n.ni.NodeType == ibmad.NodeTypeSwitch, lid: link.toLID, path: path}
 	w.remember(path, id)
 	return id, nil
 }
