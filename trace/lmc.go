@@ -67,7 +67,7 @@ func (t *Tracer) TraceAll(ctx context.Context, d Destination) *PathSet {
 		go func(i int) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			od := Destination{Name: d.String(), LID: base + uint16(i)}
+			od := Destination{Name: d.Name, LID: base + uint16(i)} // the set's name, if it has one
 			ps.Paths[i] = t.Trace(ctx, od)
 		}(i)
 	}

@@ -2,8 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
+	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -101,6 +104,23 @@ func TestLMCAllEqualsIbtracertPerLID(t *testing.T) {
 			}
 			if multi == 0 {
 				t.Fatal("no destination has more than one distinct path: LMC 2 routing did not spread")
+			}
+			// The text form: the set's line, then one line per LID offset.
+			for lid, desc := range lids {
+				if desc != "H1-1" {
+					continue
+				}
+				out, errOut, code := runCLI(t, fab, tc.sources[0], "--lmc-all", "--no-validate", "-l", strconv.Itoa(int(lid)))
+				lines := strings.Split(strings.TrimSpace(out), "\n")
+				head := regexp.MustCompile(fmt.Sprintf(`^lid %d: lid %d-%d \(LMC 2\): 4 path\(s\) traced, 4 reached, [1-4] distinct, [1-9]\d* shared hop\(s\) \[.*"?H1-1"?.*\]$`, lid, lid, lid+3))
+				if code != 0 || len(lines) != 5 || !head.MatchString(lines[0]) {
+					t.Fatalf("--lmc-all text: exit %d %s\n%s", code, errOut, out)
+				}
+				for i, l := range lines[1:] {
+					if !strings.HasPrefix(l, fmt.Sprintf("  +%d lid %d: ok: ", i, int(lid)+i)) {
+						t.Fatalf("--lmc-all text line %d: %q", i+1, l)
+					}
+				}
 			}
 			t.Logf("%s: %d paths compared, %d path sets with several distinct paths", tc.file, total, multi)
 		})
