@@ -22,9 +22,10 @@ const (
 	DiscoverySA Discovery = "sa"
 	// DiscoveryAuto walks with SMPs and falls back to the SA when the
 	// SMPs are refused at the first hop (no answer, or an error status,
-	// before the walk got past the local node's neighbour). A fallback
-	// that traced is remembered for Options.SupportTTL: until then
-	// traces go to the SA directly, then SMPs are tried again.
+	// from the local node, or from a neighbour that is alive: see
+	// firstHopRefused). A fallback that traced is remembered for
+	// Options.SupportTTL: until then traces go to the SA directly, then
+	// SMPs are tried again.
 	DiscoveryAuto Discovery = "auto"
 )
 
@@ -82,17 +83,34 @@ func (t *Tracer) Mode() Discovery {
 func (t *Tracer) Fallbacks() int64 { return t.fallbacks.Load() }
 
 // firstHopRefused says whether an SMP walk's failure is the pattern of
-// fabric that does not let this node send SMPs: no answer, or an error
-// status, at the local node or its neighbour.
-func firstHopRefused(hops []Hop, e *Error) bool {
+// a fabric that does not let this node send SMPs, rather than of a dead
+// neighbour: no answer, or an error status, either from the local node
+// itself (an HCA's SMP firewall), or from its neighbour while that
+// neighbour is alive: the SA knows the link, and the neighbour's
+// performance agent (a GMP, which SMP protection does not block) answers
+// at the LID the SA gives.
+func (w *walk) firstHopRefused(hops []Hop, e *Error) bool {
 	if e == nil || len(hops) > 1 {
 		return false
 	}
-	if e.Reason == ReasonTimeout {
+	var se *ibmad.StatusError
+	if e.Reason != ReasonTimeout && !errors.As(e.Err, &se) {
+		return false
+	}
+	if len(hops) == 0 {
 		return true
 	}
-	var se *ibmad.StatusError
-	return errors.As(e.Err, &se)
+	if hops[0].OutPort == 0 || hops[0].NodeType == ibmad.NodeTypeSwitch {
+		return false // a switch's own SMPs: its neighbour is not the first hop
+	}
+	link, err := w.saLinkFrom(w.src.LID, hops[0].OutPort)
+	if err != nil {
+		return false
+	}
+	req := &ibmad.Request{Addr: ibmad.GSIAddress(link.toLID, w.t.opts.SL)}
+	_ = ibmad.NewPerfMgtGet(ibmad.AttrClassPortInfo).MarshalTo(req.MAD[:])
+	_, err = w.do(req)
+	return err == nil // any answer, whatever its status: the neighbour lives
 }
 
 // discoverTrace is fullTrace with the discovery mode applied: an SMP walk
@@ -104,7 +122,7 @@ func (t *Tracer) discoverTrace(w *walk, r *Result) ([]Hop, [][]uint8, *Error) {
 	if w.viaSA {
 		r.Discovery = DiscoverySA
 	}
-	if w.viaSA || t.opts.Discovery != DiscoveryAuto || !firstHopRefused(hops, ferr) {
+	if w.viaSA || t.opts.Discovery != DiscoveryAuto || !w.firstHopRefused(hops, ferr) {
 		return hops, inPorts, ferr
 	}
 	w2 := t.newWalk(w.ctx, w.src, w.dlid)

@@ -209,3 +209,30 @@ func TestSAModeBadAnswers(t *testing.T) {
 		})
 	}
 }
+
+// TestAutoTellsRefusedFromDead: auto mode falls back when the neighbour
+// ignores this node's SMPs but is alive (M_Key protection: its PMA
+// answers), and does not when the neighbour is dead (a hung leaf answers
+// nothing, and the SA's records would trace straight through it).
+func TestAutoTellsRefusedFromDead(t *testing.T) {
+	s := loadSim(t, "fattree-mini.net", sim.Options{SMNode: "H1-2"})
+	ctx := context.Background()
+	lid := s.lid("H1-1")
+
+	s.f.SetSMPMKeyProtect(true)
+	auto := s.tracer("H0-0", Options{Discovery: DiscoveryAuto, NoValidate: true, Retries: -1})
+	r := auto.Trace(ctx, Destination{LID: lid})
+	if r.Status != StatusOK || r.Discovery != DiscoverySA || auto.Fallbacks() != 1 {
+		t.Fatalf("M_Key-protected neighbour: %s %v, discovery %s, %d fallbacks", r.Status, r.Err, r.Discovery, auto.Fallbacks())
+	}
+	s.f.SetSMPMKeyProtect(false)
+
+	if err := s.f.SetSilent("L0", true); err != nil {
+		t.Fatal(err)
+	}
+	auto2 := s.tracer("H0-0", Options{Discovery: DiscoveryAuto, NoValidate: true, Retries: -1})
+	r = auto2.Trace(ctx, Destination{LID: lid})
+	if r.Status != StatusUnreachable || r.Reason != ReasonTimeout || r.Discovery != DiscoverySMP || auto2.Fallbacks() != 0 {
+		t.Fatalf("dead neighbour: %s %s %v, discovery %s, %d fallbacks", r.Status, r.Reason, r.Err, r.Discovery, auto2.Fallbacks())
+	}
+}

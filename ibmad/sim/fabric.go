@@ -51,8 +51,8 @@ type Fabric struct {
 	nextHiTID atomic.Uint32
 	mads      atomic.Uint64 // MADs injected, for tests and benchmarks
 
-	smpFirewall atomic.Bool  // fault: only the SM node may send SMPs (smpfirewall.go)
-	rmpp        rmppSessions // the SA's GetTable transfers (sa_rmpp.go)
+	smpMode atomic.Int32 // fault: only the SM node may send SMPs (smpfirewall.go)
+	rmpp    rmppSessions // the SA's GetTable transfers (sa_rmpp.go)
 }
 
 // Node is a simulated CA, switch or router.

@@ -45,3 +45,36 @@ func TestSMPFirewallDropsSMPsButTheSMs(t *testing.T) {
 		t.Fatalf("after the fault: %v", err)
 	}
 }
+
+// TestSMPMKeyProtectAnswersOnlyTheLocalNode: with M_Key protection on
+// every other node, a host's SMPs to itself are answered, its SMPs to
+// any other node are not, and the neighbour's PMA still answers.
+func TestSMPMKeyProtectAnswersOnlyTheLocalNode(t *testing.T) {
+	f := mustFabric(t, "two-switch.net", Options{})
+	host := attach(t, f, "host3")
+	f.SetSMPMKeyProtect(true)
+	send := func(path ibmad.DRPath) error {
+		dr := &ibmad.Request{Addr: ibmad.DRAddress()}
+		var s ibmad.SMP
+		_ = s.InitDRGet(ibmad.AttrNodeInfo, 0, path)
+		_ = s.MarshalTo(dr.MAD[:])
+		_, err := host.do(dr)
+		return err
+	}
+	if err := send(ibmad.DRPath{}); err != nil {
+		t.Fatalf("the host's SMP to itself: %v", err)
+	}
+	if err := send(ibmad.DRPath{1}); !errors.Is(err, ibmad.ErrTimeout) {
+		t.Fatalf("the host's SMP to its neighbour: %v, want a timeout", err)
+	}
+	sw := f.Node("host3").Ports[1].Remote.Node
+	req := &ibmad.Request{Addr: ibmad.GSIAddress(sw.Ports[0].LID, 0)}
+	_ = ibmad.NewPerfMgtGet(ibmad.AttrClassPortInfo).MarshalTo(req.MAD[:])
+	if _, err := host.do(req); err != nil {
+		t.Fatalf("the neighbour's PMA: %v", err)
+	}
+	f.SetSMPMKeyProtect(false)
+	if err := send(ibmad.DRPath{1}); err != nil {
+		t.Fatalf("after the fault: %v", err)
+	}
+}
