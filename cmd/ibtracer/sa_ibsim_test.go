@@ -116,6 +116,28 @@ func TestSAOnlyPathsEqualSMPAndIbtracert(t *testing.T) {
 				t.Logf("from %s: a cold SA-mode trace of %d hops: %d SA requests", src, r.PathHops(), r.SARequests)
 			}
 			t.Logf("%s: %d paths compared", tc.file, total)
+			if tc.file != "fattree-mini.net" {
+				return
+			}
+			// Validation in SA mode: the expected ingress ports come from
+			// OpenSM's records, and our agents confirm them.
+			startAgents(t, fab, false, "H1-0", "H1-1")
+			e := ibmad.NewEngine(fab.Dial(tc.sources[0], false), ibmad.Options{Timeout: 2 * time.Second})
+			defer e.Close()
+			tr := trace.New(e, trace.Options{Discovery: trace.DiscoverySA, Timeout: 2 * time.Second})
+			for lid, desc := range lids {
+				if desc != "H1-0" && desc != "H1-1" {
+					continue
+				}
+				r := tr.Trace(context.Background(), trace.Destination{LID: lid})
+				last := r.Hops[len(r.Hops)-1]
+				if r.Status != trace.StatusOK || last.Agent != trace.AgentValidated || last.ActualInPort != last.ExpectedInPort {
+					t.Fatalf("SA mode with validation to %s: %s %v, last hop %s (in %d, expected %d)", desc, r.Status, r.Err, last.Agent, last.ActualInPort, last.ExpectedInPort)
+				}
+			}
+			if n := smpRequests(e.Stats()); n != 0 {
+				t.Fatalf("SA mode with validation sent %d SMPs", n)
+			}
 		})
 	}
 }
