@@ -147,11 +147,9 @@ func (e *Exporter) traceSet(tctx, ctx context.Context, tr *trace.Tracer, s *dest
 	for _, r := range ps.Paths {
 		e.disc.add(r)
 	}
-	if w := ps.Worst(); w.Status != trace.StatusOK {
-		level.Warn(e.logger).Log("msg", "trace failed", "destination", s.cfg.Name, "address", s.target.Address(),
-			"dlid", w.DLID, "status", w.Status, "reason", w.Reason, "err", w.Err)
-	} else {
-		level.Debug(e.logger).Log("msg", "traced every LID", "destination", s.cfg.Name, "lids", len(ps.Paths),
-			"distinct_paths", ps.Distinct, "mads", ps.MADs(), "duration", ps.Duration())
-	}
+	// The set's state is its worst trace's (the base LID's while all are
+	// healthy), logged once per change (logstate.go).
+	e.logObserved(s.observe(ps.Worst()))
+	level.Debug(e.logger).Log("msg", "traced every LID", "destination", s.cfg.Name, "lids", len(ps.Paths),
+		"distinct_paths", ps.Distinct, "mads", ps.MADs(), "duration", ps.Duration())
 }

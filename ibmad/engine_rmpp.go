@@ -33,6 +33,10 @@ type TableRequest struct {
 	MaxBytes int
 }
 
+// A Transport whose kernel reassembles RMPP messages (umad with the SA
+// agent at RMPP version 1) says so with a ReassemblesRMPP() bool method;
+// GetTable then sends no ACKs.
+
 // GetTable sends an SA GetTable request (req.MAD's method is set to
 // GetTable) and reassembles the RMPP answer (docs/protocol.md, "RMPP").
 // The request is retried like Do's until the first segment arrives; after
@@ -114,8 +118,11 @@ func (e *Engine) GetTable(ctx context.Context, req *Request, tr TableRequest) (*
 		timer.Reset(timeout)
 		return nil
 	}
+	// A transport whose kernel does RMPP has ACKed every segment already.
+	kr, _ := e.t.(interface{ ReassemblesRMPP() bool })
+	kernelRMPP := kr != nil && kr.ReassemblesRMPP()
 	ackTo := func(seg *MAD, a rmppAck) {
-		if !a.send {
+		if !a.send || kernelRMPP {
 			return
 		}
 		p := Packet{Addr: req.Addr, MAD: *seg}
@@ -149,6 +156,7 @@ func (e *Engine) GetTable(ctx context.Context, req *Request, tr TableRequest) (*
 						ErrRMPP, req.MAD.AttrID().name(class), req.Addr, rx.next-1, ErrTimeout, timeout)
 				}
 				prompts++
+				cs.retries.Add(1) // a prompt is the stream's retry
 				ackTo(&lastSeg, rx.prompt())
 				timer.Reset(timeout)
 				continue

@@ -201,10 +201,11 @@ func (r *rmppReceiver) feed(m *MAD, ext []byte, n int) (ack rmppAck, done bool, 
 		return ack, false, rmppErr("segment %d with First flag %v", seg, first)
 	}
 	if seg == 1 && h.Data2 != 0 {
-		r.total = (h.Data2 + RMPPSegPayload - 1) / RMPPSegPayload
-		if int64(r.total)*SASegData > int64(r.maxBytes) {
-			return ack, false, rmppErr("announced %d segments, more than the %d-byte limit", r.total, r.maxBytes)
+		total := (uint64(h.Data2) + RMPPSegPayload - 1) / RMPPSegPayload
+		if total*SASegData > uint64(r.maxBytes)+SASegData {
+			return ack, false, rmppErr("announced %d segments, more than the %d-byte limit", total, r.maxBytes)
 		}
+		r.total = uint32(total)
 	}
 	if r.total != 0 && seg > r.total {
 		return ack, false, rmppErr("segment %d of a message announced as %d segments", seg, r.total)

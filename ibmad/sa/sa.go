@@ -7,7 +7,8 @@
 // On ibsim the SA's answers are cut to their first MAD (libumad2sim does
 // not segment): a table helper then returns the records of that MAD and
 // an error wrapping ibmad.ErrTableTruncated. The one-record helpers
-// (LFTRecord, PortInfoRecord, LinkRecordFrom) always fit one MAD.
+// (NodeRecordOf, LFTRecord, PortInfoRecord, LinkRecordFrom) always fit
+// one MAD.
 package sa
 
 import (
@@ -99,6 +100,19 @@ func table[T any, P codec[T]](ctx context.Context, e *ibmad.Engine, sm ibmad.Add
 // port with a LID.
 func NodeRecords(ctx context.Context, e *ibmad.Engine, sm ibmad.Address) ([]ibmad.NodeRecord, error) {
 	return table[ibmad.NodeRecord](ctx, e, sm, ibmad.AttrNodeRecord, ibmad.NodeRecordSize, 0, nil)
+}
+
+// NodeRecordOf returns the NodeRecord of the port with LID lid (one
+// record: a switch's, or a CA port's).
+func NodeRecordOf(ctx context.Context, e *ibmad.Engine, sm ibmad.Address, lid uint16) (ibmad.NodeRecord, error) {
+	var r ibmad.NodeRecord
+	tmpl := ibmad.NodeRecord{LID: lid}
+	b, _ := tmpl.MarshalBinary()
+	data, err := Get(ctx, e, sm, ibmad.AttrNodeRecord, ibmad.NRCompLID, b)
+	if err != nil {
+		return r, err
+	}
+	return r, r.UnmarshalBinary(data)
 }
 
 // PortInfoRecords returns the PortInfoRecords of the port with LID lid

@@ -83,6 +83,13 @@ func TestSimTablesMatchTheFabric(t *testing.T) {
 		}
 	}
 
+	for _, r := range nrs {
+		one, err := sa.NodeRecordOf(ctx, e, sm, r.LID)
+		if err != nil || one != r {
+			t.Errorf("NodeRecordOf(%d) = %+v, %v; the table has %+v", r.LID, one, err, r)
+		}
+	}
+
 	lrs, err := sa.LinkRecords(ctx, e, sm, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -149,4 +156,81 @@ func TestSimTablesMatchTheFabric(t *testing.T) {
 		t.Errorf("SwitchInfoRecords: %d, %v; want %d", len(swirs), err, switches)
 	}
 	t.Logf("%d NodeRecords, %d LinkRecords, %d LFT blocks of L0, %d of all, %d switches", len(nrs), len(lrs), len(blocks), len(all), len(swirs))
+}
+
+// BenchmarkNodeRecordsTable reads the NodeRecord table of a 128-host fat
+// tree through the sim's RMPP segments (152 records, 86 segments).
+func BenchmarkNodeRecordsTable(b *testing.B) {
+	tp, err := sim.LoadTopology(filepath.Join(topoDir, "fattree-128.net"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	f, err := sim.New(tp, sim.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	tr, err := f.Attach("H0-0", 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	e := ibmad.NewEngine(tr, ibmad.Options{Timeout: 2 * time.Second})
+	defer e.Close()
+	p, _ := tr.Port()
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		nrs, err := sa.NodeRecords(ctx, e, sa.Address(p))
+		if err != nil || len(nrs) != 152 {
+			b.Fatalf("%d records, %v", len(nrs), err)
+		}
+	}
+}
+
+// TestTablesOverALossyLink: with 5% of the MADs on the requester's link
+// lost both ways, segment losses are recovered by the receiver's prompts
+// and every table comes back whole; concurrent tables on one engine do
+// not mix.
+func TestTablesOverALossyLink(t *testing.T) {
+	const at = "H9-3"
+	f, e, sm := simEngine(t, "fattree-128.net", at)
+	if f.SMNode().Name == at {
+		t.Fatalf("the SM is at %s: no link to make lossy", at)
+	}
+	if err := f.SetDropRate(at, 1, 0.05); err != nil {
+		t.Fatal(err)
+	}
+	leaf := f.Node(at).Ports[1].Remote
+	if err := f.SetDropRate(leaf.Node.Name, int(leaf.Num), 0.05); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	type result struct {
+		n   int
+		err error
+	}
+	results := make(chan result, 8)
+	for i := 0; i < 8; i++ {
+		go func() {
+			q := ibmad.NewSAGet(ibmad.AttrNodeRecord, 0)
+			req := &ibmad.Request{Addr: sm, Timeout: 100 * time.Millisecond, Retries: 8}
+			_ = q.MarshalTo(req.MAD[:])
+			tab, err := e.GetTable(ctx, req, ibmad.TableRequest{Window: 8})
+			results <- result{tab.Len(), err}
+		}()
+	}
+	for i := 0; i < 8; i++ {
+		r := <-results
+		if r.err != nil || r.n != 152 {
+			t.Errorf("table over a lossy link: %d records, %v", r.n, r.err)
+		}
+	}
+	if ctx.Err() != nil {
+		t.Fatal("tables took until the deadline")
+	}
+	st := e.Stats()
+	if len(st.Classes) != 1 || st.Classes[0].Retries == 0 {
+		t.Errorf("no segment was lost and prompted for (stats %+v): the test lost nothing", st.Classes)
+	}
+	t.Logf("SM at %s; engine stats: %+v", f.SMNode().Name, st.Classes)
 }

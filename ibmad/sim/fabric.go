@@ -73,6 +73,8 @@ type Node struct {
 	override map[uint16]uint8 // data plane entries that differ from lft
 
 	silent     atomic.Bool // fault: the node answers nothing
+	hideIn     atomic.Bool // fault: its agents cannot tell the ingress port (chaos.go)
+	muteAgents atomic.Bool // fault: its agents (and the kernel for them) answer nothing (chaos.go)
 	transports atomic.Pointer[[]*Transport]
 }
 

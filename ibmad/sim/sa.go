@@ -9,11 +9,14 @@ import (
 
 func saStatus(code uint8) ibmad.Status { return ibmad.Status(uint16(code) << 8) }
 
-// sa answers an SA request from t at the SM node: ClassPortInfo,
-// PathRecord by DGID (and SGID) and NodeRecord by any of its components,
+// sa answers an SA Get from t at the SM node: ClassPortInfo, PathRecord
+// by DGID (and SGID), NodeRecord by any of its components, and the
+// LFT/Link/PortInfo/SwitchInfo records by their keys (sa_records.go),
 // with Get semantics as OpenSM has them (no match: NoRecords; several:
-// TooManyRecords). ibmad/ibsim's TestOracleSimSAEqualsOpenSM checks every
-// answer against OpenSM's. The caller holds f.mu for reading.
+// TooManyRecords). GetTables of records go out with RMPP (sa_rmpp.go).
+// ibmad/ibsim's TestOracleSimSAEqualsOpenSM and
+// TestOracleSimSATablesEqualOpenSM check the answers against OpenSM's.
+// The caller holds f.mu for reading.
 func (f *Fabric) sa(t *Transport, m *ibmad.MAD) bool {
 	meth := m.Method()
 	switch m.AttrID() {

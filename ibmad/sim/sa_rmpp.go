@@ -36,22 +36,23 @@ type rmppSession struct {
 	sent    uint32
 	winLast uint32
 	created time.Time
-	hops    int
+	hops    int           // of the request's way in
+	back    *Port         // where the answers leave the SM node
+	slid    uint16        // the requester's LID
 	addr    ibmad.Address // the reply's
 }
 
-// saRMPP handles the RMPP side of an SA request r from t (a copy of the
-// request with its TID and reply address set): a GetTable of a table
+// saRMPP handles the RMPP side of an SA request m from t (tid its full
+// TID, addr where the answers say they come from): a GetTable of a table
 // attribute starts a transfer, an ACK moves one on, a STOP or ABORT ends
-// one. It reports whether it took r; otherwise f.sa answers it. The
-// caller holds f.mu for reading.
-func (f *Fabric) saRMPP(t *Transport, r *ibmad.Packet, hops int) bool {
-	m := &r.MAD
+// one. It reports whether it took r; otherwise f.sa answers it. Every
+// segment is routed back from back to slid on its own, so link faults hit
+// segments one by one. The caller holds f.mu for reading.
+func (f *Fabric) saRMPP(t *Transport, m *ibmad.MAD, tid uint64, addr ibmad.Address, back *Port, slid uint16, hops int) bool {
 	if m.Method() != ibmad.MethodGetTable {
 		return false
 	}
 	typ, active := m[25], m[26]&ibmad.RMPPFlagActive != 0
-	tid := m.TID()
 	s := &f.rmpp
 	switch {
 	case active && typ == ibmad.RMPPTypeAck:
@@ -59,7 +60,6 @@ func (f *Fabric) saRMPP(t *Transport, r *ibmad.Packet, hops int) bool {
 		ss := s.m[tid]
 		if ss == nil || ss.t != t {
 			s.mu.Unlock()
-			t.pool.Put(r)
 			return true // an ACK of a finished or unknown transfer
 		}
 		seg, win := binary.BigEndian.Uint32(m[28:]), binary.BigEndian.Uint32(m[32:])
@@ -83,7 +83,6 @@ func (f *Fabric) saRMPP(t *Transport, r *ibmad.Packet, hops int) bool {
 		s.mu.Lock()
 		ss.sent = max(ss.sent, to)
 		s.mu.Unlock()
-		t.pool.Put(r)
 		return true
 	case active && (typ == ibmad.RMPPTypeStop || typ == ibmad.RMPPTypeAbort):
 		s.mu.Lock()
@@ -91,10 +90,8 @@ func (f *Fabric) saRMPP(t *Transport, r *ibmad.Packet, hops int) bool {
 			delete(s.m, tid)
 		}
 		s.mu.Unlock()
-		t.pool.Put(r)
 		return true
 	case active:
-		t.pool.Put(r)
 		return true // DATA towards the SA: no request of ours is segmented
 	}
 	mask := binary.BigEndian.Uint64(m[48:])
@@ -110,7 +107,8 @@ func (f *Fabric) saRMPP(t *Transport, r *ibmad.Packet, hops int) bool {
 	if n == 0 {
 		n = 1
 	}
-	ss := &rmppSession{t: t, hdr: *m, data: data, n: n, winLast: 1, sent: 1, created: time.Now(), hops: hops, addr: r.Addr}
+	ss := &rmppSession{t: t, hdr: *m, data: data, n: n, winLast: 1, sent: 1, created: time.Now(), hops: hops, back: back, slid: slid, addr: addr}
+	ss.hdr.SetTID(tid)
 	ss.hdr.SetMethod(ibmad.MethodGetTableResp)
 	ss.hdr.SetStatus(ibmad.StatusOK)
 	clear(ss.hdr[36:44]) // SM_Key: OpenSM answers 0
@@ -129,12 +127,15 @@ func (f *Fabric) saRMPP(t *Transport, r *ibmad.Packet, hops int) bool {
 		s.mu.Unlock()
 	}
 	f.sendSegment(ss, 1)
-	t.pool.Put(r)
 	return true
 }
 
 // sendSegment delivers DATA segment i (1-based) of ss to its requester.
 func (f *Fabric) sendSegment(ss *rmppSession, i uint32) {
+	rnode, _, rhops, ok := f.lidRoute(ss.back, ss.slid)
+	if !ok || rnode != ss.t.node {
+		return // lost on the way back
+	}
 	p := ss.t.packet()
 	*p = ibmad.Packet{MAD: ss.hdr}
 	m := &p.MAD
@@ -155,5 +156,5 @@ func (f *Fabric) sendSegment(ss *rmppSession, i uint32) {
 	clear(m[ibmad.SADataOffset:])
 	copy(m[ibmad.SADataOffset:], ss.data[off:min(off+ibmad.SASegData, len(ss.data))])
 	p.Addr = ss.addr
-	f.deliver(ss.t, p, ss.hops)
+	f.deliver(ss.t, p, ss.hops+rhops)
 }

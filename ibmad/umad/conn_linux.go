@@ -195,6 +195,11 @@ func (t *Transport) Register(r ibmad.Registration) error {
 	return nil
 }
 
+// ReassemblesRMPP reports that the kernel does RMPP for the SA agent
+// (registered with RMPP version 1): GetTable answers arrive reassembled
+// and the kernel sends the ACKs (docs/protocol.md, "SA tables").
+func (t *Transport) ReassemblesRMPP() bool { return true }
+
 // agentFor returns the agent that sends MADs of class, registering a
 // send-only one (no methods) on first use, as libibmad's clients do.
 func (t *Transport) agentFor(m *ibmad.MAD) (uint32, int, error) {
