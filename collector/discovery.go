@@ -36,7 +36,7 @@ var (
 		"(SA records only; with discovery: auto, after SMPs were refused at the first hop).", "mode")
 	dDiscoveryTraces = desc("discovery_traces_total", "Traces by how they learnt the path: smp or sa.", "mode")
 	dSARequests      = desc("sa_record_requests_total", "SA record requests (NodeRecord, LinkRecord, PortInfoRecord, "+
-		"LinearForwardingTableRecord) that SA-mode walks sent; records are shared across destinations for a while, so "+
+		"LinearForwardingTableRecord) that SA-mode walks sent; records are shared across destinations for share_validation, so "+
 		"its rate is the SA load the tracing adds.")
 )
 

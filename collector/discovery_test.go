@@ -47,7 +47,7 @@ ibtracer_discovery_mode{mode="smp"} ` + map[bool]string{true: "1", false: "0"}[w
 	e.disc.add(&trace.Result{Discovery: trace.DiscoverySA, SARequests: 7})
 	e.disc.add(&trace.Result{Discovery: trace.DiscoverySMP})
 	want := `
-# HELP ibtracer_sa_record_requests_total SA record requests (NodeRecord, LinkRecord, PortInfoRecord, LinearForwardingTableRecord) that SA-mode walks sent; records are shared across destinations for a while, so its rate is the SA load the tracing adds.
+# HELP ibtracer_sa_record_requests_total SA record requests (NodeRecord, LinkRecord, PortInfoRecord, LinearForwardingTableRecord) that SA-mode walks sent; records are shared across destinations for share_validation, so its rate is the SA load the tracing adds.
 # TYPE ibtracer_sa_record_requests_total counter
 ibtracer_sa_record_requests_total 7
 # HELP ibtracer_discovery_traces_total Traces by how they learnt the path: smp or sa.
@@ -90,7 +90,7 @@ ibtracer_discovery_mode{mode="smp"} 0
 # TYPE ibtracer_discovery_traces_total counter
 ibtracer_discovery_traces_total{mode="sa"} 1
 ibtracer_discovery_traces_total{mode="smp"} 0
-# HELP ibtracer_sa_record_requests_total SA record requests (NodeRecord, LinkRecord, PortInfoRecord, LinearForwardingTableRecord) that SA-mode walks sent; records are shared across destinations for a while, so its rate is the SA load the tracing adds.
+# HELP ibtracer_sa_record_requests_total SA record requests (NodeRecord, LinkRecord, PortInfoRecord, LinearForwardingTableRecord) that SA-mode walks sent; records are shared across destinations for share_validation, so its rate is the SA load the tracing adds.
 # TYPE ibtracer_sa_record_requests_total counter
 ibtracer_sa_record_requests_total %d
 `, s.last.SARequests)
@@ -100,5 +100,37 @@ ibtracer_sa_record_requests_total %d
 	}
 	if s.last.SARequests == 0 {
 		t.Fatal("an SA-mode trace that asked the SA nothing")
+	}
+}
+
+// TestSARecordsSharedForShareValidation: SA-mode records are shared for
+// share_validation, like SMP-mode LFT blocks; 0 shares nothing.
+func TestSARecordsSharedForShareValidation(t *testing.T) {
+	topo, _ := sim.FatTree2(2, 2, 2, 1)
+	f, _ := sim.New(topo, sim.Options{})
+	tp, _ := f.Attach("H0-0", 0)
+	eng := ibmad.NewEngine(tp, ibmad.Options{})
+	defer eng.Close()
+	e := New(log.NewNopLogger(), "seed")
+	defer e.Stop()
+	e.SetDevice(eng, nil, nil)
+	lid, _ := f.LIDOf("H1-0", 0)
+	d := mustConfig(t, fmt.Sprintf("destinations:\n  - {name: d, lid: %d}\n", lid)).Destinations[0]
+	for _, tc := range []struct {
+		share        string
+		second       func(first, second int) bool
+		wantDescribe string
+	}{
+		{"0s", func(a, b int) bool { return b == a && a > 0 }, "every trace asks every record"},
+		{"10s", func(a, b int) bool { return b == 0 && a > 0 }, "the second trace asks nothing"},
+	} {
+		e.Apply(mustConfig(t, "interval: 1h\nvalidate: false\ndiscovery: sa\nshare_validation: "+tc.share+"\n"))
+		s := newDestState(d, nil)
+		e.traceOnce(context.Background(), s, time.Minute)
+		first := s.last.SARequests
+		e.traceOnce(context.Background(), s, time.Minute)
+		if second := s.last.SARequests; s.last.Status != trace.StatusOK || !tc.second(first, second) {
+			t.Fatalf("share_validation %s: %d then %d SA requests (%s); want: %s", tc.share, first, second, s.last.Status, tc.wantDescribe)
+		}
 	}
 }

@@ -143,12 +143,23 @@ func (e *Exporter) waitSeed(ctx context.Context) (string, bool) {
 func (e *Exporter) newTracer(c *config.Config) *trace.Tracer {
 	return trace.New(e.engine, trace.Options{Timeout: time.Duration(c.Timeout), Retries: retriesOpt(*c.Retries),
 		OUI: ibmad.OUI(c.OUI), SL: c.SL, NoValidate: !*c.ValidateAgents, ShareValidation: time.Duration(*c.ShareValidation), SupportTTL: time.Duration(*c.AgentSupportTTL),
-		ResolveTTL: resolveTTLOpt(time.Duration(*c.ResolveTTL)), Discovery: trace.Discovery(c.Discovery)})
+		ResolveTTL: resolveTTLOpt(time.Duration(*c.ResolveTTL)), Discovery: trace.Discovery(c.Discovery),
+		SARecordTTL: shareOpt(time.Duration(*c.ShareValidation))})
 }
 
 // resolveTTLOpt maps the config's resolve_ttl (0 = ask the SA every time)
 // to trace's (<0 = none, 0 = the default).
 func resolveTTLOpt(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
+}
+
+// shareOpt maps share_validation (0 = share nothing) to trace's
+// SARecordTTL (<0 = none, 0 = the default): SA-mode records are shared
+// across destinations exactly as long as SMP-mode LFT blocks.
+func shareOpt(d time.Duration) time.Duration {
 	if d == 0 {
 		return -1
 	}
