@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"sync/atomic"
 	"time"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
@@ -46,6 +47,7 @@ type Tracer struct {
 	caches
 
 	resolved *ttlCache[Destination, resolvedEntry] // SA resolutions, for Options.ResolveTTL
+	health   atomic.Pointer[HealthChecker]         // fed by the walk's PortInfo reads (health.go)
 }
 
 type resolvedEntry struct {
