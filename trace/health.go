@@ -47,7 +47,8 @@ type HealthOptions struct {
 
 // LinkEnd is one end of a link.
 type LinkEnd struct {
-	NodeGUID ibmad.GUID     `json:"node_guid"`
+	NodeGUID ibmad.GUID     `json:"-"`
+	GUID     string         `json:"node_guid"` // NodeGUID, as the hops' JSON writes it
 	NodeDesc string         `json:"node_desc,omitempty"`
 	NodeType ibmad.NodeType `json:"-"`
 	LID      uint16         `json:"lid"`
@@ -237,8 +238,8 @@ func (h *HealthChecker) Check(ctx context.Context, r *Result) *PathHealth {
 		a, b := &r.Hops[i-1], &r.Hops[i]
 		l := &ph.Links[i-1]
 		l.Hop = i
-		l.A = LinkEnd{NodeGUID: a.NodeGUID, NodeDesc: a.NodeDesc, NodeType: a.NodeType, LID: a.LID, Port: a.OutPort}
-		l.B = LinkEnd{NodeGUID: b.NodeGUID, NodeDesc: b.NodeDesc, NodeType: b.NodeType, LID: b.LID, Port: b.InPort}
+		l.A = LinkEnd{NodeGUID: a.NodeGUID, GUID: a.NodeGUID.String(), NodeDesc: a.NodeDesc, NodeType: a.NodeType, LID: a.LID, Port: a.OutPort}
+		l.B = LinkEnd{NodeGUID: b.NodeGUID, GUID: b.NodeGUID.String(), NodeDesc: b.NodeDesc, NodeType: b.NodeType, LID: b.LID, Port: b.InPort}
 		for _, e := range []struct {
 			end  *LinkEnd
 			path ibmad.DRPath
@@ -381,4 +382,12 @@ func (h *HealthChecker) judge(l *Link) {
 	if len(l.OverLimit) > 0 {
 		l.Healthy = false
 	}
+}
+
+// Forget drops the shared PortInfo and counter readings, keeping each
+// port's last counters: the next Check reads afresh and reports the
+// increments since the last reading (ibtracer --pm-interval).
+func (h *HealthChecker) Forget() {
+	h.infos.DeleteFunc(func(portKey) bool { return true })
+	h.counters.DeleteFunc(func(portKey) bool { return true })
 }

@@ -228,3 +228,14 @@ func couldBeSpeed(a, b portSpeeds) Speed {
 	}
 	return legacySpeed(highBit(a.legacySup & b.legacySup & 7))
 }
+
+// UnmarshalText parses a speed's name.
+func (s *Speed) UnmarshalText(b []byte) error {
+	if string(b) == "unknown" {
+		*s = SpeedUnknown
+		return nil
+	}
+	v, err := ParseSpeed(string(b))
+	*s = v
+	return err
+}

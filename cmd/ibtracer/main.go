@@ -60,6 +60,7 @@ type options struct {
 	portAlias   string
 	nameMap     string
 	from        uint16 // SRC_LID of the SRC DST form; 0: the local port
+	health      healthFlags
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -86,6 +87,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	app.Flag("Ca", "The CA to use, as ibtracert's -C (the same as --ib.ca).").Short('C').PlaceHolder("CA").StringVar(&o.caAlias)
 	app.Flag("Port", "The CA port to use, as ibtracert's -P (the same as --ib.port).").Short('P').PlaceHolder("PORT").StringVar(&o.portAlias)
 	app.Flag("node-name-map", "OFED node-name-map file (lines 0xGUID \"name\"): hops show these site names.").Short('n').PlaceHolder("FILE").StringVar(&o.nameMap)
+	addHealthFlags(app, &o.health)
 	app.Arg("lids", "ibtracert's forms: DST_LID, or SRC_LID DST_LID to trace from another port.").StringsVar(&o.positional)
 	app.Version(version())
 	helped := false
@@ -104,6 +106,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	dests, err := o.destinations()
 	if err != nil {
 		fmt.Fprintf(stderr, "ibtracer: %v; see ibtracer --help\n", err)
+		return trace.ExitUsage
+	}
+	hopts, health, err := o.health.options()
+	if err != nil {
+		fmt.Fprintf(stderr, "ibtracer: %v\n", err)
 		return trace.ExitUsage
 	}
 	var names nodenamemap.Map
@@ -138,6 +145,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	defer e.Close()
 	tr := trace.New(e, trace.Options{Timeout: timeout, Retries: retries, OUI: ibmad.OUI(oui), SL: o.sl, NoValidate: o.noValidate})
 
+	var hc *trace.HealthChecker
+	if health {
+		hc = trace.NewHealthChecker(tr, hopts)
+	}
 	ctx := context.Background()
 	if o.all {
 		all, err := tr.AllCAPorts(ctx)
@@ -175,6 +186,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	wg.Wait()
 	prog.finish()
+	var healths []*trace.PathHealth
+	if hc != nil {
+		healths = checkAll(ctx, hc, results, o.health.pmInterval, o.concurrency)
+	}
 	if names != nil {
 		for _, r := range results {
 			for i := range r.Hops {
@@ -185,7 +200,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	switch {
 	case o.format == "json":
-		if err := trace.WriteJSON(stdout, results); err != nil {
+		if err := writeJSON(stdout, results, healths); err != nil {
 			fmt.Fprintf(stderr, "ibtracer: %v\n", err)
 			return trace.ExitDevice
 		}
@@ -195,10 +210,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 				fmt.Fprintln(stdout)
 			}
 			r.WriteVerbose(stdout)
+			if healths != nil {
+				writeHealthVerbose(stdout, healths[i])
+			}
 		}
 	default:
-		for _, r := range results {
+		for i, r := range results {
 			fmt.Fprintln(stdout, r.Summary())
+			if healths != nil {
+				fmt.Fprintln(stdout, "  "+healthSummary(healths[i]))
+			}
 		}
 	}
 	if o.all {
@@ -208,14 +229,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintln(out, totalsOf(results))
 	}
-	return exitCode(results)
+	return exitCode(results, healths)
 }
 
-// exitCode: a mismatch wins; otherwise the highest status.
-func exitCode(rs []*trace.Result) int {
+// exitCode: a mismatch (or, with --health, an unhealthy link) wins;
+// otherwise the highest status.
+func exitCode(rs []*trace.Result, hs []*trace.PathHealth) int {
 	code := trace.ExitOK
-	for _, r := range rs {
+	for i, r := range rs {
 		c := r.ExitCode()
+		if hs != nil {
+			c = healthExit(c, hs[i])
+		}
 		if c == trace.ExitMismatch {
 			return c
 		}
