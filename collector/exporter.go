@@ -33,6 +33,7 @@ type Exporter struct {
 	sem        chan struct{}
 	changed    chan struct{} // closed when the seed or the device changes
 	skipped    map[string]uint64
+	health     healthState // path health (health.go)
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -60,7 +61,7 @@ func (e *Exporter) SetDevice(engine *ibmad.Engine, a *agent.Agent, err error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.engine, e.agent, e.deviceErr = engine, a, err
-	e.tracer = nil
+	e.tracer, e.health.checker = nil, nil
 	if engine != nil && e.cfg != nil {
 		e.tracer = e.newTracer(e.cfg)
 	}
@@ -140,9 +141,11 @@ func (e *Exporter) waitSeed(ctx context.Context) (string, bool) {
 }
 
 func (e *Exporter) newTracer(c *config.Config) *trace.Tracer {
-	return trace.New(e.engine, trace.Options{Timeout: time.Duration(c.Timeout), Retries: retriesOpt(*c.Retries),
+	tr := trace.New(e.engine, trace.Options{Timeout: time.Duration(c.Timeout), Retries: retriesOpt(*c.Retries),
 		OUI: ibmad.OUI(c.OUI), SL: c.SL, NoValidate: !*c.ValidateAgents, ShareValidation: time.Duration(*c.ShareValidation), SupportTTL: time.Duration(*c.AgentSupportTTL),
 		ResolveTTL: resolveTTLOpt(time.Duration(*c.ResolveTTL))})
+	e.setHealth(tr, c)
+	return tr
 }
 
 // resolveTTLOpt maps the config's resolve_ttl (0 = ask the SA every time)
@@ -280,7 +283,7 @@ func (e *Exporter) traceOnce(ctx context.Context, s *destState, interval time.Du
 	}
 	defer func() { <-sem }()
 	e.mu.RLock()
-	tr, names := e.tracer, e.cfg.NodeNames
+	tr, names, hc := e.tracer, e.cfg.NodeNames, e.health.checker
 	e.mu.RUnlock()
 	if e.traceStarted != nil {
 		e.traceStarted(s.cfg.Name, e.clock.Now())
@@ -294,6 +297,7 @@ func (e *Exporter) traceOnce(ctx context.Context, s *destState, interval time.Du
 	}
 	tctx, cancel := context.WithTimeout(ctx, interval)
 	r := tr.Trace(tctx, s.target)
+	ph := checkHealth(tctx, hc, r)
 	cancel()
 	if ctx.Err() != nil {
 		return // stopped (reload or shutdown): do not record a cancelled trace
@@ -311,6 +315,7 @@ func (e *Exporter) traceOnce(ctx context.Context, s *destState, interval time.Du
 		}
 	}
 	s.record(r)
+	e.recordHealth(s.cfg.Name, ph)
 	if r.Status != trace.StatusOK {
 		level.Warn(e.logger).Log("msg", "trace failed", "destination", s.cfg.Name, "address", s.target.Address(),
 			"status", r.Status, "reason", r.Reason, "err", r.Err)

@@ -50,6 +50,7 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	dests := e.destinations()
 	ch <- prometheus.MustNewConstMetric(desc("destinations", "Configured destinations."), prometheus.GaugeValue, float64(len(dests)))
 	e.collectDestinations(ch, names, dests)
+	e.collectHealth(ch, names, dests)
 	if engine != nil {
 		collectEngine(ch, engine.Stats())
 	}
