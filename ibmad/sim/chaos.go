@@ -62,6 +62,7 @@ func (f *Fabric) Chaos(ctx context.Context, o ChaosOptions) {
 	if len(switches) < 2 {
 		return
 	}
+	defer f.healthFaults(o.Log, time.Now)() // standing path-health faults (health_chaos.go)
 	rng := o.Rand
 	var now time.Duration
 	var pending []repair
