@@ -326,3 +326,53 @@ func TestHealthPMAErrorStatus(t *testing.T) {
 		}
 	}
 }
+
+// The walk's own PortInfo of the destination CA's ingress port, and the
+// switches' port 0 CapabilityMask, are reused: a path of 4 links (8 ends)
+// costs 7 PortInfo reads when shared, 8 when not.
+func TestHealthReusesTheWalksPortInfo(t *testing.T) {
+	for _, tc := range []struct {
+		share time.Duration
+		want  int
+	}{{time.Minute, 7}, {0, 8}} {
+		_, _, hc, r, _ := healthSetup(t, HealthOptions{Share: tc.share})
+		if ph := hc.Check(context.Background(), r); ph.MADs != tc.want || !ph.Healthy {
+			t.Errorf("share %v: %d MADs, want %d (healthy %v)", tc.share, ph.MADs, tc.want, ph.Healthy)
+		}
+	}
+}
+
+// A PMA without extended counters (as ibsim's): PortCounters, with
+// PortXmitWait since it advertises it (CapabilityMask bit 12).
+func TestHealthLegacyPMA(t *testing.T) {
+	s, _, hc, r, _ := healthSetup(t, HealthOptions{Counters: true})
+	dst := s.f.NodeByGUID(r.Hops[4].NodeGUID)
+	if err := s.f.SetPMALegacy(dst.Name, true); err != nil {
+		t.Fatal(err)
+	}
+	c := hc.Check(context.Background(), r).Links[3].B.Counters
+	if _, ok := c.Values["PortXmitWait"]; !ok || c.Extended || c.State != CountersFirst {
+		t.Fatalf("legacy PMA (it advertises PortXmitWait): %+v", c)
+	}
+}
+
+// FuzzLinkVerdict: any two PortInfo attributes give a verdict, never a
+// panic, and a healthy verdict only for two active ends.
+func FuzzLinkVerdict(f *testing.F) {
+	f.Add(make([]byte, 128), uint32(0))
+	f.Add(append(make([]byte, 31), 2, 0x74, 0x52), ibmad.CapIsExtendedSpeedsSupported)
+	f.Fuzz(func(t *testing.T, b []byte, caps uint32) {
+		b = append(b, make([]byte, 128)...)
+		var pa, pb ibmad.PortInfo
+		_ = pa.UnmarshalBinary(b[:64])
+		_ = pb.UnmarshalBinary(b[64:128])
+		hc := &HealthChecker{opts: HealthOptions{ExpectWidth: 4, ExpectSpeed: SpeedEDR}}
+		l := Link{A: LinkEnd{pi: pa, capMask: caps, ok: true}, B: LinkEnd{pi: pb, capMask: caps, ok: true}}
+		l.A.describe()
+		l.B.describe()
+		hc.judge(&l)
+		if l.Verdict == "" || (l.Verdict == LinkOK && (!l.A.active() || !l.B.active())) {
+			t.Fatalf("verdict %q for %s/%s and %s/%s", l.Verdict, l.A.State, l.A.PhysState, l.B.State, l.B.PhysState)
+		}
+	})
+}
