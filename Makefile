@@ -5,11 +5,11 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 REVISION  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 FUZZTIME  ?= 60s
 
-.PHONY: all build test test-short lint bench fuzz deps clean run
+.PHONY: all build test test-short test-race lint bench fuzz deps clean run
 
 all: build test
 
-# Both product binaries, static, without cgo (design §5), into BINDIR,
+# Both product binaries, static, without cgo (docs/architecture.md), into BINDIR,
 # stamped through prometheus/common/version: --version and the
 # ibtracer_build_info metric show VERSION, REVISION, BRANCH and BUILD_DATE.
 BINDIR     ?= bin
@@ -32,6 +32,9 @@ test: deps
 
 test-short:
 	$(GO) test -short -count=1 $(PKGS)
+
+test-race: deps
+	$(GO) test -race -count=1 -timeout 30m $(PKGS)
 
 lint:
 	$(GO) vet $(PKGS)

@@ -292,7 +292,7 @@ func (e *Exporter) traceOnce(ctx context.Context, s *destState, interval time.Du
 		defer e.traceDone(s.cfg.Name)
 	}
 	if tr == nil {
-		e.skip(skipDeviceDown) // not the destination's failure (docs/design.md §6)
+		e.skip(skipDeviceDown) // not the destination's failure (docs/architecture.md, "The life of the device")
 		return
 	}
 	tctx, cancel := context.WithTimeout(ctx, interval)

@@ -10,7 +10,7 @@ import (
 )
 
 // Engine defaults. The timeout and attempt count match libibmad's
-// (1000 ms, 3 attempts; ib-mad-facts §6).
+// (1000 ms, 3 attempts; docs/protocol.md).
 const (
 	DefaultTimeout        = time.Second
 	DefaultRetries        = 2

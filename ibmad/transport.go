@@ -24,7 +24,7 @@ const (
 )
 
 // Address is where a MAD goes (on send) or where it came from (on receive),
-// the fields of the kernel's ib_user_mad_hdr (ib-mad-facts §1.1).
+// the fields of the kernel's ib_user_mad_hdr (docs/protocol.md, "The umad kernel interface").
 type Address struct {
 	LID       uint16 // DLID on send (PermissiveLID for DR SMPs), SLID on receive
 	QPN       uint32

@@ -18,7 +18,7 @@ import (
 // The agents' verdicts are for the MADs this node sends: a validation MAD
 // leaves from the local port, so the ingress each hop expects is computed
 // along the LID route from here to the LID it is addressed to
-// (docs/design.md, validation), not from the source. Such a trace neither
+// (docs/protocol.md, "The expected ingress ports"), not from the source. Such a trace neither
 // uses nor fills the confirmed-path cache of the local port's traces.
 func (t *Tracer) TraceFrom(ctx context.Context, from uint16, d Destination) *Result {
 	r := &Result{Destination: d, From: from, Start: time.Now()}

@@ -17,8 +17,8 @@ import (
 
 	"github.com/ibtracer/ibtracer_exporter/agent"
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
-	"github.com/ibtracer/ibtracer_exporter/ibmad/discover"
 	"github.com/ibtracer/ibtracer_exporter/ibmad/ibsim/ibsimtest"
+	"github.com/ibtracer/ibtracer_exporter/ibmad/madtest"
 	"github.com/ibtracer/ibtracer_exporter/trace"
 )
 
@@ -87,11 +87,11 @@ func allLIDs(t *testing.T, fab *ibsimtest.Fabric, node string) map[uint16]string
 	e := ibmad.NewEngine(tr, ibmad.Options{Timeout: 2 * time.Second})
 	defer e.Close()
 	ctx := context.Background()
-	sub, err := discover.Walk(ctx, e)
+	sub, err := madtest.Walk(ctx, e)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ports, err := discover.PortLIDs(ctx, e, sub)
+	ports, err := madtest.PortLIDs(ctx, e, sub)
 	if err != nil {
 		t.Fatal(err)
 	}

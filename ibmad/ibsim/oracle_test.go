@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
-	"github.com/ibtracer/ibtracer_exporter/ibmad/discover"
 	"github.com/ibtracer/ibtracer_exporter/ibmad/ibsim/ibsimtest"
+	"github.com/ibtracer/ibtracer_exporter/ibmad/madtest"
 )
 
 const topoDir = "../../testdata/topologies"
@@ -150,7 +150,7 @@ func TestOracleSMPAndLFT(t *testing.T) {
 					defer e.Close()
 					ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 					defer cancel()
-					sub, err := discover.Walk(ctx, e)
+					sub, err := madtest.Walk(ctx, e)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -164,7 +164,7 @@ func TestOracleSMPAndLFT(t *testing.T) {
 					for _, n := range sub.Nodes {
 						wg.Add(1)
 						sem <- struct{}{}
-						go func(n *discover.Node) {
+						go func(n *madtest.Node) {
 							defer wg.Done()
 							defer func() { <-sem }()
 							c, sw := checkNode(t, ctx, fab, e, at, n)
@@ -182,7 +182,7 @@ func TestOracleSMPAndLFT(t *testing.T) {
 	}
 }
 
-func checkNode(t *testing.T, ctx context.Context, fab *ibsimtest.Fabric, e *ibmad.Engine, at string, n *discover.Node) (fields, switches int) {
+func checkNode(t *testing.T, ctx context.Context, fab *ibsimtest.Fabric, e *ibmad.Engine, at string, n *madtest.Node) (fields, switches int) {
 	path := pathArg(n.Path)
 	what := fmt.Sprintf("%s (DR %s)", n.Desc, path)
 	query := func(attr string, extra ...string) map[string]string {
@@ -193,7 +193,7 @@ func checkNode(t *testing.T, ctx context.Context, fab *ibsimtest.Fabric, e *ibma
 		return parseDump(out)
 	}
 	// NodeInfo, again, so that LocalPortNum is the one of this path.
-	m, err := discover.Get(ctx, e, n.Path, ibmad.AttrNodeInfo, 0)
+	m, err := madtest.Get(ctx, e, n.Path, ibmad.AttrNodeInfo, 0)
 	if err != nil {
 		t.Errorf("%s: %v", what, err)
 		return
@@ -207,7 +207,7 @@ func checkNode(t *testing.T, ctx context.Context, fab *ibsimtest.Fabric, e *ibma
 	fields++
 	// PortInfo of the port we enter by (modifier 0 on a CA) and of port 1.
 	for _, port := range []uint32{0, 1} {
-		if m, err = discover.Get(ctx, e, n.Path, ibmad.AttrPortInfo, port); err != nil {
+		if m, err = madtest.Get(ctx, e, n.Path, ibmad.AttrPortInfo, port); err != nil {
 			t.Errorf("%s: PortInfo %d: %v", what, port, err)
 			continue
 		}
@@ -219,7 +219,7 @@ func checkNode(t *testing.T, ctx context.Context, fab *ibsimtest.Fabric, e *ibma
 		return
 	}
 	switches++
-	if m, err = discover.Get(ctx, e, n.Path, ibmad.AttrSwitchInfo, 0); err != nil {
+	if m, err = madtest.Get(ctx, e, n.Path, ibmad.AttrSwitchInfo, 0); err != nil {
 		t.Errorf("%s: SwitchInfo: %v", what, err)
 		return
 	}
@@ -229,7 +229,7 @@ func checkNode(t *testing.T, ctx context.Context, fab *ibsimtest.Fabric, e *ibma
 	// The LFT, block by block, against ibroute.
 	ours := map[uint16]uint8{}
 	for b := uint32(0); b <= uint32(si.LinearFDBTop)/ibmad.LFTBlockSize; b++ {
-		if m, err = discover.Get(ctx, e, n.Path, ibmad.AttrLinearForwardingTable, b); err != nil {
+		if m, err = madtest.Get(ctx, e, n.Path, ibmad.AttrLinearForwardingTable, b); err != nil {
 			t.Errorf("%s: LFT block %d: %v", what, b, err)
 			return
 		}

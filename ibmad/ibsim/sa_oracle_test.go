@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
-	"github.com/ibtracer/ibtracer_exporter/ibmad/discover"
 	"github.com/ibtracer/ibtracer_exporter/ibmad/ibsim/ibsimtest"
+	"github.com/ibtracer/ibtracer_exporter/ibmad/madtest"
 )
 
 // parseSADump reads saquery's "\t\tkey.....value" PathRecord dump.
@@ -48,7 +48,7 @@ func TestOracleSAPathRecord(t *testing.T) {
 				tr := fab.Dial(at, false)
 				e := ibmad.NewEngine(tr, ibmad.Options{Timeout: 2 * time.Second})
 				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-				sub, err := discover.Walk(ctx, e)
+				sub, err := madtest.Walk(ctx, e)
 				if err != nil {
 					t.Fatal(err)
 				}

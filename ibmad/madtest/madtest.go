@@ -1,7 +1,3 @@
-// Package madtest gives tests a scriptable ibmad.Transport in one line:
-// Responder answers every request it is sent with a function of the test's
-// choosing (or drops it), and Inject feeds arbitrary packets, malformed
-// ones included, to the receiver.
 package madtest
 
 import (

@@ -9,13 +9,13 @@ import (
 	"time"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
-	"github.com/ibtracer/ibtracer_exporter/ibmad/discover"
+	"github.com/ibtracer/ibtracer_exporter/ibmad/madtest"
 )
 
 // discoverLinks walks the subnet with directed-route SMPs only and
 // returns every link as "descA[pa] - descB[pb]".
 func discoverLinks(ctx context.Context, e *ibmad.Engine) ([]string, error) {
-	sub, err := discover.Walk(ctx, e)
+	sub, err := madtest.Walk(ctx, e)
 	if err != nil {
 		return nil, err
 	}

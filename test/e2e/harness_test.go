@@ -26,8 +26,8 @@ import (
 	"github.com/ibtracer/ibtracer_exporter/agent"
 	"github.com/ibtracer/ibtracer_exporter/collector"
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
-	"github.com/ibtracer/ibtracer_exporter/ibmad/discover"
 	"github.com/ibtracer/ibtracer_exporter/ibmad/ibsim/ibsimtest"
+	"github.com/ibtracer/ibtracer_exporter/ibmad/madtest"
 )
 
 // root is the repository root, seen from this package's directory.
@@ -372,11 +372,11 @@ func lidsOf(t *testing.T, fab *ibsimtest.Fabric, from string) map[string]uint16 
 
 // discoverWalk returns every node's description and base LID (a CA's first port).
 func discoverWalk(ctx context.Context, e *ibmad.Engine) (map[string]uint16, error) {
-	sub, err := discover.Walk(ctx, e)
+	sub, err := madtest.Walk(ctx, e)
 	if err != nil {
 		return nil, err
 	}
-	ports, err := discover.PortLIDs(ctx, e, sub)
+	ports, err := madtest.PortLIDs(ctx, e, sub)
 	if err != nil {
 		return nil, err
 	}

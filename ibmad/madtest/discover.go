@@ -1,7 +1,4 @@
-// Package discover walks a subnet with directed-route SMPs only, as
-// ibnetdiscover does: from the local port, NodeInfo and NodeDescription of
-// every node, PortInfo of every switch port, and the links between them.
-package discover
+package madtest
 
 import (
 	"context"
@@ -74,7 +71,11 @@ func probe(ctx context.Context, e *ibmad.Engine, path ibmad.DRPath) (*Node, erro
 	return n, nil
 }
 
-// Walk discovers the subnet reachable from the engine's port. Remote CAs
+// Walk discovers the subnet reachable from the engine's port with
+// directed-route SMPs only, as ibnetdiscover does: NodeInfo and
+// NodeDescription of every node, PortInfo of every switch port, and the
+// links between them. Tests use it to compare what a fabric (the sim,
+// ibsim) answers with its topology file. Remote CAs
 // are leaves (they forward no SMP); the local CA reaches out only through
 // the port it is attached to.
 func Walk(ctx context.Context, e *ibmad.Engine) (*Subnet, error) {

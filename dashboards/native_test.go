@@ -1,0 +1,254 @@
+package dashboards
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/grafana/grafana-foundation-sdk/go/prometheus"
+	client "github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.yaml.in/yaml/v3"
+)
+
+// TestHistogramQueriesNativeAndClassic: the dashboard's histogram panels
+// and IBTracerLatencyHigh return data from a Prometheus that ingests only
+// the classic buckets and from one that ingests only native histograms
+// (--enable-feature=native-histograms, classic buckets not kept). The
+// histograms are made like the exporter's (collector/destination.go,
+// collector/http.go): classic buckets plus native ones.
+func TestHistogramQueriesNativeAndClassic(t *testing.T) {
+	prom, err := exec.LookPath("prometheus")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("prometheus is missing: apt-get install prometheus")
+		}
+		t.Skip("prometheus is missing (Debian prometheus)")
+	}
+	d, err := decodeDashboard(readDashboard(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var exprs []string // the dashboard's histogram queries
+	for _, p := range allPanels(d) {
+		for _, q := range p.Targets {
+			e := q.(*prometheus.Dataquery).Expr
+			if strings.Contains(e, "histogram_quantile") || strings.Contains(e, "_bucket") {
+				exprs = append(exprs, e)
+			}
+		}
+	}
+	if len(exprs) < 4 {
+		t.Fatalf("found only %d histogram queries in the dashboard", len(exprs))
+	}
+	alertExpr := ruleExpr(t, "IBTracerLatencyHigh")
+
+	// A target with the exporter's histograms, observing 4 ms round trips
+	// (above the 1 ms default threshold) every 20 ms.
+	reg := client.NewRegistry()
+	opts := func(name string, buckets []float64, labels client.Labels) client.HistogramOpts {
+		return client.HistogramOpts{Name: name, Help: name, Buckets: buckets, ConstLabels: labels,
+			NativeHistogramBucketFactor: 1.1, NativeHistogramMaxBucketNumber: 100, NativeHistogramMinResetDuration: time.Hour}
+	}
+	lat := client.NewHistogram(opts("ibtracer_latency_seconds", []float64{.0001, .0005, .001, .005, .025}, client.Labels{"destination": "db"}))
+	dur := client.NewHistogram(opts("ibtracer_trace_duration_seconds", []float64{.001, .005, .025, .1}, client.Labels{"destination": "db"}))
+	rtt := client.NewHistogramVec(opts("ibtracer_mad_rtt_seconds", []float64{.0001, .0005, .001, .005}, nil), []string{"class"})
+	reg.MustRegister(lat, dur, rtt)
+	ctx, stop := context.WithCancel(context.Background())
+	t.Cleanup(stop)
+	go func() {
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				lat.Observe(0.004)
+				dur.Observe(0.02)
+				rtt.WithLabelValues("SubnDR").Observe(0.0003)
+			}
+		}
+	}()
+	target := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	t.Cleanup(target.Close)
+	targetAddr := strings.TrimPrefix(target.URL, "http://")
+
+	rules, err := filepath.Abs(rulesFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []struct {
+		name  string
+		flags []string
+		// the series the other mode has must be absent here
+		absent string
+	}{
+		{"classic", nil, `ibtracer_latency_seconds`},
+		{"native", []string{"--enable-feature=native-histograms"}, `ibtracer_latency_seconds_bucket`},
+	} {
+		t.Run(mode.name, func(t *testing.T) {
+			addr := startPrometheus(t, prom, targetAddr, rules, mode.flags...)
+			vars := strings.NewReplacer("$job", ".*", "$instance", ".*", "$destination", ".*", "$__rate_interval", "30s")
+			// Wait for IBTracerLatencyHigh to be pending: its expression
+			// holds once 20 round trips are in, above the threshold of
+			// the recording rule.
+			pending := `ALERTS{alertname="IBTracerLatencyHigh",alertstate="pending",destination="db"}`
+			deadline := time.Now().Add(90 * time.Second)
+			for {
+				n, err := query(addr, pending)
+				if err == nil && n == 1 {
+					break
+				}
+				if time.Now().After(deadline) {
+					m, err2 := query(addr, alertExpr)
+					t.Fatalf("IBTracerLatencyHigh is not pending (%d, %v); its expression returns %d series (%v)", n, err, m, err2)
+				}
+				time.Sleep(250 * time.Millisecond)
+			}
+			if n, err := query(addr, mode.absent); err != nil || n != 0 {
+				t.Fatalf("%s: %d series, %v; want none in this mode", mode.absent, n, err)
+			}
+			for _, e := range exprs {
+				if n, err := query(addr, vars.Replace(e)); err != nil || n == 0 {
+					t.Errorf("%s: %d series, %v", e, n, err)
+				}
+			}
+			if n, err := query(addr, alertExpr); err != nil || n != 1 {
+				t.Errorf("IBTracerLatencyHigh's expression: %d series, %v", n, err)
+			}
+		})
+	}
+}
+
+// ruleExpr returns the expression of the named alert in the rules file.
+func ruleExpr(t *testing.T, alert string) string {
+	t.Helper()
+	b, err := os.ReadFile(rulesFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		Groups []struct {
+			Rules []struct {
+				Alert string `yaml:"alert"`
+				Expr  string `yaml:"expr"`
+			} `yaml:"rules"`
+		} `yaml:"groups"`
+	}
+	if err := yaml.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range f.Groups {
+		for _, r := range g.Rules {
+			if r.Alert == alert {
+				return r.Expr
+			}
+		}
+	}
+	t.Fatalf("no alert %s in %s", alert, rulesFile)
+	return ""
+}
+
+// startPrometheus runs Prometheus in its own directory on a free loopback
+// port, scraping target every 500ms with the rules file, until the test
+// ends; it returns its address once ready.
+func startPrometheus(t *testing.T, bin, target, rules string, flags ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	cfg := fmt.Sprintf("global:\n  scrape_interval: 500ms\n  evaluation_interval: 500ms\nrule_files: [%q]\nscrape_configs:\n  - job_name: ibtracer\n    static_configs:\n      - targets: [%q]\n", rules, target)
+	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	args := append([]string{"--config.file=prometheus.yml", "--storage.tsdb.path=" + filepath.Join(dir, "tsdb"),
+		"--web.listen-address=" + addr}, flags...)
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir = dir
+	logf, err := os.Create(filepath.Join(dir, "prometheus.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		cancel()
+		logf.Close()
+		if t.Failed() {
+			b, _ := os.ReadFile(logf.Name())
+			if len(b) > 3000 {
+				b = b[len(b)-3000:]
+			}
+			t.Logf("prometheus log:\n%s", b)
+		}
+	})
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		resp, err := http.Get("http://" + addr + "/-/ready")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return addr
+			}
+		}
+		select {
+		case <-done:
+			t.Fatal("prometheus exited")
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("prometheus not ready: %v", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// query runs an instant query and returns how many series it returned.
+func query(addr, expr string) (int, error) {
+	resp, err := http.Get("http://" + addr + "/api/v1/query?query=" + url.QueryEscape(expr))
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	var r struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+		Data   struct {
+			Result []json.RawMessage `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+		return 0, err
+	}
+	if r.Status != "success" {
+		return 0, fmt.Errorf("%s", r.Error)
+	}
+	return len(r.Data.Result), nil
+}
