@@ -47,6 +47,8 @@ type destState struct {
 	failures    map[trace.Reason]uint64
 	duration    prometheus.Histogram
 	latency     prometheus.Histogram
+
+	ops opsState // what the logs and /traces remember (logstate.go)
 }
 
 func newDestState(d config.Destination, labelNames []string) *destState {

@@ -315,9 +315,12 @@ func (e *Exporter) traceOnce(ctx context.Context, s *destState, interval time.Du
 		}
 	}
 	s.record(r)
+	// State changes and path changes are logged once (logstate.go); each
+	// trace only at debug.
+	e.logObserved(s.observe(r))
 	e.recordHealth(s.cfg.Name, ph)
 	if r.Status != trace.StatusOK {
-		level.Warn(e.logger).Log("msg", "trace failed", "destination", s.cfg.Name, "address", s.target.Address(),
+		level.Debug(e.logger).Log("msg", "trace failed", "destination", s.cfg.Name, "address", s.target.Address(),
 			"status", r.Status, "reason", r.Reason, "err", r.Err)
 	} else {
 		level.Debug(e.logger).Log("msg", "traced", "destination", s.cfg.Name, "hops", r.PathHops(), "mads", r.MADs,

@@ -76,6 +76,15 @@ type Packet struct {
 	// InPortKnown. A switch's port-0 agent on real hardware cannot tell.
 	InPort      uint8
 	InPortKnown bool
+	// Len is the length of the received message when the transport knows
+	// it (ibsim: the sender's length, at most 256; umad: the kernel's
+	// reassembled RMPP length), 0 when it does not.
+	Len int
+	// RMPPTail is the rest of a message longer than one MAD that the
+	// transport reassembled (the kernel's RMPP: the data parts of segments
+	// 2..n, docs/protocol.md "RMPP"). A transport sets it to a slice it
+	// does not reuse; nil otherwise.
+	RMPPTail []byte
 }
 
 // Registration asks a Transport to deliver unsolicited requests of a class

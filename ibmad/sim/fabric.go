@@ -50,6 +50,8 @@ type Fabric struct {
 	rng       atomic.Uint64
 	nextHiTID atomic.Uint32
 	mads      atomic.Uint64 // MADs injected, for tests and benchmarks
+
+	rmpp rmppSessions // the SA's GetTable transfers (sa_rmpp.go)
 }
 
 // Node is a simulated CA, switch or router.
@@ -70,6 +72,8 @@ type Node struct {
 	override map[uint16]uint8 // data plane entries that differ from lft
 
 	silent     atomic.Bool              // fault: the node answers nothing
+	hideIn     atomic.Bool              // fault: its agents cannot tell the ingress port (chaos.go)
+	muteAgents atomic.Bool              // fault: its agents (and the kernel for them) answer nothing (chaos.go)
 	pma        atomic.Pointer[pmaFault] // fault: what the PMA answers (health_faults.go)
 	transports atomic.Pointer[[]*Transport]
 }

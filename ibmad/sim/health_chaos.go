@@ -9,24 +9,27 @@ import (
 const healthErrorRate = 2.0 // per second
 
 // healthFaults applies, for Chaos, the standing path-health faults the
-// demo shows (docs/runbook.md, "Path health"): on the switch of the first
-// CA (where the exporter runs by default), its first inter-switch link
-// trains at 1X and its last at SDR, and the port of another CA on it
-// counts errors at healthErrorRate. They stay for the whole run, apart
-// from the random schedule, and are logged as "sim health fault"; the
-// returned function repairs them.
-func (f *Fabric) healthFaults(log func(string, ...any), now func() time.Time) func() {
-	var first *Node
-	for _, n := range f.Nodes() {
-		if !n.IsSwitch() {
-			first = n
-			break
+// demo shows (docs/runbook.md, "Path health"): on the switch of the
+// source node (the source itself if it is a switch), its first
+// inter-switch link trains at 1X and its last at SDR, and the port of
+// another CA on it counts errors at healthErrorRate. They stay for the
+// whole run, apart from the random schedule, and are logged as "sim
+// health fault"; the returned function repairs them.
+func (f *Fabric) healthFaults(src *Node, log func(string, ...any), now func() time.Time) func() {
+	sw := src
+	if src != nil && !src.IsSwitch() {
+		sw = nil
+		for _, p := range src.Ports[1:] {
+			if p.Remote != nil && p.Remote.Node.IsSwitch() {
+				sw = p.Remote.Node
+				break
+			}
 		}
 	}
-	if first == nil || first.NumPorts() < 1 || first.Ports[1].Remote == nil || !first.Ports[1].Remote.Node.IsSwitch() {
+	if sw == nil {
 		return func() {}
 	}
-	sw := first.Ports[1].Remote.Node
+	first := src
 	var up, hosts []int
 	for _, p := range sw.Ports[1:] {
 		switch {
