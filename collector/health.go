@@ -95,13 +95,28 @@ func (e *Exporter) collectHealth(ch chan<- prometheus.Metric, names []string, de
 	e.mu.RUnlock()
 	h := &e.health
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	if !on { // off, or turned off by a reload: no health series
 		clear(h.paths)
+		h.mu.Unlock()
 		return
 	}
-	ch <- prometheus.MustNewConstMetric(dHealthMADs, prometheus.CounterValue, float64(h.mads))
-	ch <- prometheus.MustNewConstMetric(dHealthChecks, prometheus.CounterValue, float64(h.checks))
+	// A snapshot, so that no trace waits for a slow scrape.
+	live := make(map[string]bool, len(dests))
+	for _, s := range dests {
+		live[s.cfg.Name] = true
+	}
+	paths := make(map[string]*trace.PathHealth, len(h.paths))
+	for name, ph := range h.paths {
+		if !live[name] {
+			delete(h.paths, name) // a destination removed by a reload
+			continue
+		}
+		paths[name] = ph
+	}
+	mads, checks := h.mads, h.checks
+	h.mu.Unlock()
+	ch <- prometheus.MustNewConstMetric(dHealthMADs, prometheus.CounterValue, float64(mads))
+	ch <- prometheus.MustNewConstMetric(dHealthChecks, prometheus.CounterValue, float64(checks))
 	var (
 		dHealthy  = desc("path_healthy", "1 if every link of the last traced path is healthy (see link_healthy).", names...)
 		dRate     = desc("path_rate_bits", "Bottleneck data rate of the last traced path, in bits per second.", names...)
@@ -109,11 +124,9 @@ func (e *Exporter) collectHealth(ch chan<- prometheus.Metric, names []string, de
 		dDegraded = desc("path_degraded_links", "Links of the last traced path that are not active, narrower or slower than they could be or than expected.", names...)
 		dErrors   = desc("path_link_errors", "Error counter increments in the last interval on the links of the last traced path.", names...)
 	)
-	live := map[string]bool{}
 	links := map[trace.LinkKey]*trace.Link{}
 	for _, s := range dests {
-		live[s.cfg.Name] = true
-		ph := h.paths[s.cfg.Name]
+		ph := paths[s.cfg.Name]
 		if ph == nil {
 			continue
 		}
@@ -128,11 +141,6 @@ func (e *Exporter) collectHealth(ch chan<- prometheus.Metric, names []string, de
 		for i := range ph.Links {
 			l := &ph.Links[i]
 			links[canonical(l.Key())] = l
-		}
-	}
-	for name := range h.paths {
-		if !live[name] {
-			delete(h.paths, name) // a destination removed by a reload
 		}
 	}
 	keys := make([]trace.LinkKey, 0, len(links))
