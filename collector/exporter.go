@@ -34,6 +34,7 @@ type Exporter struct {
 	changed    chan struct{} // closed when the seed or the device changes
 	skipped    map[string]uint64
 	disc       discoveryStats // discovery.go
+	health     healthState    // path health (health.go)
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -61,7 +62,7 @@ func (e *Exporter) SetDevice(engine *ibmad.Engine, a *agent.Agent, err error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.engine, e.agent, e.deviceErr = engine, a, err
-	e.tracer = nil
+	e.tracer, e.health.checker = nil, nil
 	if engine != nil && e.cfg != nil {
 		e.tracer = e.newTracer(e.cfg)
 	}
@@ -141,10 +142,12 @@ func (e *Exporter) waitSeed(ctx context.Context) (string, bool) {
 }
 
 func (e *Exporter) newTracer(c *config.Config) *trace.Tracer {
-	return trace.New(e.engine, trace.Options{Timeout: time.Duration(c.Timeout), Retries: retriesOpt(*c.Retries),
+	tr := trace.New(e.engine, trace.Options{Timeout: time.Duration(c.Timeout), Retries: retriesOpt(*c.Retries),
 		OUI: ibmad.OUI(c.OUI), SL: c.SL, NoValidate: !*c.ValidateAgents, ShareValidation: time.Duration(*c.ShareValidation), SupportTTL: time.Duration(*c.AgentSupportTTL),
 		ResolveTTL: resolveTTLOpt(time.Duration(*c.ResolveTTL)), Discovery: trace.Discovery(c.Discovery),
 		SARecordTTL: shareOpt(time.Duration(*c.ShareValidation))})
+	e.setHealth(tr, c)
+	return tr
 }
 
 // resolveTTLOpt maps the config's resolve_ttl (0 = ask the SA every time)
@@ -292,7 +295,7 @@ func (e *Exporter) traceOnce(ctx context.Context, s *destState, interval time.Du
 	}
 	defer func() { <-sem }()
 	e.mu.RLock()
-	tr, names := e.tracer, e.cfg.NodeNames
+	tr, names, hc := e.tracer, e.cfg.NodeNames, e.health.checker
 	e.mu.RUnlock()
 	if e.traceStarted != nil {
 		e.traceStarted(s.cfg.Name, e.clock.Now())
@@ -311,6 +314,7 @@ func (e *Exporter) traceOnce(ctx context.Context, s *destState, interval time.Du
 		return
 	}
 	r := tr.Trace(tctx, s.target)
+	ph := checkHealth(tctx, hc, r)
 	cancel()
 	if ctx.Err() != nil {
 		return // stopped (reload or shutdown): do not record a cancelled trace
@@ -332,6 +336,7 @@ func (e *Exporter) traceOnce(ctx context.Context, s *destState, interval time.Du
 	// State changes and path changes are logged once (logstate.go); each
 	// trace only at debug.
 	e.logObserved(s.observe(r))
+	e.recordHealth(s.cfg.Name, ph)
 	if r.Status != trace.StatusOK {
 		level.Debug(e.logger).Log("msg", "trace failed", "destination", s.cfg.Name, "address", s.target.Address(),
 			"status", r.Status, "reason", r.Reason, "err", r.Err)

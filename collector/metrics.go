@@ -51,6 +51,7 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(desc("destinations", "Configured destinations."), prometheus.GaugeValue, float64(len(dests)))
 	e.collectDestinations(ch, names, dests)
 	e.collectDiscovery(ch, tr)
+	e.collectHealth(ch, names, dests)
 	if engine != nil {
 		collectEngine(ch, engine.Stats())
 	}

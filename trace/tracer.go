@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"sync/atomic"
 	"time"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
@@ -53,6 +54,7 @@ type Tracer struct {
 	*saState // SA-only discovery (discovery.go)
 
 	resolved *ttlCache[Destination, resolvedEntry] // SA resolutions, for Options.ResolveTTL
+	health   atomic.Pointer[HealthChecker]         // fed by the walk's PortInfo reads (health.go)
 }
 
 type resolvedEntry struct {

@@ -52,6 +52,7 @@ type Config struct {
 	OUI          OUI           `yaml:"oui"`
 	SL           uint8         `yaml:"sl"`
 	Agent        AgentConfig   `yaml:"agent"`
+	Health       HealthConfig  `yaml:"health"` // path health (health.go)
 	Destinations []Destination `yaml:"destinations"`
 	// JitterSeed replaces the local port GUID as the seed of the
 	// destinations' phases (collector.Exporter.SetSeed).
@@ -324,6 +325,9 @@ func (c *Config) defaults(file string) error {
 			return bad(c.line("node_name_map"), "node_name_map", "%v", err)
 		}
 		c.NodeNames = m
+	}
+	if err := c.Health.check(file, c.line("health")); err != nil {
+		return err
 	}
 	if c.ValidateAgents == nil {
 		t := true
