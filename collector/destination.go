@@ -66,8 +66,10 @@ type destState struct {
 	last         *trace.Result
 	lastTime     time.Time
 	lastDuration time.Duration
-	lastLatency  time.Duration // of the last trace that measured one
-	signature    string
+	lastLatency  time.Duration  // of the last trace that measured one
+	signatures   map[int]string // the last path of each LID offset (0 unless paths: all)
+	set          *trace.PathSet // the last path set (paths: all; paths.go)
+	byOffset     map[int]uint64 // path changes per LID offset (paths: all)
 	pathChanges  uint64
 	lastChange   time.Time
 	mismatched   uint64 // hops mismatched, summed over traces
@@ -91,13 +93,14 @@ func newDestState(d config.Destination, labelNames []string, h *hists) *destStat
 		base: base, info: base.with(pair("address", target.Address()), pair("ibtracer_args", target.Args())),
 		byResult: map[string]labelSet{}, byReason: map[string]labelSet{},
 		results: map[trace.Status]uint64{}, failures: map[trace.Reason]uint64{},
+		signatures: map[int]string{}, byOffset: map[int]uint64{},
 	}
 }
 
 // sameAs reports whether a reloaded destination can keep this state.
 func (s *destState) sameAs(d config.Destination, labelNames []string) bool {
 	if s.cfg.Name != d.Name || s.cfg.Interval != d.Interval || s.target != d.Target() || len(s.labels) != len(labelNames)+1 ||
-		s.hops != d.HopSeries() {
+		s.hops != d.HopSeries() || s.cfg.AllPaths() != d.AllPaths() {
 		return false
 	}
 	for i, k := range labelNames {
@@ -112,9 +115,14 @@ func (s *destState) sameAs(d config.Destination, labelNames []string) bool {
 func (s *destState) record(r *trace.Result) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := r.Start.Add(r.Duration)
-	s.last, s.lastTime = r, now
+	s.last, s.lastTime = r, r.Start.Add(r.Duration)
 	s.hopSets = nil
+	s.recordLocked(r, 0)
+}
+
+// recordLocked counts one trace, of LID offset off, into the totals.
+func (s *destState) recordLocked(r *trace.Result, off int) {
+	now := r.Start.Add(r.Duration)
 	s.results[r.Status]++
 	if _, ok := s.byResult[string(r.Status)]; !ok {
 		s.byResult[string(r.Status)] = s.base.with(pair("result", string(r.Status)))
@@ -131,12 +139,13 @@ func (s *destState) record(r *trace.Result) {
 		s.hists.duration.Observe(r.Duration.Seconds())
 	}
 	if r.Status == trace.StatusOK || r.Status == trace.StatusMismatch {
-		if sig := r.Signature(); sig != s.signature {
-			if s.signature != "" {
+		if sig, prev := r.Signature(), s.signatures[off]; sig != prev {
+			if prev != "" {
 				s.pathChanges++
+				s.byOffset[off]++
 				s.lastChange = now
 			}
-			s.signature = sig
+			s.signatures[off] = sig
 		}
 		s.mismatched += uint64(r.Count(trace.AgentMismatch))
 		s.unsupported += uint64(unsupported(r))
@@ -186,27 +195,36 @@ type hopLabels struct {
 }
 
 // hopLabelsLocked returns the label sets of the last trace's hops (none
-// unless it reached the destination), building them once per trace.
+// unless it reached the destination), building them once per trace; with
+// paths: all, the hops of every path of the set (paths.go).
 func (s *destState) hopLabelsLocked() []hopLabels {
+	if s.set != nil {
+		return s.setHopLabelsLocked()
+	}
 	r := s.last
 	if s.hopSets != nil || r == nil || len(r.Hops) < 2 || (r.Status != trace.StatusOK && r.Status != trace.StatusMismatch) {
 		return s.hopSets
 	}
-	s.hopSets = make([]hopLabels, 0, len(r.Hops)-1)
+	s.hopSets = appendHopLabels(make([]hopLabels, 0, len(r.Hops)-1), s.base, r)
+	return s.hopSets
+}
+
+// appendHopLabels appends the label sets of r's hops, base labels first.
+func appendHopLabels(out []hopLabels, base labelSet, r *trace.Result) []hopLabels {
 	for _, h := range r.Hops[1:] {
 		hop := pair("hop", strconv.Itoa(h.Hop))
 		rtt := h.RTT
 		if h.AgentRTT > 0 {
 			rtt = h.AgentRTT
 		}
-		s.hopSets = append(s.hopSets, hopLabels{
-			info: s.base.with(hop, pair("node_guid", h.NodeGUID.String()), pair("port_guid", h.PortGUID.String()),
+		out = append(out, hopLabels{
+			info: base.with(hop, pair("node_guid", h.NodeGUID.String()), pair("port_guid", h.PortGUID.String()),
 				pair("node_desc", h.NodeDesc), pair("node_type", h.NodeType.String()), pair("lid", strconv.Itoa(int(h.LID))),
 				pair("in_port", strconv.Itoa(int(h.InPort))), pair("out_port", strconv.Itoa(int(h.OutPort)))),
-			status:     s.base.with(hop, pair("status", string(h.Agent))),
-			rtt:        s.base.with(hop),
+			status:     base.with(hop, pair("status", string(h.Agent))),
+			rtt:        base.with(hop),
 			rttSeconds: rtt.Seconds(),
 		})
 	}
-	return s.hopSets
+	return out
 }

@@ -89,6 +89,7 @@ func (f *Fabric) Chaos(ctx context.Context, o ChaosOptions) {
 	if src == nil || len(switches) == 0 {
 		return
 	}
+	defer f.healthFaults(src, o.Log, time.Now)() // standing path-health faults (health_chaos.go)
 	rng := o.Rand
 	var now time.Duration
 	var pending []repair

@@ -95,6 +95,7 @@ func (f *Fabric) portInfo(node *Node, p, in *Port) ibmad.PortInfo {
 	if node == f.sm {
 		pi.CapabilityMask |= ibmad.CapIsSM
 	}
+	p.applyTraining(&pi)
 	if p.Remote == nil && p.Num != 0 {
 		pi.PortState, pi.PortPhysState = ibmad.PortStateDown, ibmad.PhysStatePolling
 		pi.LinkWidthActive, pi.LinkSpeedActive = 0, 0
