@@ -83,20 +83,7 @@ func (f *healthFlags) options() (o trace.HealthOptions, ok bool, err error) {
 // apart, with --pm-interval).
 func checkAll(ctx context.Context, hc *trace.HealthChecker, rs []*trace.Result, pmInterval time.Duration, conc int) []*trace.PathHealth {
 	out := make([]*trace.PathHealth, len(rs))
-	pass := func() {
-		sem := make(chan struct{}, conc)
-		done := make(chan struct{})
-		for i, r := range rs {
-			sem <- struct{}{}
-			go func() {
-				defer func() { <-sem; done <- struct{}{} }()
-				out[i] = hc.Check(ctx, r)
-			}()
-		}
-		for range rs {
-			<-done
-		}
-	}
+	pass := func() { each(len(rs), conc, func(i int) { out[i] = hc.Check(ctx, rs[i]) }) }
 	pass()
 	if pmInterval > 0 {
 		time.Sleep(pmInterval) // the measurement interval the user asked for

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sync"
 
 	"github.com/ibtracer/ibtracer_exporter/internal/nodenamemap"
 	"github.com/ibtracer/ibtracer_exporter/trace"
@@ -21,26 +20,11 @@ func runLMC(ctx context.Context, tr *trace.Tracer, o *options, dests []trace.Des
 		return trace.ExitUsage
 	}
 	sets := make([]*trace.PathSet, len(dests))
-	sem := make(chan struct{}, o.concurrency)
-	var wg sync.WaitGroup
-	for i, d := range dests {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(i int, d trace.Destination) {
-			defer wg.Done()
-			defer func() { <-sem }()
-			sets[i] = tr.TraceAll(ctx, d)
-		}(i, d)
-	}
-	wg.Wait()
+	each(len(dests), o.concurrency, func(i int) { sets[i] = tr.TraceAll(ctx, dests[i]) })
 	var worst []*trace.Result
 	for _, ps := range sets {
 		if names != nil {
-			for _, r := range ps.Paths {
-				for i := range r.Hops {
-					r.Hops[i].NodeName = names.Name(uint64(r.Hops[i].NodeGUID))
-				}
-			}
+			nameHops(names, ps.Paths)
 			ps.Summarise()
 		}
 		worst = append(worst, ps.Worst())

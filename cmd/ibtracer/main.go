@@ -7,7 +7,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -161,35 +160,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 		prog = &progress{w: stderr, total: len(dests)}
 	}
 	results := make([]*trace.Result, len(dests))
-	sem := make(chan struct{}, o.concurrency)
-	var wg sync.WaitGroup
-	for i, d := range dests {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(i int, d trace.Destination) {
-			defer wg.Done()
-			defer func() { <-sem }()
-			if o.from != 0 {
-				results[i] = tr.TraceFrom(ctx, o.from, d)
-			} else {
-				results[i] = tr.Trace(ctx, d)
-			}
-			prog.done(results[i])
-		}(i, d)
-	}
-	wg.Wait()
+	each(len(dests), o.concurrency, func(i int) {
+		if o.from != 0 {
+			results[i] = tr.TraceFrom(ctx, o.from, dests[i])
+		} else {
+			results[i] = tr.Trace(ctx, dests[i])
+		}
+		prog.done(results[i])
+	})
 	prog.finish()
 	var healths []*trace.PathHealth
 	if hc != nil {
 		healths = checkAll(ctx, hc, results, o.health.pmInterval, o.concurrency)
 	}
-	if names != nil {
-		for _, r := range results {
-			for i := range r.Hops {
-				r.Hops[i].NodeName = names.Name(uint64(r.Hops[i].NodeGUID))
-			}
-		}
-	}
+	nameHops(names, results)
 
 	switch {
 	case o.format == "json":
