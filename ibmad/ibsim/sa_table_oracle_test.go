@@ -14,7 +14,6 @@ import (
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 	"github.com/ibtracer/ibtracer_exporter/ibmad/ibsim/ibsimtest"
 	"github.com/ibtracer/ibtracer_exporter/ibmad/sa"
-	"github.com/ibtracer/ibtracer_exporter/ibmad/sim"
 )
 
 // saRecords splits saquery's dump into records (each starting at a line
@@ -369,39 +368,11 @@ func TestOracleSimSATablesEqualOpenSM(t *testing.T) {
 	const topo, at = "two-switch.net", "host1"
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	fab := ibsimtest.Start(t, filepath.Join(topoDir, topo), ibsimtest.Options{KeepSM: true})
-	out, err := fab.Tool(at, "ibnetdiscover")
-	if err != nil {
-		t.Fatal(err)
-	}
-	osmView := ibnetdiscoverView(out)
-	osmTr := fab.Dial(at, false)
-	osmE := ibmad.NewEngine(osmTr, ibmad.Options{Timeout: 2 * time.Second})
-	defer osmE.Close()
-	osmSrc, err := osmTr.Port()
-	if err != nil || osmSrc.SMLID == 0 {
-		t.Fatalf("port %+v: %v", osmSrc, err)
-	}
+	w := startTwin(t, topo, at, ibmad.Options{Timeout: 2 * time.Second})
+	simE, simSrc := w.simE, w.simSrc
 
-	st, err := sim.LoadTopology(filepath.Join(topoDir, topo))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sf, err := sim.New(st, sim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	simTr, err := sf.Attach(at, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	simE := ibmad.NewEngine(simTr, ibmad.Options{Timeout: 2 * time.Second})
-	defer simE.Close()
-	simSrc, _ := simTr.Port()
-	sv := simView(sf)
-
-	want := readNamed(t, ctx, osmE, sa.Address(osmSrc), osmView)
-	got := readNamed(t, ctx, simE, sa.Address(simSrc), sv)
+	want := readNamed(t, ctx, w.osmE, sa.Address(w.osmSrc), w.osmView)
+	got := readNamed(t, ctx, simE, sa.Address(simSrc), w.simView)
 	for _, c := range []struct {
 		what     string
 		sim, osm []string
