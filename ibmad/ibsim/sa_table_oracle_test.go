@@ -134,6 +134,23 @@ func sameSet(t *testing.T, what string, ours, theirs []string) {
 	}
 }
 
+// sameOne checks a one-record Get (ours: the record's key, and the Get's
+// error) against the records saquery prints for the same key (theirs):
+// no records on both sides, or the same one.
+func sameOne(t *testing.T, what, ours string, err error, theirs []string) {
+	t.Helper()
+	switch {
+	case sa.IsNoRecords(err):
+		if len(theirs) != 0 {
+			t.Errorf("%s: no records, saquery has %v", what, theirs)
+		}
+	case err != nil:
+		t.Fatalf("%s: %v", what, err)
+	default:
+		sameSet(t, what, []string{ours}, theirs)
+	}
+}
+
 // TestOracleSATablesEqualSaquery: our GetTable of NodeRecord,
 // PortInfoRecord, LinkRecord, LFTRecord and SwitchInfoRecord, answered by
 // OpenSM on ibsim, returns the records stock saquery prints, field by
@@ -218,30 +235,12 @@ func TestOracleSATablesEqualSaquery(t *testing.T) {
 		for port := first; port <= nr.NodeInfo.NumPorts; port++ {
 			key := fmt.Sprintf("%d/%d", lid, port)
 			pir, err := sa.PortInfoRecord(ctx, e, sm, lid, port)
-			theirs := keysOf(saRecords(query("PIR", key), "PortInfoRecord dump:"), pirKeyOf)
-			if sa.IsNoRecords(err) {
-				if len(theirs) != 0 {
-					t.Errorf("PIR %s: no records, saquery has %v", key, theirs)
-				}
-			} else if err != nil {
-				t.Fatalf("PIR %s: %v", key, err)
-			} else {
-				sameSet(t, "PIR "+key, []string{pirKey(pir)}, theirs)
-			}
+			sameOne(t, "PIR "+key, pirKey(pir), err, keysOf(saRecords(query("PIR", key), "PortInfoRecord dump:"), pirKeyOf))
 			if port == 0 {
 				continue
 			}
 			lr, err := sa.LinkRecordFrom(ctx, e, sm, lid, port)
-			theirs = keysOf(saRecords(query("LR", key), "LinkRecord dump:"), lrKeyOf)
-			if sa.IsNoRecords(err) {
-				if len(theirs) != 0 {
-					t.Errorf("LR %s: no records, saquery has %v", key, theirs)
-				}
-			} else if err != nil {
-				t.Fatalf("LR %s: %v", key, err)
-			} else {
-				sameSet(t, "LR "+key, []string{lrKey(lr)}, theirs)
-			}
+			sameOne(t, "LR "+key, lrKey(lr), err, keysOf(saRecords(query("LR", key), "LinkRecord dump:"), lrKeyOf))
 			perKey += 2
 		}
 		if nr.NodeInfo.NodeType == ibmad.NodeTypeSwitch {
