@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/ibtracer/ibtracer_exporter/internal/promtest"
 )
 
 var update = flag.Bool("update", false, "rewrite the generated part of ibtracer.rules.test.yml")
@@ -104,13 +106,7 @@ func TestFlapTestUpToDate(t *testing.T) {
 
 // TestPromtool: promtool checks the rules and runs their unit tests.
 func TestPromtool(t *testing.T) {
-	promtool, err := exec.LookPath("promtool")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("promtool is missing: apt-get install prometheus")
-		}
-		t.Skip("promtool is missing (Debian prometheus)")
-	}
+	promtool := promtest.RequireTool(t, "promtool", "prometheus")
 	for _, args := range [][]string{{"check", "rules", rulesFile}, {"test", "rules", testFile}} {
 		out, err := exec.Command(promtool, args...).CombinedOutput()
 		if err != nil || !strings.Contains(string(out), "SUCCESS") {
