@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -216,7 +215,9 @@ type jsonWithHealth struct {
 	Health *trace.PathHealth `json:"health,omitempty"`
 }
 
-func writeJSON(w io.Writer, rs []*trace.Result, hs []*trace.PathHealth) error {
+// withHealth is a run's JSON document: each trace with its path health
+// (none when hs is nil).
+func withHealth(rs []*trace.Result, hs []*trace.PathHealth) []jsonWithHealth {
 	out := make([]jsonWithHealth, len(rs))
 	for i, r := range rs {
 		out[i].JSONResult = r.JSON()
@@ -224,7 +225,5 @@ func writeJSON(w io.Writer, rs []*trace.Result, hs []*trace.PathHealth) error {
 			out[i].Health = hs[i]
 		}
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return out
 }

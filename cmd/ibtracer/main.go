@@ -175,36 +175,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	nameHops(names, results)
 
-	switch {
-	case o.format == "json":
-		if err := writeJSON(stdout, results, healths); err != nil {
-			fmt.Fprintf(stderr, "ibtracer: %v\n", err)
-			return trace.ExitDevice
-		}
-	case o.verbose:
-		for i, r := range results {
-			if i > 0 {
-				fmt.Fprintln(stdout)
-			}
-			r.WriteVerbose(stdout)
+	out := output{n: len(results), totals: results,
+		json: func() any { return withHealth(results, healths) },
+		verbose: func(w io.Writer, i int) {
+			results[i].WriteVerbose(w)
 			if healths != nil {
-				writeHealthVerbose(stdout, healths[i])
+				writeHealthVerbose(w, healths[i])
 			}
-		}
-	default:
-		for i, r := range results {
-			fmt.Fprintln(stdout, r.Summary())
+		},
+		summary: func(w io.Writer, i int) {
+			fmt.Fprintln(w, results[i].Summary())
 			if healths != nil {
-				fmt.Fprintln(stdout, "  "+healthSummary(healths[i]))
+				fmt.Fprintln(w, "  "+healthSummary(healths[i]))
 			}
-		}
-	}
-	if o.all {
-		out := stdout
-		if o.format == "json" { // stdout stays one JSON document
-			out = stderr
-		}
-		fmt.Fprintln(out, totalsOf(results))
+		}}
+	if !out.print(&o, stdout, stderr) {
+		return trace.ExitDevice
 	}
 	return exitCode(results, healths)
 }
