@@ -16,7 +16,6 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/prometheus"
 	client "github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/ibtracer/ibtracer_exporter/internal/promtest"
 )
@@ -125,10 +124,6 @@ func TestHistogramQueriesNativeAndClassic(t *testing.T) {
 // ruleExpr returns the expression of the named alert in the rules file.
 func ruleExpr(t *testing.T, alert string) string {
 	t.Helper()
-	b, err := os.ReadFile(rulesFile)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var f struct {
 		Groups []struct {
 			Rules []struct {
@@ -137,9 +132,7 @@ func ruleExpr(t *testing.T, alert string) string {
 			} `yaml:"rules"`
 		} `yaml:"groups"`
 	}
-	if err := yaml.Unmarshal(b, &f); err != nil {
-		t.Fatal(err)
-	}
+	readYAML(t, rulesFile, &f)
 	for _, g := range f.Groups {
 		for _, r := range g.Rules {
 			if r.Alert == alert {
