@@ -1,44 +1,26 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-kit/log/level"
 	"github.com/go-logfmt/logfmt"
 	"github.com/prometheus/exporter-toolkit/web"
+
+	"github.com/ibtracer/ibtracer_exporter/internal/syncbuf"
 )
-
-// syncBuffer is a bytes.Buffer safe for the server goroutine and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // toolkitLines starts exporter-toolkit's web server on a loopback port with
 // the slog bridge of newLoggers, waits for its "Listening on" line, stops
 // it, and returns every line logged (the exporter's own first).
 func toolkitLines(t *testing.T, format string) []string {
 	t.Helper()
-	var buf syncBuffer
+	var buf syncbuf.Buffer // written by the server goroutine, read by the test
 	logger, slogger := newLoggers(&buf, "info", format)
 	level.Info(logger).Log("msg", "own line")
 	addrs := []string{"127.0.0.1:0"}

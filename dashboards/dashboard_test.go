@@ -18,6 +18,8 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/stat"
 	"github.com/grafana/grafana-foundation-sdk/go/table"
 	"github.com/grafana/grafana-foundation-sdk/go/timeseries"
+
+	"github.com/ibtracer/ibtracer_exporter/internal/promtest"
 )
 
 const dashboardFile = "ibtracer.json"
@@ -121,14 +123,22 @@ func readDashboard(t *testing.T) []byte {
 	return raw
 }
 
-// TestDashboardSchema: the dashboard decodes strictly against Grafana's
-// dashboard schema (github.com/grafana/grafana-foundation-sdk/go, generated
-// from Grafana's own schemas) and follows the house rules.
-func TestDashboardSchema(t *testing.T) {
+// shippedDashboard is the shipped dashboard, decoded strictly
+// (decodeDashboard); not decoding fails the test.
+func shippedDashboard(t *testing.T) *dashboard.Dashboard {
+	t.Helper()
 	d, err := decodeDashboard(readDashboard(t))
 	if err != nil {
 		t.Fatalf("%s does not match Grafana's dashboard schema: %v", dashboardFile, err)
 	}
+	return d
+}
+
+// TestDashboardSchema: the dashboard decodes strictly against Grafana's
+// dashboard schema (github.com/grafana/grafana-foundation-sdk/go, generated
+// from Grafana's own schemas) and follows the house rules.
+func TestDashboardSchema(t *testing.T) {
+	d := shippedDashboard(t)
 	for _, p := range houseRules(d) {
 		t.Error(p)
 	}
@@ -332,17 +342,8 @@ func rename(m map[string]any, from, to string) {
 // variables replaced, is valid PromQL (promtool checks them as recording
 // rules). The e2e test against a real Prometheus checks they return data.
 func TestDashboardQueriesParse(t *testing.T) {
-	promtool, err := exec.LookPath("promtool")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("promtool is missing: apt-get install prometheus")
-		}
-		t.Skip("promtool is missing (Debian prometheus)")
-	}
-	d, err := decodeDashboard(readDashboard(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	promtool := promtest.RequireTool(t, "promtool", "prometheus")
+	d := shippedDashboard(t)
 	vars := strings.NewReplacer("$job", ".*", "$instance", ".*", "$destination", ".*", "$__rate_interval", "1m")
 	var rules strings.Builder
 	rules.WriteString("groups:\n  - name: dashboard\n    rules:\n")

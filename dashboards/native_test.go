@@ -2,12 +2,10 @@ package dashboards
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,7 +16,8 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/prometheus"
 	client "github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"go.yaml.in/yaml/v3"
+
+	"github.com/ibtracer/ibtracer_exporter/internal/promtest"
 )
 
 // TestHistogramQueriesNativeAndClassic: the dashboard's histogram panels
@@ -28,17 +27,8 @@ import (
 // histograms are made like the exporter's (collector/destination.go,
 // collector/http.go): classic buckets plus native ones.
 func TestHistogramQueriesNativeAndClassic(t *testing.T) {
-	prom, err := exec.LookPath("prometheus")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("prometheus is missing: apt-get install prometheus")
-		}
-		t.Skip("prometheus is missing (Debian prometheus)")
-	}
-	d, err := decodeDashboard(readDashboard(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	prom := promtest.RequireTool(t, "prometheus", "prometheus")
+	d := shippedDashboard(t)
 	var exprs []string // the dashboard's histogram queries
 	for _, p := range allPanels(d) {
 		for _, q := range p.Targets {
@@ -114,25 +104,25 @@ func TestHistogramQueriesNativeAndClassic(t *testing.T) {
 			pending := `ALERTS{alertname="IBTracerLatencyHigh",alertstate="pending",destination="db"}`
 			deadline := time.Now().Add(90 * time.Second)
 			for {
-				n, err := query(addr, pending)
+				n, err := promtest.Query(addr, pending)
 				if err == nil && n == 1 {
 					break
 				}
 				if time.Now().After(deadline) {
-					m, err2 := query(addr, alertExpr)
+					m, err2 := promtest.Query(addr, alertExpr)
 					t.Fatalf("IBTracerLatencyHigh is not pending (%d, %v); its expression returns %d series (%v)", n, err, m, err2)
 				}
 				time.Sleep(250 * time.Millisecond)
 			}
-			if n, err := query(addr, mode.absent); err != nil || n != 0 {
+			if n, err := promtest.Query(addr, mode.absent); err != nil || n != 0 {
 				t.Fatalf("%s: %d series, %v; want none in this mode", mode.absent, n, err)
 			}
 			for _, e := range exprs {
-				if n, err := query(addr, vars.Replace(e)); err != nil || n == 0 {
+				if n, err := promtest.Query(addr, vars.Replace(e)); err != nil || n == 0 {
 					t.Errorf("%s: %d series, %v", e, n, err)
 				}
 			}
-			if n, err := query(addr, alertExpr); err != nil || n != 1 {
+			if n, err := promtest.Query(addr, alertExpr); err != nil || n != 1 {
 				t.Errorf("IBTracerLatencyHigh's expression: %d series, %v", n, err)
 			}
 		})
@@ -142,10 +132,6 @@ func TestHistogramQueriesNativeAndClassic(t *testing.T) {
 // ruleExpr returns the expression of the named alert in the rules file.
 func ruleExpr(t *testing.T, alert string) string {
 	t.Helper()
-	b, err := os.ReadFile(rulesFile)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var f struct {
 		Groups []struct {
 			Rules []struct {
@@ -154,9 +140,7 @@ func ruleExpr(t *testing.T, alert string) string {
 			} `yaml:"rules"`
 		} `yaml:"groups"`
 	}
-	if err := yaml.Unmarshal(b, &f); err != nil {
-		t.Fatal(err)
-	}
+	readYAML(t, rulesFile, &f)
 	for _, g := range f.Groups {
 		for _, r := range g.Rules {
 			if r.Alert == alert {
@@ -236,27 +220,4 @@ func startPrometheus(t *testing.T, bin, target, rules string, flags ...string) s
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-}
-
-// query runs an instant query and returns how many series it returned.
-func query(addr, expr string) (int, error) {
-	resp, err := http.Get("http://" + addr + "/api/v1/query?query=" + url.QueryEscape(expr))
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	var r struct {
-		Status string `json:"status"`
-		Error  string `json:"error"`
-		Data   struct {
-			Result []json.RawMessage `json:"result"`
-		} `json:"data"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
-		return 0, err
-	}
-	if r.Status != "success" {
-		return 0, fmt.Errorf("%s", r.Error)
-	}
-	return len(r.Data.Result), nil
 }

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/grafana/grafana-foundation-sdk/go/prometheus"
+
+	"github.com/ibtracer/ibtracer_exporter/internal/promtest"
 )
 
 // TestPathGraphQueries: the node graph's queries, run by promtool on two
@@ -23,17 +25,8 @@ import (
 // Verdicts: every hop of a's path validated; on b's, leaf2 has no agent
 // and the spine reports a port mismatch.
 func TestPathGraphQueries(t *testing.T) {
-	promtool, err := exec.LookPath("promtool")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("promtool is missing: apt-get install prometheus")
-		}
-		t.Skip("promtool is missing (Debian prometheus)")
-	}
-	d, err := decodeDashboard(readDashboard(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	promtool := promtest.RequireTool(t, "promtool", "prometheus")
+	d := shippedDashboard(t)
 	var nodesExpr, edgesExpr string
 	for _, p := range allPanels(d) {
 		if p.Type != "nodeGraph" {

@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/ibtracer/ibtracer_exporter/internal/promtest"
 )
 
 var update = flag.Bool("update", false, "rewrite the generated part of ibtracer.rules.test.yml")
@@ -104,13 +106,7 @@ func TestFlapTestUpToDate(t *testing.T) {
 
 // TestPromtool: promtool checks the rules and runs their unit tests.
 func TestPromtool(t *testing.T) {
-	promtool, err := exec.LookPath("promtool")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("promtool is missing: apt-get install prometheus")
-		}
-		t.Skip("promtool is missing (Debian prometheus)")
-	}
+	promtool := promtest.RequireTool(t, "promtool", "prometheus")
 	for _, args := range [][]string{{"check", "rules", rulesFile}, {"test", "rules", testFile}} {
 		out, err := exec.Command(promtool, args...).CombinedOutput()
 		if err != nil || !strings.Contains(string(out), "SUCCESS") {
@@ -124,14 +120,22 @@ const runbookPrefix = "https://github.com/ibtracer/ibtracer_exporter/blob/main/d
 // jobMatcher finds a label matcher on job in an expression.
 var jobMatcher = regexp.MustCompile(`\bjob\s*(=|!=|=~|!~)\s*"`)
 
+// readYAML decodes the YAML file into v; failing to fails the test.
+func readYAML(t *testing.T, file string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(b, v); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestRulesHouseRules: every alert links its runbook section
 // (docs/runbook.md#<alert name in lower case>), names no job, and has
 // promtool tests in which it fires and in which it does not.
 func TestRulesHouseRules(t *testing.T) {
-	b, err := os.ReadFile(rulesFile)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var rules struct {
 		Groups []struct {
 			Rules []struct {
@@ -142,13 +146,7 @@ func TestRulesHouseRules(t *testing.T) {
 			} `yaml:"rules"`
 		} `yaml:"groups"`
 	}
-	if err := yaml.Unmarshal(b, &rules); err != nil {
-		t.Fatal(err)
-	}
-	tb, err := os.ReadFile(testFile)
-	if err != nil {
-		t.Fatal(err)
-	}
+	readYAML(t, rulesFile, &rules)
 	var tests struct {
 		Tests []struct {
 			AlertRuleTest []struct {
@@ -157,9 +155,7 @@ func TestRulesHouseRules(t *testing.T) {
 			} `yaml:"alert_rule_test"`
 		} `yaml:"tests"`
 	}
-	if err := yaml.Unmarshal(tb, &tests); err != nil {
-		t.Fatal(err)
-	}
+	readYAML(t, testFile, &tests)
 	fires, quiet := map[string]bool{}, map[string]bool{}
 	for _, g := range tests.Tests {
 		for _, a := range g.AlertRuleTest {

@@ -34,12 +34,26 @@ func fieldOffset(t *testing.T, zero, marked interface{ MarshalBinary() ([]byte, 
 	return -1
 }
 
+// refCase is one value of ours and what a reference header says it is.
+type refCase[T comparable] struct {
+	name      string
+	ours, ref T
+}
+
+// sameAsRef reports, with format (name, ours, the header's), every case
+// whose value differs from the header's.
+func sameAsRef[T comparable](t *testing.T, format string, cases []refCase[T]) {
+	t.Helper()
+	for _, c := range cases {
+		if c.ours != c.ref {
+			t.Errorf(format, c.name, c.ours, c.ref)
+		}
+	}
+}
+
 func TestSARecordLayoutsMatchOpenSM(t *testing.T) {
 	pad := func(n int) int { return 8 * int(ibmad.AttrOffsetOf(n)) }
-	for _, c := range []struct {
-		name      string
-		ours, osm int
-	}{
+	sameAsRef(t, "%s: ours %d, OpenSM's ib_types.h %d", []refCase[int]{
 		{"NodeRecord padded size", pad(ibmad.NodeRecordSize), ref.SizeNodeRecord},
 		{"LFTRecord padded size", pad(ibmad.LFTRecordSize), ref.SizeLFTRecord},
 		{"LinkRecord padded size", pad(ibmad.LinkRecordSize), ref.SizeLinkRecord},
@@ -58,18 +72,11 @@ func TestSARecordLayoutsMatchOpenSM(t *testing.T) {
 		{"SwitchInfoRecord.SwitchInfo", fieldOffset(t, &ibmad.SwitchInfoRecord{}, &ibmad.SwitchInfoRecord{SwitchInfo: ibmad.SwitchInfo{LinearFDBCap: 0x100}}), ref.OffSWIRSwitchInfo},
 		{"NodeRecord.NodeInfo", fieldOffset(t, &ibmad.NodeRecord{}, &ibmad.NodeRecord{NodeInfo: ibmad.NodeInfo{BaseVersion: 1}}), ref.OffNRNodeInfo},
 		{"NodeRecord.NodeDescription", fieldOffset(t, &ibmad.NodeRecord{}, &ibmad.NodeRecord{NodeDescription: ibmad.NewNodeDescription("x")}), ref.OffNRNodeDesc},
-	} {
-		if c.ours != c.osm {
-			t.Errorf("%s: ours %d, OpenSM's ib_types.h %d", c.name, c.ours, c.osm)
-		}
-	}
+	})
 }
 
 func TestSARecordMasksAndAttributesMatchOpenSM(t *testing.T) {
-	for _, c := range []struct {
-		name      string
-		ours, osm uint64
-	}{
+	sameAsRef(t, "%s = %#x, OpenSM %#x", []refCase[uint64]{
 		{"LFTRCompLID", ibmad.LFTRCompLID, ref.LFTRLID},
 		{"LFTRCompBlock", ibmad.LFTRCompBlock, ref.LFTRBlock},
 		{"LRCompFromLID", ibmad.LRCompFromLID, ref.LRFromLID},
@@ -80,11 +87,7 @@ func TestSARecordMasksAndAttributesMatchOpenSM(t *testing.T) {
 		{"PIRCompPortNum", ibmad.PIRCompPortNum, ref.PIRPortNum},
 		{"PIRCompOptions", ibmad.PIRCompOptions, ref.PIROptions},
 		{"SWIRCompLID", ibmad.SWIRCompLID, ref.SWIRLID},
-	} {
-		if c.ours != c.osm {
-			t.Errorf("%s = %#x, OpenSM %#x", c.name, c.ours, c.osm)
-		}
-	}
+	})
 	for _, c := range []struct {
 		name     string
 		ours     ibmad.AttrID
@@ -102,10 +105,7 @@ func TestSARecordMasksAndAttributesMatchOpenSM(t *testing.T) {
 }
 
 func TestRMPPConstantsMatchOpenSM(t *testing.T) {
-	for _, c := range []struct {
-		name      string
-		ours, ref int
-	}{
+	sameAsRef(t, "%s = %d, headers %d", []refCase[int]{
 		{"RMPPTypeData", ibmad.RMPPTypeData, ref.RMPPTypeData},
 		{"RMPPTypeAck", ibmad.RMPPTypeAck, ref.RMPPTypeAck},
 		{"RMPPTypeStop", ibmad.RMPPTypeStop, ref.RMPPTypeStop},
@@ -118,9 +118,5 @@ func TestRMPPConstantsMatchOpenSM(t *testing.T) {
 		{"SADataOffset", ibmad.SADataOffset, ref.MadSADataOffs},
 		{"MethodGetTable", int(ibmad.MethodGetTable), ref.OSMMethodGetTable},
 		{"MethodGetTableResp", int(ibmad.MethodGetTableResp), ref.OSMMethodGetTableResp},
-	} {
-		if c.ours != c.ref {
-			t.Errorf("%s = %d, headers %d", c.name, c.ours, c.ref)
-		}
-	}
+	})
 }

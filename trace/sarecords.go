@@ -88,18 +88,34 @@ func (w *walk) saRecord(what string, attr ibmad.AttrID, lid uint16, n uint32, ma
 	return b, nil
 }
 
+// saCodec is a pointer to an SA record type: it writes a query's
+// template and decodes the answer.
+type saCodec[T any] interface {
+	*T
+	MarshalTo([]byte) error
+	UnmarshalBinary([]byte) error
+}
+
+// saGet asks (saRecord) for the one record of attr that tmpl names under
+// mask, cached as (attr, lid, n), and decodes it.
+func saGet[T any, P saCodec[T]](w *walk, what string, attr ibmad.AttrID, lid uint16, n uint32, mask uint64, tmpl T) (T, error) {
+	var r T
+	b, err := w.saRecord(what, attr, lid, n, mask, func(b []byte) { _ = P(&tmpl).MarshalTo(b) })
+	if err != nil {
+		return r, err
+	}
+	if err := P(&r).UnmarshalBinary(b); err != nil {
+		return r, &saRecordError{what: what, msg: err.Error()}
+	}
+	return r, nil
+}
+
 func (w *walk) saLinkFrom(lid uint16, port uint8) (saLink, error) {
 	what := fmt.Sprintf("LinkRecord from LID %d port %d", lid, port)
-	b, err := w.saRecord(what, ibmad.AttrLinkRecord, lid, uint32(port), ibmad.LRCompFromLID|ibmad.LRCompFromPort, func(b []byte) {
-		q := ibmad.LinkRecord{FromLID: lid, FromPort: port}
-		_ = q.MarshalTo(b)
-	})
+	lr, err := saGet(w, what, ibmad.AttrLinkRecord, lid, uint32(port), ibmad.LRCompFromLID|ibmad.LRCompFromPort,
+		ibmad.LinkRecord{FromLID: lid, FromPort: port})
 	if err != nil {
 		return saLink{}, err
-	}
-	var lr ibmad.LinkRecord
-	if err := lr.UnmarshalBinary(b); err != nil {
-		return saLink{}, &saRecordError{what: what, msg: err.Error()}
 	}
 	if lr.FromLID != lid || lr.FromPort != port {
 		return saLink{}, &saRecordError{what: what, msg: fmt.Sprintf("answered the link from LID %d port %d", lr.FromLID, lr.FromPort)}
@@ -113,16 +129,9 @@ func (w *walk) saLinkFrom(lid uint16, port uint8) (saLink, error) {
 
 func (w *walk) saNodeAt(lid uint16) (saNode, error) {
 	what := fmt.Sprintf("NodeRecord of LID %d", lid)
-	b, err := w.saRecord(what, ibmad.AttrNodeRecord, lid, 0, ibmad.NRCompLID, func(b []byte) {
-		nr := ibmad.NodeRecord{LID: lid}
-		_ = nr.MarshalTo(b)
-	})
+	nr, err := saGet(w, what, ibmad.AttrNodeRecord, lid, 0, ibmad.NRCompLID, ibmad.NodeRecord{LID: lid})
 	if err != nil {
 		return saNode{}, err
-	}
-	var nr ibmad.NodeRecord
-	if err := nr.UnmarshalBinary(b); err != nil {
-		return saNode{}, &saRecordError{what: what, msg: err.Error()}
 	}
 	if nr.NodeInfo.NodeGUID == 0 || nr.LID == 0 {
 		return saNode{}, &saRecordError{what: what, msg: "the record has no node GUID or LID"}
@@ -134,16 +143,10 @@ func (w *walk) saNodeAt(lid uint16) (saNode, error) {
 
 func (w *walk) saPortInfo(lid uint16, port uint8) (saPort, error) {
 	what := fmt.Sprintf("PortInfoRecord of LID %d port %d", lid, port)
-	b, err := w.saRecord(what, ibmad.AttrPortInfoRecord, lid, uint32(port), ibmad.PIRCompLID|ibmad.PIRCompPortNum, func(b []byte) {
-		q := ibmad.PortInfoRecord{LID: lid, PortNum: port}
-		_ = q.MarshalTo(b)
-	})
+	pir, err := saGet(w, what, ibmad.AttrPortInfoRecord, lid, uint32(port), ibmad.PIRCompLID|ibmad.PIRCompPortNum,
+		ibmad.PortInfoRecord{LID: lid, PortNum: port})
 	if err != nil {
 		return saPort{}, err
-	}
-	var pir ibmad.PortInfoRecord
-	if err := pir.UnmarshalBinary(b); err != nil {
-		return saPort{}, &saRecordError{what: what, msg: err.Error()}
 	}
 	if pir.PortNum != port {
 		return saPort{}, &saRecordError{what: what, msg: fmt.Sprintf("answered port %d", pir.PortNum)}
@@ -154,16 +157,10 @@ func (w *walk) saPortInfo(lid uint16, port uint8) (saPort, error) {
 
 func (w *walk) saLFTBlock(lid uint16, block uint32) (*ibmad.LFTBlock, error) {
 	what := fmt.Sprintf("LinearForwardingTableRecord of LID %d block %d", lid, block)
-	b, err := w.saRecord(what, ibmad.AttrLFTRecord, lid, block, ibmad.LFTRCompLID|ibmad.LFTRCompBlock, func(b []byte) {
-		q := ibmad.LFTRecord{LID: lid, Block: uint16(block)}
-		_ = q.MarshalTo(b)
-	})
+	r, err := saGet(w, what, ibmad.AttrLFTRecord, lid, block, ibmad.LFTRCompLID|ibmad.LFTRCompBlock,
+		ibmad.LFTRecord{LID: lid, Block: uint16(block)})
 	if err != nil {
 		return nil, err
-	}
-	var r ibmad.LFTRecord
-	if err := r.UnmarshalBinary(b); err != nil {
-		return nil, &saRecordError{what: what, msg: err.Error()}
 	}
 	if r.LID != lid || uint32(r.Block) != block {
 		return nil, &saRecordError{what: what, msg: fmt.Sprintf("answered LID %d block %d", r.LID, r.Block)}

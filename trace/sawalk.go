@@ -35,9 +35,8 @@ func (w *walk) saWalkPath() ([]Hop, *Error) {
 			return hops, ferr
 		}
 	} else {
-		if w.src.State != ibmad.PortStateActive {
-			return hops, fail(StatusUnreachable, ReasonPortDown, nil, "the local port %s/%d is %s, not Active",
-				w.src.CA, w.src.PortNum, w.src.State)
+		if ferr := w.localDown(); ferr != nil {
+			return hops, ferr
 		}
 		egress = w.src.PortNum
 	}
@@ -57,11 +56,9 @@ func (w *walk) saWalkPath() ([]Hop, *Error) {
 			return hops, w.saWalkFail(err, "hop %d, behind port %d of %s", len(hops), egress, name(cur))
 		}
 		isSwitch := n.ni.NodeType == ibmad.NodeTypeSwitch
-		if seen[n.ni.NodeGUID] && isSwitch {
-			return hops, fail(StatusUnreachable, ReasonLoop, nil, "routing loop: LID %d comes back to %s %s at hop %d",
-				w.dlid, n.ni.NodeType, n.ni.NodeGUID, len(hops))
+		if ferr := w.revisit(seen, &n.ni, len(hops)); ferr != nil {
+			return hops, ferr
 		}
-		seen[n.ni.NodeGUID] = true
 		path := cur.DRPath.Extend(egress)
 		h := Hop{Hop: len(hops), NodeGUID: n.ni.NodeGUID, PortGUID: n.ni.PortGUID, NodeType: n.ni.NodeType, NodeDesc: n.desc,
 			LID: link.toLID, InPort: link.toPort, DRPath: path, numPorts: n.ni.NumPorts}
@@ -78,12 +75,8 @@ func (w *walk) saWalkPath() ([]Hop, *Error) {
 		hops = append(hops, h)
 		w.remember(path, nodeID{guid: h.NodeGUID, inPort: h.InPort, isSwitch: isSwitch, lid: h.LID})
 		last := &hops[len(hops)-1]
-		if owns(last, w.dlid) {
-			return hops, nil
-		}
-		if !isSwitch {
-			return hops, fail(StatusUnreachable, ReasonNoRoute, nil,
-				"no route to LID %d: the path ends at %s (LID %d), which does not own it", w.dlid, name(last), last.LID)
+		if done, ferr := w.arrived(last); done {
+			return hops, ferr
 		}
 		var ferr *Error
 		if egress, ferr = w.saEgress(last); ferr != nil {
@@ -102,18 +95,7 @@ func (w *walk) saEgress(h *Hop) (uint8, *Error) {
 	if err != nil {
 		return 0, w.saWalkFail(err, "no route to LID %d at %s", dlid, name(h))
 	}
-	port := b.Port(dlid)
-	switch {
-	case port == ibmad.LFTNoRoute:
-		return 0, fail(StatusUnreachable, ReasonNoRoute, nil, "no route to LID %d: %s has no forwarding entry for it", dlid, name(h))
-	case port == 0:
-		return 0, fail(StatusUnreachable, ReasonNoRoute, nil,
-			"no route to LID %d: %s forwards it to its own port 0 but its LID is %d", dlid, name(h), h.LID)
-	case port > h.numPorts:
-		return 0, fail(StatusUnreachable, ReasonNoRoute, nil,
-			"no route to LID %d: %s forwards it to port %d but has %d ports", dlid, name(h), port, h.numPorts)
-	}
-	return port, nil
+	return forwardPort(h, b, dlid)
 }
 
 // saLIDOf returns the LID the walk knows node guid by.

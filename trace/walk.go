@@ -211,6 +211,12 @@ func (w *walk) egressFor(h *Hop, dlid uint16) (uint8, *Error) {
 	if err != nil {
 		return 0, w.smpFail(err, "LinearForwardingTable block %d of %s", ibmad.LFTBlockOf(dlid), name(h))
 	}
+	return forwardPort(h, b, dlid)
+}
+
+// forwardPort returns the port block b of switch h forwards dlid out of,
+// or why that entry is no route.
+func forwardPort(h *Hop, b *ibmad.LFTBlock, dlid uint16) (uint8, *Error) {
 	port := b.Port(dlid)
 	switch {
 	case port == ibmad.LFTNoRoute:
@@ -223,6 +229,41 @@ func (w *walk) egressFor(h *Hop, dlid uint16) (uint8, *Error) {
 			"no route to LID %d: %s forwards it to port %d but has %d ports", dlid, name(h), port, h.numPorts)
 	}
 	return port, nil
+}
+
+// localDown is why a CA's walk cannot leave its local port: the port is
+// not Active (nil when it is).
+func (w *walk) localDown() *Error {
+	if w.src.State != ibmad.PortStateActive {
+		return fail(StatusUnreachable, ReasonPortDown, nil, "the local port %s/%d is %s, not Active",
+			w.src.CA, w.src.PortNum, w.src.State)
+	}
+	return nil
+}
+
+// revisit marks node ni, met at hop hop, as seen, and is a routing loop
+// when it is a switch already on the path (a CA forwards nothing;
+// reaching one twice is a port of it).
+func (w *walk) revisit(seen map[ibmad.GUID]bool, ni *ibmad.NodeInfo, hop int) *Error {
+	if seen[ni.NodeGUID] && ni.NodeType == ibmad.NodeTypeSwitch {
+		return fail(StatusUnreachable, ReasonLoop, nil, "routing loop: LID %d comes back to %s %s at hop %d",
+			w.dlid, ni.NodeType, ni.NodeGUID, hop)
+	}
+	seen[ni.NodeGUID] = true
+	return nil
+}
+
+// arrived reports whether the walk ends at last: it owns w.dlid, or it
+// is a CA (which forwards nothing) that does not: then the error.
+func (w *walk) arrived(last *Hop) (bool, *Error) {
+	if owns(last, w.dlid) {
+		return true, nil
+	}
+	if last.NodeType != ibmad.NodeTypeSwitch {
+		return true, fail(StatusUnreachable, ReasonNoRoute, nil,
+			"no route to LID %d: the path ends at %s (LID %d), which does not own it", w.dlid, name(last), last.LID)
+	}
+	return false, nil
 }
 
 // walkPath is the directed-route walk (docs/architecture.md, "The life of a trace").
@@ -254,9 +295,8 @@ func (w *walk) walkPath() ([]Hop, *Error) {
 			return hops, ferr
 		}
 	} else {
-		if w.src.State != ibmad.PortStateActive {
-			return hops, fail(StatusUnreachable, ReasonPortDown, nil, "the local port %s/%d is %s, not Active",
-				w.src.CA, w.src.PortNum, w.src.State)
+		if ferr := w.localDown(); ferr != nil {
+			return hops, ferr
 		}
 		egress = w.src.PortNum
 		if egress == 0 {
@@ -293,11 +333,9 @@ func (w *walk) follow(hops []Hop, egress uint8, seen map[ibmad.GUID]bool) ([]Hop
 			return hops, w.smpFail(err, "hop %d, behind port %d of %s", len(hops), egress, name(cur))
 		}
 		isSwitch := ni.NodeType == ibmad.NodeTypeSwitch
-		if seen[ni.NodeGUID] && isSwitch { // a CA forwards nothing; reaching one twice is a port of it
-			return hops, fail(StatusUnreachable, ReasonLoop, nil, "routing loop: LID %d comes back to %s %s at hop %d",
-				w.dlid, ni.NodeType, ni.NodeGUID, len(hops))
+		if ferr := w.revisit(seen, &ni, len(hops)); ferr != nil {
+			return hops, ferr
 		}
-		seen[ni.NodeGUID] = true
 		desc, err := w.description(ni.NodeGUID, path)
 		if err != nil {
 			return hops, w.smpFail(err, "NodeDescription at hop %d", len(hops))
@@ -318,12 +356,8 @@ func (w *walk) follow(hops []Hop, egress uint8, seen map[ibmad.GUID]bool) ([]Hop
 		if !isSwitch && pi.PortState != ibmad.PortStateActive {
 			return hops, fail(StatusUnreachable, ReasonPortDown, nil, "port %d of %s is %s, not Active", last.InPort, name(last), pi.PortState)
 		}
-		if owns(last, w.dlid) {
-			return hops, nil
-		}
-		if !isSwitch {
-			return hops, fail(StatusUnreachable, ReasonNoRoute, nil,
-				"no route to LID %d: the path ends at %s (LID %d), which does not own it", w.dlid, name(last), last.LID)
+		if done, ferr := w.arrived(last); done {
+			return hops, ferr
 		}
 		var ferr *Error
 		if egress, ferr = w.egressFor(last, w.dlid); ferr != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -83,20 +82,7 @@ func (f *healthFlags) options() (o trace.HealthOptions, ok bool, err error) {
 // apart, with --pm-interval).
 func checkAll(ctx context.Context, hc *trace.HealthChecker, rs []*trace.Result, pmInterval time.Duration, conc int) []*trace.PathHealth {
 	out := make([]*trace.PathHealth, len(rs))
-	pass := func() {
-		sem := make(chan struct{}, conc)
-		done := make(chan struct{})
-		for i, r := range rs {
-			sem <- struct{}{}
-			go func() {
-				defer func() { <-sem; done <- struct{}{} }()
-				out[i] = hc.Check(ctx, r)
-			}()
-		}
-		for range rs {
-			<-done
-		}
-	}
+	pass := func() { each(len(rs), conc, func(i int) { out[i] = hc.Check(ctx, rs[i]) }) }
 	pass()
 	if pmInterval > 0 {
 		time.Sleep(pmInterval) // the measurement interval the user asked for
@@ -229,7 +215,9 @@ type jsonWithHealth struct {
 	Health *trace.PathHealth `json:"health,omitempty"`
 }
 
-func writeJSON(w io.Writer, rs []*trace.Result, hs []*trace.PathHealth) error {
+// withHealth is a run's JSON document: each trace with its path health
+// (none when hs is nil).
+func withHealth(rs []*trace.Result, hs []*trace.PathHealth) []jsonWithHealth {
 	out := make([]jsonWithHealth, len(rs))
 	for i, r := range rs {
 		out[i].JSONResult = r.JSON()
@@ -237,7 +225,5 @@ func writeJSON(w io.Writer, rs []*trace.Result, hs []*trace.PathHealth) error {
 			out[i].Health = hs[i]
 		}
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return out
 }

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -161,6 +162,31 @@ func compareWithIbtracert(ours trace.JSONResult, out string) error {
 	return nil
 }
 
+// ibtracertDiff runs stock ibtracert on node src from srcLID to dlid and
+// returns how ours differs from its route (nil: not at all).
+func ibtracertDiff(fab *ibsimtest.Fabric, src string, srcLID, dlid uint16, ours trace.JSONResult) error {
+	want, err := fab.Tool(src, "ibtracert", strconv.Itoa(int(srcLID)), strconv.Itoa(int(dlid)))
+	if err != nil {
+		return err
+	}
+	return compareWithIbtracert(ours, want)
+}
+
+// equalIbtracert compares every result of rs, four at once, with stock
+// ibtracert's route from srcLID to its DLID, run on node src; a
+// difference is a test error. It returns how many are equal.
+func equalIbtracert(t *testing.T, fab *ibsimtest.Fabric, src string, srcLID uint16, rs []trace.JSONResult) int {
+	var equal atomic.Int64
+	each(len(rs), 4, func(i int) {
+		if err := ibtracertDiff(fab, src, srcLID, rs[i].DLID, rs[i]); err != nil {
+			t.Errorf("from %s to LID %d: %v", src, rs[i].DLID, err)
+			return
+		}
+		equal.Add(1)
+	})
+	return int(equal.Load())
+}
+
 // TestHopSequencesEqualIbtracert: for every destination LID, from two
 // sources per topology, our JSON hop sequence equals ibtracert's.
 func TestHopSequencesEqualIbtracert(t *testing.T) {
@@ -194,33 +220,13 @@ func TestHopSequencesEqualIbtracert(t *testing.T) {
 				}
 				// The port ibtracer attached at (a multi-port CA has several LIDs).
 				srcLID := results[0].Hops[0].LID
-				var mu sync.Mutex
-				compared := 0
-				sem := make(chan struct{}, 4)
-				var wg sync.WaitGroup
+				var others []trace.JSONResult
 				for _, r := range results {
-					if r.DLID == srcLID {
-						continue
+					if r.DLID != srcLID {
+						others = append(others, r)
 					}
-					wg.Add(1)
-					sem <- struct{}{}
-					go func(r trace.JSONResult) {
-						defer wg.Done()
-						defer func() { <-sem }()
-						want, err := fab.Tool(src, "ibtracert", strconv.Itoa(int(srcLID)), strconv.Itoa(int(r.DLID)))
-						if err != nil {
-							t.Errorf("LID %d: %v", r.DLID, err)
-							return
-						}
-						if err := compareWithIbtracert(r, want); err != nil {
-							t.Errorf("from %s to LID %d: %v", src, r.DLID, err)
-						}
-						mu.Lock()
-						compared++
-						mu.Unlock()
-					}(r)
 				}
-				wg.Wait()
+				compared := equalIbtracert(t, fab, src, srcLID, others)
 				t.Logf("from %s (LID %d): %d paths equal to ibtracert's", src, srcLID, compared)
 			}
 		})

@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"sync"
 
 	"github.com/ibtracer/ibtracer_exporter/internal/nodenamemap"
 	"github.com/ibtracer/ibtracer_exporter/trace"
@@ -21,64 +19,31 @@ func runLMC(ctx context.Context, tr *trace.Tracer, o *options, dests []trace.Des
 		return trace.ExitUsage
 	}
 	sets := make([]*trace.PathSet, len(dests))
-	sem := make(chan struct{}, o.concurrency)
-	var wg sync.WaitGroup
-	for i, d := range dests {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(i int, d trace.Destination) {
-			defer wg.Done()
-			defer func() { <-sem }()
-			sets[i] = tr.TraceAll(ctx, d)
-		}(i, d)
-	}
-	wg.Wait()
+	each(len(dests), o.concurrency, func(i int) { sets[i] = tr.TraceAll(ctx, dests[i]) })
 	var worst []*trace.Result
 	for _, ps := range sets {
 		if names != nil {
-			for _, r := range ps.Paths {
-				for i := range r.Hops {
-					r.Hops[i].NodeName = names.Name(uint64(r.Hops[i].NodeGUID))
-				}
-			}
+			nameHops(names, ps.Paths)
 			ps.Summarise()
 		}
 		worst = append(worst, ps.Worst())
 	}
-	switch {
-	case o.format == "json":
-		out := make([]trace.JSONPathSet, len(sets))
-		for i, ps := range sets {
-			out[i] = ps.JSON()
-		}
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(out); err != nil {
-			fmt.Fprintf(stderr, "ibtracer: %v\n", err)
-			return trace.ExitDevice
-		}
-	case o.verbose:
-		for i, ps := range sets {
-			if i > 0 {
-				fmt.Fprintln(stdout)
-			}
-			ps.WriteVerbose(stdout)
-		}
-	default:
-		for _, ps := range sets {
-			fmt.Fprintln(stdout, ps.Summary())
-		}
+	var all []*trace.Result
+	for _, ps := range sets {
+		all = append(all, ps.Paths...)
 	}
-	if o.all {
-		out := stdout
-		if o.format == "json" {
-			out = stderr
-		}
-		var all []*trace.Result
-		for _, ps := range sets {
-			all = append(all, ps.Paths...)
-		}
-		fmt.Fprintln(out, totalsOf(all))
+	out := output{n: len(sets), totals: all,
+		json: func() any {
+			js := make([]trace.JSONPathSet, len(sets))
+			for i, ps := range sets {
+				js[i] = ps.JSON()
+			}
+			return js
+		},
+		verbose: func(w io.Writer, i int) { sets[i].WriteVerbose(w) },
+		summary: func(w io.Writer, i int) { fmt.Fprintln(w, sets[i].Summary()) }}
+	if !out.print(o, stdout, stderr) {
+		return trace.ExitDevice
 	}
 	return exitCode(worst, nil) // run refuses --health with --lmc-all
 }

@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad/ibsim/ibsimtest"
@@ -50,10 +49,8 @@ func TestLMCAllEqualsIbtracertPerLID(t *testing.T) {
 					t.Fatalf("%d path sets for %d LIDs", len(sets), n)
 				}
 				srcLID := sets[0].Paths[0].Hops[0].LID
-				var mu sync.Mutex
-				compared, mads, traces, ca4 := 0, 0, 0, 0
-				sem := make(chan struct{}, 4)
-				var wg sync.WaitGroup
+				mads, traces, ca4 := 0, 0, 0
+				var todo []trace.JSONResult
 				for _, ps := range sets {
 					last := ps.Paths[0].Hops[len(ps.Paths[0].Hops)-1]
 					if last.NodeType == "ca" {
@@ -74,27 +71,10 @@ func TestLMCAllEqualsIbtracertPerLID(t *testing.T) {
 						}
 						mads += r.MADs
 						traces++
-						wg.Add(1)
-						sem <- struct{}{}
-						go func(r trace.JSONResult) {
-							defer wg.Done()
-							defer func() { <-sem }()
-							want, err := fab.Tool(src, "ibtracert", strconv.Itoa(int(srcLID)), strconv.Itoa(int(r.DLID)))
-							if err != nil {
-								t.Errorf("LID %d: %v", r.DLID, err)
-								return
-							}
-							if err := compareWithIbtracert(r, want); err != nil {
-								t.Errorf("from %s to LID %d: %v", src, r.DLID, err)
-								return
-							}
-							mu.Lock()
-							compared++
-							mu.Unlock()
-						}(r)
+						todo = append(todo, r)
 					}
 				}
-				wg.Wait()
+				compared := equalIbtracert(t, fab, src, srcLID, todo)
 				if ca4 == 0 {
 					t.Fatal("no CA destination traced")
 				}

@@ -7,7 +7,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -161,66 +160,37 @@ func run(args []string, stdout, stderr io.Writer) int {
 		prog = &progress{w: stderr, total: len(dests)}
 	}
 	results := make([]*trace.Result, len(dests))
-	sem := make(chan struct{}, o.concurrency)
-	var wg sync.WaitGroup
-	for i, d := range dests {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(i int, d trace.Destination) {
-			defer wg.Done()
-			defer func() { <-sem }()
-			if o.from != 0 {
-				results[i] = tr.TraceFrom(ctx, o.from, d)
-			} else {
-				results[i] = tr.Trace(ctx, d)
-			}
-			prog.done(results[i])
-		}(i, d)
-	}
-	wg.Wait()
+	each(len(dests), o.concurrency, func(i int) {
+		if o.from != 0 {
+			results[i] = tr.TraceFrom(ctx, o.from, dests[i])
+		} else {
+			results[i] = tr.Trace(ctx, dests[i])
+		}
+		prog.done(results[i])
+	})
 	prog.finish()
 	var healths []*trace.PathHealth
 	if hc != nil {
 		healths = checkAll(ctx, hc, results, o.health.pmInterval, o.concurrency)
 	}
-	if names != nil {
-		for _, r := range results {
-			for i := range r.Hops {
-				r.Hops[i].NodeName = names.Name(uint64(r.Hops[i].NodeGUID))
-			}
-		}
-	}
+	nameHops(names, results)
 
-	switch {
-	case o.format == "json":
-		if err := writeJSON(stdout, results, healths); err != nil {
-			fmt.Fprintf(stderr, "ibtracer: %v\n", err)
-			return trace.ExitDevice
-		}
-	case o.verbose:
-		for i, r := range results {
-			if i > 0 {
-				fmt.Fprintln(stdout)
-			}
-			r.WriteVerbose(stdout)
+	out := output{n: len(results), totals: results,
+		json: func() any { return withHealth(results, healths) },
+		verbose: func(w io.Writer, i int) {
+			results[i].WriteVerbose(w)
 			if healths != nil {
-				writeHealthVerbose(stdout, healths[i])
+				writeHealthVerbose(w, healths[i])
 			}
-		}
-	default:
-		for i, r := range results {
-			fmt.Fprintln(stdout, r.Summary())
+		},
+		summary: func(w io.Writer, i int) {
+			fmt.Fprintln(w, results[i].Summary())
 			if healths != nil {
-				fmt.Fprintln(stdout, "  "+healthSummary(healths[i]))
+				fmt.Fprintln(w, "  "+healthSummary(healths[i]))
 			}
-		}
-	}
-	if o.all {
-		out := stdout
-		if o.format == "json" { // stdout stays one JSON document
-			out = stderr
-		}
-		fmt.Fprintln(out, totalsOf(results))
+		}}
+	if !out.print(&o, stdout, stderr) {
+		return trace.ExitDevice
 	}
 	return exitCode(results, healths)
 }

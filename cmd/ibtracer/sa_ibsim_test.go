@@ -62,42 +62,29 @@ func TestSAOnlyPathsEqualSMPAndIbtracert(t *testing.T) {
 				}
 				var mu sync.Mutex
 				compared, saMADs, smpMADs, saReqs := 0, 0, 0, 0
-				sem := make(chan struct{}, 4)
-				var wg sync.WaitGroup
-				for _, lid := range cas {
-					wg.Add(1)
-					sem <- struct{}{}
-					go func(lid uint16) {
-						defer wg.Done()
-						defer func() { <-sem }()
-						sa := saTr.Trace(ctx, trace.Destination{LID: lid})
-						smp := smpTr.Trace(ctx, trace.Destination{LID: lid})
-						if sa.Status != trace.StatusOK || smp.Status != trace.StatusOK || sa.Discovery != trace.DiscoverySA {
-							t.Errorf("LID %d: SA mode %s %v (%s), SMP mode %s %v", lid, sa.Status, sa.Err, sa.Discovery, smp.Status, smp.Err)
-							return
-						}
-						if sa.Signature() != smp.Signature() {
-							t.Errorf("LID %d: SA path %s, SMP path %s", lid, sa.Signature(), smp.Signature())
-							return
-						}
-						want, err := fab.Tool(src, "ibtracert", strconv.Itoa(int(me.LID)), strconv.Itoa(int(lid)))
-						if err != nil {
-							t.Errorf("LID %d: %v", lid, err)
-							return
-						}
-						if err := compareWithIbtracert(sa.JSON(), want); err != nil {
-							t.Errorf("SA mode from %s to LID %d: %v", src, lid, err)
-							return
-						}
-						mu.Lock()
-						compared++
-						saMADs += sa.MADs
-						smpMADs += smp.MADs
-						saReqs += sa.SARequests
-						mu.Unlock()
-					}(lid)
-				}
-				wg.Wait()
+				each(len(cas), 4, func(i int) {
+					lid := cas[i]
+					sa := saTr.Trace(ctx, trace.Destination{LID: lid})
+					smp := smpTr.Trace(ctx, trace.Destination{LID: lid})
+					if sa.Status != trace.StatusOK || smp.Status != trace.StatusOK || sa.Discovery != trace.DiscoverySA {
+						t.Errorf("LID %d: SA mode %s %v (%s), SMP mode %s %v", lid, sa.Status, sa.Err, sa.Discovery, smp.Status, smp.Err)
+						return
+					}
+					if sa.Signature() != smp.Signature() {
+						t.Errorf("LID %d: SA path %s, SMP path %s", lid, sa.Signature(), smp.Signature())
+						return
+					}
+					if err := ibtracertDiff(fab, src, me.LID, lid, sa.JSON()); err != nil {
+						t.Errorf("SA mode from %s to LID %d: %v", src, lid, err)
+						return
+					}
+					mu.Lock()
+					compared++
+					saMADs += sa.MADs
+					smpMADs += smp.MADs
+					saReqs += sa.SARequests
+					mu.Unlock()
+				})
 				if n := smpRequests(saEng.Stats()); n != 0 {
 					t.Fatalf("from %s: the SA-mode engine sent %d SMPs", src, n)
 				}

@@ -298,53 +298,24 @@ func TestOracleSimSAEqualsOpenSM(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
-	fab := ibsimtest.Start(t, filepath.Join(topoDir, topo), ibsimtest.Options{KeepSM: true})
-	out, err := fab.Tool(at, "ibnetdiscover")
-	if err != nil {
-		t.Fatal(err)
-	}
-	osmView := ibnetdiscoverView(out)
-	if len(osmView.nodes["host5"].ports) != 2 || len(osmView.nodes) != 7 {
-		t.Fatalf("ibnetdiscover view %+v from\n%s", osmView.nodes, out)
-	}
-	osmTr := fab.Dial(at, false)
-	osmE := ibmad.NewEngine(osmTr, ibmad.Options{Timeout: time.Second, Retries: 1})
-	defer osmE.Close()
-	osmSrc, err := osmTr.Port()
-	if err != nil || osmSrc.SMLID == 0 {
-		t.Fatalf("port %+v: %v", osmSrc, err)
+	w := startTwin(t, topo, at, ibmad.Options{Timeout: time.Second, Retries: 1})
+	if len(w.osmView.nodes["host5"].ports) != 2 || len(w.osmView.nodes) != 7 {
+		t.Fatalf("ibnetdiscover view %+v from\n%s", w.osmView.nodes, w.discovered)
 	}
 
-	st, err := sim.LoadTopology(filepath.Join(topoDir, topo))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sf, err := sim.New(st, sim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	simTr, err := sf.Attach(at, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	simE := ibmad.NewEngine(simTr, ibmad.Options{Timeout: time.Second, Retries: 1})
-	defer simE.Close()
-	simSrc, _ := simTr.Port()
-	sv := simView(sf)
-
-	compareSA(t, ctx, saCases(), osmE, osmSrc, osmView, simE, simSrc, sv)
+	compareSA(t, ctx, saCases(), w)
 
 	// host5's first port unplugged, in both, and OpenSM has swept: its
 	// records and paths are gone.
-	if err := fab.Console(`Unlink "host5"[1]`); err != nil {
+	if err := w.fab.Console(`Unlink "host5"[1]`); err != nil {
 		t.Fatal(err)
 	}
-	if err := sf.SetLinkState("host5", 1, false, true); err != nil {
+	if err := w.sf.SetLinkState("host5", 1, false, true); err != nil {
 		t.Fatal(err)
 	}
 	swept := saCase{"NR desc two-port CA", ibmad.MethodGet, ibmad.AttrNodeRecord, ibmad.NRCompNodeDesc, nr(func(_ *fabView, r *ibmad.NodeRecord) { r.NodeDescription = desc("host5") })}
 	for deadline := time.Now().Add(90 * time.Second); ; {
-		a, err := askSA(ctx, osmE, osmSrc, osmView, swept)
+		a, err := askSA(ctx, w.osmE, w.osmSrc, w.osmView, swept)
 		if err == nil && a.status == 0 {
 			break
 		}
@@ -363,18 +334,67 @@ func TestOracleSimSAEqualsOpenSM(t *testing.T) {
 		pr(func(v *fabView, src ibmad.PortAttributes, r *ibmad.PathRecord) {
 			r.DGID, r.SGID = ibmad.MakeGID(src.GIDPrefix, v.port("host5", 1).guid), src.GID()
 		})})
-	compareSA(t, ctx, after, osmE, osmSrc, osmView, simE, simSrc, sv)
+	compareSA(t, ctx, after, w)
 }
 
-func compareSA(t *testing.T, ctx context.Context, cases []saCase, osmE *ibmad.Engine, osmSrc ibmad.PortAttributes, osmView *fabView,
-	simE *ibmad.Engine, simSrc ibmad.PortAttributes, sv *fabView) {
+// saTwin is one topology twice, each with an engine attached at the same
+// node: on ibsim with OpenSM as its SA, and in the built-in sim; each
+// with its view by name.
+type saTwin struct {
+	fab              *ibsimtest.Fabric
+	sf               *sim.Fabric
+	osmE, simE       *ibmad.Engine
+	osmSrc, simSrc   ibmad.PortAttributes
+	osmView, simView *fabView
+	discovered       string // ibnetdiscover's output on ibsim
+}
+
+// startTwin starts topo on ibsim (OpenSM kept running) and in the sim,
+// and attaches an engine with options eo at node at of each.
+func startTwin(t *testing.T, topo, at string, eo ibmad.Options) *saTwin {
+	t.Helper()
+	w := &saTwin{fab: ibsimtest.Start(t, filepath.Join(topoDir, topo), ibsimtest.Options{KeepSM: true})}
+	out, err := w.fab.Tool(at, "ibnetdiscover")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.discovered, w.osmView = out, ibnetdiscoverView(out)
+	osmTr := w.fab.Dial(at, false)
+	osmE := ibmad.NewEngine(osmTr, eo)
+	t.Cleanup(func() { osmE.Close() })
+	w.osmE = osmE
+	if w.osmSrc, err = osmTr.Port(); err != nil || w.osmSrc.SMLID == 0 {
+		t.Fatalf("port %+v: %v", w.osmSrc, err)
+	}
+
+	st, err := sim.LoadTopology(filepath.Join(topoDir, topo))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.sf, err = sim.New(st, sim.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	simTr, err := w.sf.Attach(at, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	simE := ibmad.NewEngine(simTr, eo)
+	t.Cleanup(func() { simE.Close() })
+	w.simE = simE
+	w.simSrc, _ = simTr.Port()
+	w.simView = simView(w.sf)
+	return w
+}
+
+// compareSA asks both fabrics of w every case and compares the answers.
+func compareSA(t *testing.T, ctx context.Context, cases []saCase, w *saTwin) {
 	t.Helper()
 	for _, c := range cases {
-		want, err := askSA(ctx, osmE, osmSrc, osmView, c)
+		want, err := askSA(ctx, w.osmE, w.osmSrc, w.osmView, c)
 		if err != nil {
 			t.Fatalf("%s: OpenSM: %v", c.name, err)
 		}
-		got, err := askSA(ctx, simE, simSrc, sv, c)
+		got, err := askSA(ctx, w.simE, w.simSrc, w.simView, c)
 		if err != nil {
 			t.Fatalf("%s: sim: %v", c.name, err)
 		}

@@ -14,7 +14,6 @@ import (
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 	"github.com/ibtracer/ibtracer_exporter/ibmad/ibsim/ibsimtest"
 	"github.com/ibtracer/ibtracer_exporter/ibmad/sa"
-	"github.com/ibtracer/ibtracer_exporter/ibmad/sim"
 )
 
 // saRecords splits saquery's dump into records (each starting at a line
@@ -135,6 +134,23 @@ func sameSet(t *testing.T, what string, ours, theirs []string) {
 	}
 }
 
+// sameOne checks a one-record Get (ours: the record's key, and the Get's
+// error) against the records saquery prints for the same key (theirs):
+// no records on both sides, or the same one.
+func sameOne(t *testing.T, what, ours string, err error, theirs []string) {
+	t.Helper()
+	switch {
+	case sa.IsNoRecords(err):
+		if len(theirs) != 0 {
+			t.Errorf("%s: no records, saquery has %v", what, theirs)
+		}
+	case err != nil:
+		t.Fatalf("%s: %v", what, err)
+	default:
+		sameSet(t, what, []string{ours}, theirs)
+	}
+}
+
 // TestOracleSATablesEqualSaquery: our GetTable of NodeRecord,
 // PortInfoRecord, LinkRecord, LFTRecord and SwitchInfoRecord, answered by
 // OpenSM on ibsim, returns the records stock saquery prints, field by
@@ -219,30 +235,12 @@ func TestOracleSATablesEqualSaquery(t *testing.T) {
 		for port := first; port <= nr.NodeInfo.NumPorts; port++ {
 			key := fmt.Sprintf("%d/%d", lid, port)
 			pir, err := sa.PortInfoRecord(ctx, e, sm, lid, port)
-			theirs := keysOf(saRecords(query("PIR", key), "PortInfoRecord dump:"), pirKeyOf)
-			if sa.IsNoRecords(err) {
-				if len(theirs) != 0 {
-					t.Errorf("PIR %s: no records, saquery has %v", key, theirs)
-				}
-			} else if err != nil {
-				t.Fatalf("PIR %s: %v", key, err)
-			} else {
-				sameSet(t, "PIR "+key, []string{pirKey(pir)}, theirs)
-			}
+			sameOne(t, "PIR "+key, pirKey(pir), err, keysOf(saRecords(query("PIR", key), "PortInfoRecord dump:"), pirKeyOf))
 			if port == 0 {
 				continue
 			}
 			lr, err := sa.LinkRecordFrom(ctx, e, sm, lid, port)
-			theirs = keysOf(saRecords(query("LR", key), "LinkRecord dump:"), lrKeyOf)
-			if sa.IsNoRecords(err) {
-				if len(theirs) != 0 {
-					t.Errorf("LR %s: no records, saquery has %v", key, theirs)
-				}
-			} else if err != nil {
-				t.Fatalf("LR %s: %v", key, err)
-			} else {
-				sameSet(t, "LR "+key, []string{lrKey(lr)}, theirs)
-			}
+			sameOne(t, "LR "+key, lrKey(lr), err, keysOf(saRecords(query("LR", key), "LinkRecord dump:"), lrKeyOf))
 			perKey += 2
 		}
 		if nr.NodeInfo.NodeType == ibmad.NodeTypeSwitch {
@@ -369,39 +367,11 @@ func TestOracleSimSATablesEqualOpenSM(t *testing.T) {
 	const topo, at = "two-switch.net", "host1"
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	fab := ibsimtest.Start(t, filepath.Join(topoDir, topo), ibsimtest.Options{KeepSM: true})
-	out, err := fab.Tool(at, "ibnetdiscover")
-	if err != nil {
-		t.Fatal(err)
-	}
-	osmView := ibnetdiscoverView(out)
-	osmTr := fab.Dial(at, false)
-	osmE := ibmad.NewEngine(osmTr, ibmad.Options{Timeout: 2 * time.Second})
-	defer osmE.Close()
-	osmSrc, err := osmTr.Port()
-	if err != nil || osmSrc.SMLID == 0 {
-		t.Fatalf("port %+v: %v", osmSrc, err)
-	}
+	w := startTwin(t, topo, at, ibmad.Options{Timeout: 2 * time.Second})
+	simE, simSrc := w.simE, w.simSrc
 
-	st, err := sim.LoadTopology(filepath.Join(topoDir, topo))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sf, err := sim.New(st, sim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	simTr, err := sf.Attach(at, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	simE := ibmad.NewEngine(simTr, ibmad.Options{Timeout: 2 * time.Second})
-	defer simE.Close()
-	simSrc, _ := simTr.Port()
-	sv := simView(sf)
-
-	want := readNamed(t, ctx, osmE, sa.Address(osmSrc), osmView)
-	got := readNamed(t, ctx, simE, sa.Address(simSrc), sv)
+	want := readNamed(t, ctx, w.osmE, sa.Address(w.osmSrc), w.osmView)
+	got := readNamed(t, ctx, simE, sa.Address(simSrc), w.simView)
 	for _, c := range []struct {
 		what     string
 		sim, osm []string

@@ -96,6 +96,38 @@ func table[T any, P codec[T]](ctx context.Context, e *ibmad.Engine, sm ibmad.Add
 	return decode[T, P](t, size, err)
 }
 
+// record is a record type's codec both ways: a template out, a record in.
+type record[T any] interface {
+	codec[T]
+	MarshalBinary() ([]byte, error)
+}
+
+// wire returns tmpl's wire form.
+func wire[T any, P record[T]](tmpl T) []byte {
+	b, _ := P(&tmpl).MarshalBinary()
+	return b
+}
+
+// one asks the SA at sm for the one record of attr that matches tmpl
+// under mask.
+func one[T any, P record[T]](ctx context.Context, e *ibmad.Engine, sm ibmad.Address, attr ibmad.AttrID, mask uint64, tmpl T) (T, error) {
+	var r T
+	data, err := Get(ctx, e, sm, attr, mask, wire[T, P](tmpl))
+	if err != nil {
+		return r, err
+	}
+	return r, P(&r).UnmarshalBinary(data)
+}
+
+// compIf returns comp when the caller named a LID (lid is not 0): a
+// table of that LID's records; no component otherwise: every record.
+func compIf(lid uint16, comp uint64) uint64 {
+	if lid != 0 {
+		return comp
+	}
+	return 0
+}
+
 // NodeRecords returns every NodeRecord: one per switch and one per CA
 // port with a LID.
 func NodeRecords(ctx context.Context, e *ibmad.Engine, sm ibmad.Address) ([]ibmad.NodeRecord, error) {
@@ -105,89 +137,44 @@ func NodeRecords(ctx context.Context, e *ibmad.Engine, sm ibmad.Address) ([]ibma
 // NodeRecordOf returns the NodeRecord of the port with LID lid (one
 // record: a switch's, or a CA port's).
 func NodeRecordOf(ctx context.Context, e *ibmad.Engine, sm ibmad.Address, lid uint16) (ibmad.NodeRecord, error) {
-	var r ibmad.NodeRecord
-	tmpl := ibmad.NodeRecord{LID: lid}
-	b, _ := tmpl.MarshalBinary()
-	data, err := Get(ctx, e, sm, ibmad.AttrNodeRecord, ibmad.NRCompLID, b)
-	if err != nil {
-		return r, err
-	}
-	return r, r.UnmarshalBinary(data)
+	return one(ctx, e, sm, ibmad.AttrNodeRecord, ibmad.NRCompLID, ibmad.NodeRecord{LID: lid})
 }
 
 // PortInfoRecords returns the PortInfoRecords of the port with LID lid
 // (a switch: all its ports), or of every port when lid is 0.
 func PortInfoRecords(ctx context.Context, e *ibmad.Engine, sm ibmad.Address, lid uint16) ([]ibmad.PortInfoRecord, error) {
-	var mask uint64
-	r := ibmad.PortInfoRecord{LID: lid}
-	if lid != 0 {
-		mask = ibmad.PIRCompLID
-	}
-	b := make([]byte, ibmad.PortInfoRecordSize)
-	_ = r.MarshalTo(b)
-	return table[ibmad.PortInfoRecord](ctx, e, sm, ibmad.AttrPortInfoRecord, ibmad.PortInfoRecordSize, mask, b)
+	return table[ibmad.PortInfoRecord](ctx, e, sm, ibmad.AttrPortInfoRecord, ibmad.PortInfoRecordSize,
+		compIf(lid, ibmad.PIRCompLID), wire(ibmad.PortInfoRecord{LID: lid}))
 }
 
 // PortInfoRecord returns the PortInfoRecord of port port at LID lid.
 func PortInfoRecord(ctx context.Context, e *ibmad.Engine, sm ibmad.Address, lid uint16, port uint8) (ibmad.PortInfoRecord, error) {
-	var r ibmad.PortInfoRecord
-	tmpl := ibmad.PortInfoRecord{LID: lid, PortNum: port}
-	b := make([]byte, ibmad.PortInfoRecordSize)
-	_ = tmpl.MarshalTo(b)
-	data, err := Get(ctx, e, sm, ibmad.AttrPortInfoRecord, ibmad.PIRCompLID|ibmad.PIRCompPortNum, b)
-	if err != nil {
-		return r, err
-	}
-	return r, r.UnmarshalBinary(data)
+	return one(ctx, e, sm, ibmad.AttrPortInfoRecord, ibmad.PIRCompLID|ibmad.PIRCompPortNum, ibmad.PortInfoRecord{LID: lid, PortNum: port})
 }
 
 // LinkRecords returns every LinkRecord (both directions of each link), or
 // those leaving LID fromLID when it is not 0.
 func LinkRecords(ctx context.Context, e *ibmad.Engine, sm ibmad.Address, fromLID uint16) ([]ibmad.LinkRecord, error) {
-	var mask uint64
-	if fromLID != 0 {
-		mask = ibmad.LRCompFromLID
-	}
-	r := ibmad.LinkRecord{FromLID: fromLID}
-	b, _ := r.MarshalBinary()
-	return table[ibmad.LinkRecord](ctx, e, sm, ibmad.AttrLinkRecord, ibmad.LinkRecordSize, mask, b)
+	return table[ibmad.LinkRecord](ctx, e, sm, ibmad.AttrLinkRecord, ibmad.LinkRecordSize,
+		compIf(fromLID, ibmad.LRCompFromLID), wire(ibmad.LinkRecord{FromLID: fromLID}))
 }
 
 // LinkRecordFrom returns the link leaving port port of LID lid.
 func LinkRecordFrom(ctx context.Context, e *ibmad.Engine, sm ibmad.Address, lid uint16, port uint8) (ibmad.LinkRecord, error) {
-	var r ibmad.LinkRecord
-	tmpl := ibmad.LinkRecord{FromLID: lid, FromPort: port}
-	b, _ := tmpl.MarshalBinary()
-	data, err := Get(ctx, e, sm, ibmad.AttrLinkRecord, ibmad.LRCompFromLID|ibmad.LRCompFromPort, b)
-	if err != nil {
-		return r, err
-	}
-	return r, r.UnmarshalBinary(data)
+	return one(ctx, e, sm, ibmad.AttrLinkRecord, ibmad.LRCompFromLID|ibmad.LRCompFromPort, ibmad.LinkRecord{FromLID: lid, FromPort: port})
 }
 
 // LFTRecord returns block block of the linear forwarding table of the
 // switch with LID switchLID.
 func LFTRecord(ctx context.Context, e *ibmad.Engine, sm ibmad.Address, switchLID uint16, block uint16) (ibmad.LFTRecord, error) {
-	var r ibmad.LFTRecord
-	tmpl := ibmad.LFTRecord{LID: switchLID, Block: block}
-	b, _ := tmpl.MarshalBinary()
-	data, err := Get(ctx, e, sm, ibmad.AttrLFTRecord, ibmad.LFTRCompLID|ibmad.LFTRCompBlock, b)
-	if err != nil {
-		return r, err
-	}
-	return r, r.UnmarshalBinary(data)
+	return one(ctx, e, sm, ibmad.AttrLFTRecord, ibmad.LFTRCompLID|ibmad.LFTRCompBlock, ibmad.LFTRecord{LID: switchLID, Block: block})
 }
 
 // LFTRecords returns every block of the switch with LID switchLID, or of
 // every switch when switchLID is 0.
 func LFTRecords(ctx context.Context, e *ibmad.Engine, sm ibmad.Address, switchLID uint16) ([]ibmad.LFTRecord, error) {
-	var mask uint64
-	if switchLID != 0 {
-		mask = ibmad.LFTRCompLID
-	}
-	r := ibmad.LFTRecord{LID: switchLID}
-	b, _ := r.MarshalBinary()
-	return table[ibmad.LFTRecord](ctx, e, sm, ibmad.AttrLFTRecord, ibmad.LFTRecordSize, mask, b)
+	return table[ibmad.LFTRecord](ctx, e, sm, ibmad.AttrLFTRecord, ibmad.LFTRecordSize,
+		compIf(switchLID, ibmad.LFTRCompLID), wire(ibmad.LFTRecord{LID: switchLID}))
 }
 
 // SwitchInfoRecords returns the SwitchInfoRecord of every switch.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/rand/v2"
 	"sort"
+	"sync/atomic"
 	"time"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
@@ -207,6 +208,19 @@ func (f *Fabric) route(src *Node, lid uint16) []link {
 	return out
 }
 
+// switchFault puts in force the fault that flag of switch target stands
+// for, unless it already is, and logs logMsg; its repair, due after at
+// and named msg, lifts it.
+func switchFault(flag *atomic.Bool, target *Node, at time.Duration, logMsg, msg string, log func(string, ...any)) (repair, bool) {
+	if flag.Load() {
+		return repair{}, false
+	}
+	kv := []any{"switch", target.Name}
+	flag.Store(true)
+	log(logMsg, kv...)
+	return repair{at: at, msg: msg, kv: kv, fn: func() { flag.Store(false) }}, true
+}
+
 // injectFault applies one fault of the kind on the source's route to a
 // random switch and returns its repair, with the delay after which it is
 // due.
@@ -249,21 +263,9 @@ func (f *Fabric) injectFault(kind int, rng *rand.Rand, src *Node, switches []*No
 		log("sim fault: link down, re-routed", kv...)
 		return repair{at: chaosLinkDown, msg: "link down", kv: kv, fn: func() { _ = f.SetLinkState(l.From.Name, int(l.Out), true, true) }}, true
 	case faultIngressHide:
-		if target.hideIn.Load() {
-			return repair{}, false
-		}
-		kv := []any{"switch", target.Name}
-		target.hideIn.Store(true)
-		log("sim fault: agent cannot tell the ingress port", kv...)
-		return repair{at: chaosIngressHide, msg: "agent ingress hidden", kv: kv, fn: func() { target.hideIn.Store(false) }}, true
+		return switchFault(&target.hideIn, target, chaosIngressHide, "sim fault: agent cannot tell the ingress port", "agent ingress hidden", log)
 	case faultAgentMute:
-		if target.muteAgents.Load() {
-			return repair{}, false
-		}
-		kv := []any{"switch", target.Name}
-		target.muteAgents.Store(true)
-		log("sim fault: agent stops answering", kv...)
-		return repair{at: chaosAgentMute, msg: "agent mute", kv: kv, fn: func() { target.muteAgents.Store(false) }}, true
+		return switchFault(&target.muteAgents, target, chaosAgentMute, "sim fault: agent stops answering", "agent mute", log)
 	default: // faultLossy
 		// The first link between switches on the route: the trace's SMPs
 		// and the validation MADs beyond it cross it.

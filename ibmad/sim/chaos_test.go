@@ -10,6 +10,21 @@ import (
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 )
 
+// chaosFabric is the fabric the chaos tests run on: 4 leaves, 2 spines,
+// 4 hosts a leaf, 2 cables a leaf-spine pair; seed 1.
+func chaosFabric(t *testing.T) *Fabric {
+	t.Helper()
+	topo, err := FatTree2(4, 2, 4, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := New(topo, Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
 // broken lists the faults in force on f.
 func broken(f *Fabric) []string {
 	var out []string
@@ -41,14 +56,7 @@ func broken(f *Fabric) []string {
 }
 
 func TestChaosSchedule(t *testing.T) {
-	topo, err := FatTree2(4, 2, 4, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := New(topo, Options{Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := chaosFabric(t)
 	if b := broken(f); len(b) != 0 {
 		t.Fatalf("a new fabric has faults: %v", b)
 	}
@@ -131,11 +139,7 @@ func TestChaosSchedule(t *testing.T) {
 }
 
 func TestChaosStopsWithItsContext(t *testing.T) {
-	topo, _ := FatTree2(4, 2, 4, 2)
-	f, err := New(topo, Options{Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := chaosFabric(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { f.Chaos(ctx, ChaosOptions{}); close(done) }()

@@ -39,22 +39,23 @@ func (f *Fabric) SetLinkTraining(name string, port int, tr *LinkTraining) error 
 // SetLinkWidth makes the link at port of node train at 1X although both
 // ends support 4X (iblinkinfo: "Could be 4X"); false restores it.
 func (f *Fabric) SetLinkWidth(name string, port int, degraded bool) error {
-	if !degraded {
-		return f.SetLinkTraining(name, port, nil)
-	}
-	tr := defaultTraining
-	tr.WidthActive = 1
-	return f.SetLinkTraining(name, port, &tr)
+	return f.degradeLink(name, port, degraded, func(tr *LinkTraining) { tr.WidthActive = 1 })
 }
 
 // SetLinkSpeed makes the link at port of node run at SDR although both
 // ends support QDR; false restores it.
 func (f *Fabric) SetLinkSpeed(name string, port int, degraded bool) error {
+	return f.degradeLink(name, port, degraded, func(tr *LinkTraining) { tr.SpeedActive = 1 })
+}
+
+// degradeLink trains the link at port of node as the default training
+// changed by degrade; not degraded, it restores the link.
+func (f *Fabric) degradeLink(name string, port int, degraded bool, degrade func(*LinkTraining)) error {
 	if !degraded {
 		return f.SetLinkTraining(name, port, nil)
 	}
 	tr := defaultTraining
-	tr.SpeedActive = 1
+	degrade(&tr)
 	return f.SetLinkTraining(name, port, &tr)
 }
 

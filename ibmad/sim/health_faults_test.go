@@ -13,14 +13,7 @@ import (
 // TestChaosHealthFaults: Chaos puts the standing health faults in force
 // for its whole run and repairs them when it ends.
 func TestChaosHealthFaults(t *testing.T) {
-	topo, err := FatTree2(4, 2, 4, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := New(topo, Options{Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := chaosFabric(t)
 	var logged []string
 	inForce := map[string]bool{}
 	waits := 0

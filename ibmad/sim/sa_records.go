@@ -10,54 +10,58 @@ import (
 // does not serve as a table. ibmad/ibsim's TestOracleSimSATablesEqualOpenSM
 // checks the sets against OpenSM's. The caller holds f.mu for reading.
 func (f *Fabric) saTable(attr ibmad.AttrID, q []byte, mask uint64) (recs [][]byte, size int, ok bool) {
-	put := func(size int, m interface{ MarshalTo([]byte) error }) {
-		b := make([]byte, size)
-		_ = m.MarshalTo(b)
-		recs = append(recs, b)
-	}
 	switch attr {
 	case ibmad.AttrNodeRecord:
-		var r ibmad.NodeRecord
-		_ = r.UnmarshalBinary(q)
-		size = 8 * int(ibmad.AttrOffsetOf(ibmad.NodeRecordSize))
-		for _, nr := range f.nodeRecords(&r, mask) {
-			put(size, &nr)
-		}
+		recs, size = table(q, mask, ibmad.NodeRecordSize, f.nodeRecords)
 	case ibmad.AttrLFTRecord:
-		var r ibmad.LFTRecord
-		_ = r.UnmarshalBinary(q)
-		size = 8 * int(ibmad.AttrOffsetOf(ibmad.LFTRecordSize))
-		for _, rec := range f.lftRecords(&r, mask) {
-			put(size, &rec)
-		}
+		recs, size = table(q, mask, ibmad.LFTRecordSize, f.lftRecords)
 	case ibmad.AttrLinkRecord:
-		var r ibmad.LinkRecord
-		_ = r.UnmarshalBinary(q)
-		size = 8 * int(ibmad.AttrOffsetOf(ibmad.LinkRecordSize))
-		for _, rec := range f.linkRecords(&r, mask) {
-			put(size, &rec)
-		}
+		recs, size = table(q, mask, ibmad.LinkRecordSize, f.linkRecords)
 	case ibmad.AttrPortInfoRecord:
-		var r ibmad.PortInfoRecord
-		_ = r.UnmarshalBinary(q)
-		size = 8 * int(ibmad.AttrOffsetOf(ibmad.PortInfoRecordSize))
-		for _, rec := range f.portInfoRecords(&r, mask) {
-			put(size, &rec)
-		}
+		recs, size = table(q, mask, ibmad.PortInfoRecordSize, f.portInfoRecords)
 	case ibmad.AttrSwitchInfoRecord:
-		var r ibmad.SwitchInfoRecord
-		_ = r.UnmarshalBinary(q)
-		size = 8 * int(ibmad.AttrOffsetOf(ibmad.SwitchInfoRecordSize))
-		for _, n := range f.switches {
-			if mask&ibmad.SWIRCompLID != 0 && !n.Ports[0].hasLID(r.LID) || n.Ports[0].LID == 0 {
-				continue
-			}
-			put(size, &ibmad.SwitchInfoRecord{LID: n.Ports[0].LID, SwitchInfo: f.switchInfo(n)})
-		}
+		recs, size = table(q, mask, ibmad.SwitchInfoRecordSize, f.switchInfoRecords)
 	default:
 		return nil, 0, false
 	}
 	return recs, size, true
+}
+
+// saRecord is a pointer to an SA record type: it decodes a query and
+// encodes a record.
+type saRecord[T any] interface {
+	*T
+	UnmarshalBinary([]byte) error
+	MarshalTo([]byte) error
+}
+
+// table decodes the query q as a T, lets sel pick the records it selects
+// with mask, and marshals each into a slot of the AttributeOffset
+// (8-byte units) that a record of recSize bytes takes; it returns the
+// slots and that slot size.
+func table[T any, P saRecord[T]](q []byte, mask uint64, recSize int, sel func(*T, uint64) []T) ([][]byte, int) {
+	var r T
+	_ = P(&r).UnmarshalBinary(q)
+	size := 8 * int(ibmad.AttrOffsetOf(recSize))
+	var recs [][]byte
+	for _, rec := range sel(&r, mask) {
+		b := make([]byte, size)
+		_ = P(&rec).MarshalTo(b)
+		recs = append(recs, b)
+	}
+	return recs, size
+}
+
+// switchInfoRecords: one record per switch with a LID.
+func (f *Fabric) switchInfoRecords(q *ibmad.SwitchInfoRecord, mask uint64) []ibmad.SwitchInfoRecord {
+	var out []ibmad.SwitchInfoRecord
+	for _, n := range f.switches {
+		if mask&ibmad.SWIRCompLID != 0 && !n.Ports[0].hasLID(q.LID) || n.Ports[0].LID == 0 {
+			continue
+		}
+		out = append(out, ibmad.SwitchInfoRecord{LID: n.Ports[0].LID, SwitchInfo: f.switchInfo(n)})
+	}
+	return out
 }
 
 // baseLID is the LID records name port p by: a switch's port-0 LID for

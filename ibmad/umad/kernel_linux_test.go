@@ -307,24 +307,47 @@ func (d *scriptedDevice) Close() error {
 	return nil
 }
 
-func TestUmadENOSPCRegrowsTheBuffer(t *testing.T) {
-	full := make([]byte, hdrSize+512) // a reassembled two-segment RMPP message
+// reassembled is what the kernel reads out for an SA GetTable response
+// it reassembled from RMPP segments: the umad header from LID 4, then
+// msgLen bytes of message.
+func reassembled(msgLen int) []byte {
+	full := make([]byte, hdrSize+msgLen)
 	h := header{length: uint32(len(full)), addr: ibmad.Address{LID: 4}}
 	h.marshal(full, hdrSize)
 	full[hdrSize] = 1
 	full[hdrSize+1] = byte(ibmad.ClassSubnAdm)
 	full[hdrSize+3] = byte(ibmad.MethodGetTableResp)
-	full[hdrSize+255] = 0x5a
-	var sawLen int
+	return full
+}
+
+// regrowing is a transport on a device that first answers a read with
+// ENOSPC (full does not fit: the first 256 bytes of it) and then gives
+// full to a read of len(full), as the kernel does for a reassembled RMPP
+// message; seen (when not nil) is the second read's buffer length.
+func regrowing(t *testing.T, full []byte, seen *int) *Transport {
+	t.Helper()
 	dev := &scriptedDevice{closed: make(chan struct{}), reads: []func([]byte) (int, error){
 		func(b []byte) (int, error) { copy(b, full[:hdrSize+256]); return 0, unix.ENOSPC },
-		func(b []byte) (int, error) { sawLen = len(b); return copy(b, full), nil },
+		func(b []byte) (int, error) {
+			if seen != nil {
+				*seen = len(b)
+			}
+			return copy(b, full), nil
+		},
 	}}
 	tr := newTransport(Options{}, CA{Name: "fake0"}, Port{CA: "fake0", Num: 1})
 	if err := tr.attach(dev); err != nil {
 		t.Fatal(err)
 	}
-	defer tr.Close()
+	t.Cleanup(func() { tr.Close() })
+	return tr
+}
+
+func TestUmadENOSPCRegrowsTheBuffer(t *testing.T) {
+	full := reassembled(512) // a reassembled two-segment RMPP message
+	full[hdrSize+255] = 0x5a
+	var sawLen int
+	tr := regrowing(t, full, &sawLen)
 	var p ibmad.Packet
 	if err := tr.Recv(&p); err != nil {
 		t.Fatal(err)
@@ -465,23 +488,10 @@ func TestOpenErrorsNameTheDevice(t *testing.T) {
 // rest in RMPPTail, its length in Len (docs/protocol.md, "RMPP").
 func TestUmadPassesTheRMPPTail(t *testing.T) {
 	const msgLen = 256 + 2*200 - 56 // three segments, the last one padded
-	full := make([]byte, hdrSize+msgLen)
-	h := header{length: uint32(len(full)), addr: ibmad.Address{LID: 4}}
-	h.marshal(full, hdrSize)
-	full[hdrSize] = 1
-	full[hdrSize+1] = byte(ibmad.ClassSubnAdm)
-	full[hdrSize+3] = byte(ibmad.MethodGetTableResp)
+	full := reassembled(msgLen)
 	full[hdrSize+256] = 0xa5
 	full[len(full)-1] = 0x5a
-	dev := &scriptedDevice{closed: make(chan struct{}), reads: []func([]byte) (int, error){
-		func(b []byte) (int, error) { copy(b, full[:hdrSize+256]); return 0, unix.ENOSPC },
-		func(b []byte) (int, error) { return copy(b, full), nil },
-	}}
-	tr := newTransport(Options{}, CA{Name: "fake0"}, Port{CA: "fake0", Num: 1})
-	if err := tr.attach(dev); err != nil {
-		t.Fatal(err)
-	}
-	defer tr.Close()
+	tr := regrowing(t, full, nil)
 	var p ibmad.Packet
 	if err := tr.Recv(&p); err != nil {
 		t.Fatal(err)

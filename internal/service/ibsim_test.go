@@ -1,13 +1,10 @@
 package service
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad/ibsim"
 	"github.com/ibtracer/ibtracer_exporter/ibmad/ibsim/ibsimtest"
@@ -37,12 +34,7 @@ func TestIbsimRestartIsDeviceLoss(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(s.Collectors()...)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { s.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
+	reg := runService(t, s)
 
 	up := func() float64 { return metric(t, reg, "ibtracer_device_up", nil) }
 	success := func() float64 {

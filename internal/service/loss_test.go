@@ -1,15 +1,12 @@
 package service
 
 import (
-	"context"
 	"errors"
 	"path/filepath"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 	"github.com/ibtracer/ibtracer_exporter/ibmad/madtest"
@@ -61,12 +58,7 @@ func TestDeviceLossReopens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(s.Collectors()...)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { s.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
+	reg := runService(t, s)
 	up := func() float64 { return metric(t, reg, "ibtracer_device_up", nil) }
 	waitFor(t, 10*time.Second, "device_up 1", func() bool { return up() == 1 })
 	first := s.Engine()

@@ -23,8 +23,21 @@ func writeConfig(t *testing.T, path, body string) {
 	}
 }
 
+// runService registers s's collectors with a new registry and runs s
+// until the test ends; it returns the registry.
+func runService(t *testing.T, s *Service) *prometheus.Registry {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(s.Collectors()...)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { s.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return reg
+}
+
 // simService runs a Service on node self of a simulated fabric.
-func simService(t *testing.T, f *sim.Fabric, self, cfgBody string) (*Service, string) {
+func simService(t *testing.T, f *sim.Fabric, self, cfgBody string) (*Service, string, *prometheus.Registry) {
 	t.Helper()
 	cfgFile := filepath.Join(t.TempDir(), "ibtracer.yml")
 	writeConfig(t, cfgFile, cfgBody)
@@ -39,12 +52,44 @@ func simService(t *testing.T, f *sim.Fabric, self, cfgBody string) (*Service, st
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { s.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
+	reg := runService(t, s)
 	waitFor(t, 10*time.Second, "the device to open", func() bool { return s.Engine() != nil })
-	return s, cfgFile
+	return s, cfgFile, reg
+}
+
+// hostedAgent is a Service on the demo fabric's first CA, hosting the
+// agent, and an engine on its second CA to ask that agent.
+type hostedAgent struct {
+	s       *Service
+	cfgFile string
+	reg     *prometheus.Registry
+	lid     uint16 // the hosted agent's
+	asker   *ibmad.Engine
+}
+
+// startHostedAgent starts a hostedAgent whose service reads cfgBody.
+func startHostedAgent(t *testing.T, cfgBody string) *hostedAgent {
+	t.Helper()
+	f, err := sim.New(ibopen.DemoTopology(), sim.Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cas []string
+	for _, n := range f.Nodes() {
+		if n.Type == ibmad.NodeTypeCA {
+			cas = append(cas, n.Name)
+		}
+	}
+	h := &hostedAgent{}
+	h.s, h.cfgFile, h.reg = simService(t, f, cas[0], cfgBody)
+	h.lid, _ = f.LIDOf(cas[0], 1)
+	tr, err := f.Attach(cas[1], 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.asker = ibmad.NewEngine(tr, ibmad.Options{})
+	t.Cleanup(func() { h.asker.Close() })
+	return h
 }
 
 func waitFor(t *testing.T, d time.Duration, what string, ok func() bool) {
@@ -75,24 +120,8 @@ func askAgent(e *ibmad.Engine, lid uint16, oui ibmad.OUI) (ibmad.Status, error) 
 // agents with the new OUI, so the hosted agent must answer it too (or the
 // reload must be refused).
 func TestReloadOUIReachesTheHostedAgent(t *testing.T) {
-	f, err := sim.New(ibopen.DemoTopology(), sim.Options{Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cas []string
-	for _, n := range f.Nodes() {
-		if n.Type == ibmad.NodeTypeCA {
-			cas = append(cas, n.Name)
-		}
-	}
-	s, cfgFile := simService(t, f, cas[0], "oui: 0x001405\n")
-	selfLID, _ := f.LIDOf(cas[0], 1)
-	tr, err := f.Attach(cas[1], 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	asker := ibmad.NewEngine(tr, ibmad.Options{})
-	defer asker.Close()
+	h := startHostedAgent(t, "oui: 0x001405\n")
+	s, cfgFile, selfLID, asker := h.s, h.cfgFile, h.lid, h.asker
 	if st, err := askAgent(asker, selfLID, 0x001405); err != nil || st != ibmad.StatusOK {
 		t.Fatalf("before the reload: status %v, %v", st, err)
 	}
@@ -111,26 +140,8 @@ func TestReloadOUIReachesTheHostedAgent(t *testing.T) {
 // TestReloadRules: a key fixed at open is refused with its name and the
 // running configuration kept; the hosted agent follows agent.enabled.
 func TestReloadRules(t *testing.T) {
-	f, err := sim.New(ibopen.DemoTopology(), sim.Options{Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cas []string
-	for _, n := range f.Nodes() {
-		if n.Type == ibmad.NodeTypeCA {
-			cas = append(cas, n.Name)
-		}
-	}
-	s, cfgFile := simService(t, f, cas[0], "mad_window: 64\n")
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(s.Collectors()...)
-	selfLID, _ := f.LIDOf(cas[0], 1)
-	tr, err := f.Attach(cas[1], 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	asker := ibmad.NewEngine(tr, ibmad.Options{})
-	defer asker.Close()
+	h := startHostedAgent(t, "mad_window: 64\n")
+	s, cfgFile, reg, selfLID, asker := h.s, h.cfgFile, h.reg, h.lid, h.asker
 
 	writeConfig(t, cfgFile, "mad_window: 128\nagent:\n  enabled: false\n")
 	if err := s.Reload(); err == nil || !strings.Contains(err.Error(), "mad_window needs a restart") {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ibtracer/ibtracer_exporter/agent"
+	"github.com/ibtracer/ibtracer_exporter/internal/promtest"
 )
 
 // webhook collects the alerts Alertmanager posts.
@@ -57,28 +57,6 @@ func (w *webhook) wait(t *testing.T, key string, d time.Duration) {
 	t.Fatalf("alert %s did not reach the webhook within %v; received: %v", key, d, w.firing)
 }
 
-func promQuery(t *testing.T, addr, expr string) (int, error) {
-	resp, err := http.Get("http://" + addr + "/api/v1/query?query=" + url.QueryEscape(expr))
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	var r struct {
-		Status string `json:"status"`
-		Error  string `json:"error"`
-		Data   struct {
-			Result []json.RawMessage `json:"result"`
-		} `json:"data"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
-		return 0, err
-	}
-	if r.Status != "success" {
-		return 0, fmt.Errorf("%s", r.Error)
-	}
-	return len(r.Data.Result), nil
-}
-
 var forRe = regexp.MustCompile(`(?m)^(\s*)for: \S+$`)
 
 // TestPrometheusAlertmanagerEndToEnd: a real Prometheus scrapes the
@@ -89,8 +67,8 @@ var forRe = regexp.MustCompile(`(?m)^(\s*)for: \S+$`)
 // data from that Prometheus.
 func TestPrometheusAlertmanagerEndToEnd(t *testing.T) {
 	skipShort(t)
-	prom := requireTool(t, "prometheus", "prometheus")
-	am := requireTool(t, "prometheus-alertmanager", "prometheus-alertmanager")
+	prom := promtest.RequireTool(t, "prometheus", "prometheus")
+	am := promtest.RequireTool(t, "prometheus-alertmanager", "prometheus-alertmanager")
 	fab, lids := startTwoSwitch(t)
 	startAgents(t, fab, "host2")
 	agentEngine := startAgent(t, fab, "host4", agent.Config{})
@@ -144,7 +122,7 @@ scrape_configs:
 	// Prometheus has scraped a few times.
 	if !poll(30*time.Second, 200*time.Millisecond, func() bool {
 		var n int
-		n, err = promQuery(t, promAddr, `count_over_time(ibtracer_path_hops{destination="far"}[1m]) >= 5`)
+		n, err = promtest.Query(promAddr, `count_over_time(ibtracer_path_hops{destination="far"}[1m]) >= 5`)
 		return err == nil && n == 1
 	}) {
 		t.Fatalf("Prometheus did not scrape the exporter: %v", err)
@@ -180,7 +158,7 @@ scrape_configs:
 				t.Errorf("panel %q has an empty query", p.Title)
 				continue
 			}
-			n, err := promQuery(t, promAddr, vars.Replace(tg.Expr))
+			n, err := promtest.Query(promAddr, vars.Replace(tg.Expr))
 			// trace_failures_total has a series per reason only once that
 			// reason occurred (docs/metrics.md, "Series budget"): on this
 			// healthy fabric its panel is empty, but its query must run.
@@ -212,7 +190,7 @@ scrape_configs:
 // TestAlertRules runs promtool's checks and unit tests of the shipped rules.
 func TestAlertRules(t *testing.T) {
 	skipShort(t)
-	promtool := requireTool(t, "promtool", "prometheus")
+	promtool := promtest.RequireTool(t, "promtool", "prometheus")
 	for _, args := range [][]string{{"check", "rules", filepath.Join(root, "dashboards/ibtracer.rules.yml")}, {"test", "rules", filepath.Join(root, "dashboards/ibtracer.rules.test.yml")}} {
 		out, err := exec.Command(promtool, args...).CombinedOutput()
 		if err != nil || !strings.Contains(string(out), "SUCCESS") {

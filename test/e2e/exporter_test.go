@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad/ibsim/ibsimtest"
+	"github.com/ibtracer/ibtracer_exporter/internal/promtest"
 	"github.com/ibtracer/ibtracer_exporter/trace"
 )
 
@@ -76,7 +77,7 @@ func TestExporterOnIbsimMatchesIbtracer(t *testing.T) {
 		t.Errorf("destination a (agent on H1-1): %v validated hops", validated)
 	}
 	// promtool's lint of the exposition.
-	check := exec.Command(requireTool(t, "promtool", "prometheus"), "check", "metrics")
+	check := exec.Command(promtest.RequireTool(t, "promtool", "prometheus"), "check", "metrics")
 	check.Stdin = strings.NewReader(body)
 	if o, err := check.CombinedOutput(); err != nil || len(strings.TrimSpace(string(o))) != 0 {
 		t.Fatalf("promtool check metrics: %v\n%s", err, o)

@@ -120,19 +120,6 @@ func stopProcess(cmd *exec.Cmd) {
 	}
 }
 
-// requireTool finds a program or skips (fails under CI=true).
-func requireTool(t *testing.T, name, pkg string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is missing: apt-get install %s", name, pkg)
-		}
-		t.Skipf("%s is missing (Debian %s)", name, pkg)
-	}
-	return p
-}
-
 // startDaemon runs a program for the rest of the test, in its own dir.
 func startDaemon(t *testing.T, dir, bin string, args ...string) {
 	t.Helper()

@@ -7,13 +7,15 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/ibtracer/ibtracer_exporter/internal/promtest"
 )
 
 // TestSystemdUnit: systemd-analyze verify passes on the shipped unit (with
 // ExecStart pointing at a built binary) and reports its exposure.
 func TestSystemdUnit(t *testing.T) {
 	skipShort(t)
-	sa := requireTool(t, "systemd-analyze", "systemd")
+	sa := promtest.RequireTool(t, "systemd-analyze", "systemd")
 	bin, _ := binaries(t)
 	unit, err := os.ReadFile(filepath.Join(root, "examples/systemd/ibtracer_exporter.service"))
 	if err != nil {

@@ -11,12 +11,12 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad/ibsim"
+	"github.com/ibtracer/ibtracer_exporter/internal/syncbuf"
 )
 
 // Packages the harness needs, by the file each provides.
@@ -108,7 +108,7 @@ type Fabric struct {
 	cancel   context.CancelFunc
 	ibsim    *exec.Cmd
 	console  io.WriteCloser
-	ibsimOut *syncBuffer
+	ibsimOut *syncbuf.Buffer
 	sm       *exec.Cmd
 	opts     Options
 }
@@ -184,7 +184,7 @@ func (f *Fabric) startIbsim() {
 	f.ibsim = exec.CommandContext(f.ctx, lookPath("ibsim"), "-s", f.Topology)
 	f.ibsim.Dir = f.Dir
 	f.ibsim.Env = append(os.Environ(), "IBSIM_SOCKNAME="+f.SockName)
-	f.ibsimOut = &syncBuffer{}
+	f.ibsimOut = &syncbuf.Buffer{}
 	f.ibsim.Stdout, f.ibsim.Stderr = f.ibsimOut, f.ibsimOut
 	var err error
 	if f.console, err = f.ibsim.StdinPipe(); err != nil {
@@ -213,7 +213,7 @@ func (f *Fabric) startSM() {
 	sm := exec.CommandContext(smCtx, lookPath("opensm"), args...)
 	sm.Dir = f.Dir
 	sm.Env = append(f.env(o.SMNode, true), "OSM_CACHE_DIR="+f.Dir, "OSM_TMP_DIR="+f.Dir)
-	smOut := &syncBuffer{}
+	smOut := &syncbuf.Buffer{}
 	sm.Stdout, sm.Stderr = smOut, smOut
 	if !o.KeepSM {
 		if err := sm.Run(); err != nil {
@@ -229,7 +229,6 @@ func (f *Fabric) startSM() {
 	f.waitFile("opensm-subnet.lst", 60*time.Second)
 }
 
-// syncBuffer collects a process's output from several goroutines.
 // SMHostName is the host Options.SMHost adds.
 const SMHostName = "ibt-sm"
 
@@ -255,23 +254,6 @@ func withSMHost(topology, dir string) (string, error) {
 		return out, os.WriteFile(out, []byte(strings.Join(lines, "\n")), 0o644)
 	}
 	return "", fmt.Errorf("%s: no switch to cable the SM host to", topology)
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func (f *Fabric) tail(name string) string {

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/ibtracer/ibtracer_exporter/trace"
+)
+
+// output is what a run prints, in each form ibtracer prints it.
+type output struct {
+	n       int                      // items (traces, or path sets)
+	json    func() any               // the whole run, one JSON document
+	verbose func(w io.Writer, i int) // item i in full
+	summary func(w io.Writer, i int) // item i in short
+	totals  []*trace.Result          // what --all counts
+}
+
+// print writes out in the form o asks for: one indented JSON document,
+// every item in full a blank line apart (-v), or each in short; then,
+// with --all, the totals line (on stderr under JSON: stdout stays one
+// JSON document). ok is false when the JSON could not be written.
+func (out *output) print(o *options, stdout, stderr io.Writer) (ok bool) {
+	switch {
+	case o.format == "json":
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out.json()); err != nil {
+			fmt.Fprintf(stderr, "ibtracer: %v\n", err)
+			return false
+		}
+	case o.verbose:
+		for i := range out.n {
+			if i > 0 {
+				fmt.Fprintln(stdout)
+			}
+			out.verbose(stdout, i)
+		}
+	default:
+		for i := range out.n {
+			out.summary(stdout, i)
+		}
+	}
+	if o.all {
+		w := stdout
+		if o.format == "json" {
+			w = stderr
+		}
+		fmt.Fprintln(w, totalsOf(out.totals))
+	}
+	return true
+}
