@@ -143,6 +143,21 @@ type call struct {
 	stream chan *Packet
 }
 
+// mapAttempt gives one attempt of c a fresh TID and maps it to c; earlier
+// attempts stay mapped, so a late answer to any of them still counts.
+func (e *Engine) mapAttempt(c *call) (uint32, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return 0, ErrClosed
+	}
+	tid := e.nextTID()
+	e.pending[tid] = c
+	c.tids = append(c.tids, tid)
+	c.current = tid
+	return tid, nil
+}
+
 // NewEngine starts an engine on t. It owns t from now on: Close closes it.
 func NewEngine(t Transport, opts Options) *Engine {
 	if opts.Timeout <= 0 {
@@ -307,16 +322,10 @@ func (e *Engine) Do(ctx context.Context, req *Request, resp *Response) error {
 			return err
 		}
 		cs.requests.Add(1)
-		e.mu.Lock()
-		if e.closed {
-			e.mu.Unlock()
-			return ErrClosed
+		tid, err := e.mapAttempt(c)
+		if err != nil {
+			return err
 		}
-		tid := e.nextTID()
-		e.pending[tid] = c
-		c.tids = append(c.tids, tid)
-		c.current = tid
-		e.mu.Unlock()
 
 		*pkt = Packet{Addr: req.Addr, MAD: req.MAD, TimeoutMS: uint32(timeout / time.Millisecond)}
 		if pkt.TimeoutMS == 0 {

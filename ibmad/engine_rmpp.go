@@ -86,17 +86,14 @@ func (e *Engine) GetTable(ctx context.Context, req *Request, tr TableRequest) (*
 		lastErr   error
 	)
 	send := func() error {
-		cs.requests.Add(1)
-		e.mu.Lock()
-		if e.closed {
-			e.mu.Unlock()
-			return ErrClosed
+		if err := e.budgetWait(ctx, target); err != nil { // the MAD budget counts tables too
+			return err
 		}
-		tid := e.nextTID()
-		e.pending[tid] = c
-		c.tids = append(c.tids, tid)
-		c.current = tid
-		e.mu.Unlock()
+		cs.requests.Add(1)
+		tid, err := e.mapAttempt(c)
+		if err != nil {
+			return err
+		}
 		pkt := Packet{Addr: req.Addr, MAD: req.MAD, TimeoutMS: uint32(timeout / time.Millisecond)}
 		if pkt.TimeoutMS == 0 {
 			pkt.TimeoutMS = 1
