@@ -5,11 +5,11 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 REVISION  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 FUZZTIME  ?= 60s
 
-.PHONY: all build test test-short test-race lint bench fuzz deps clean run
+.PHONY: all build test test-short lint bench fuzz deps clean run
 
 all: build test
 
-# Both product binaries, static, without cgo (design §5), into BINDIR,
+# Both product binaries, static, without cgo (docs/architecture.md), into BINDIR,
 # stamped through prometheus/common/version: --version and the
 # ibtracer_build_info metric show VERSION, REVISION, BRANCH and BUILD_DATE.
 BINDIR     ?= bin
@@ -26,15 +26,13 @@ build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BINDIR)/ibtracer ./cmd/ibtracer
 
 # The test command README.md and .ci/run use. The libibmad cross-check
-# needs cgo and Debian's libibmad-dev (installed by .ci/run).
+# needs cgo and Debian's libibmad-dev (installed by .ci/run). Every test runs
+# under the race detector: the whole suite takes a few minutes.
 test: deps
-	$(GO) test -count=1 -timeout 20m $(PKGS)
+	$(GO) test -race -count=1 -timeout 30m $(PKGS)
 
 test-short:
 	$(GO) test -short -count=1 $(PKGS)
-
-test-race: deps
-	$(GO) test -race -count=1 -timeout 30m $(PKGS)
 
 lint:
 	$(GO) vet $(PKGS)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"os"
 	"os/signal"
@@ -16,7 +15,6 @@ import (
 	"github.com/prometheus/common/version"
 	"github.com/prometheus/exporter-toolkit/web"
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
-	sloggokit "github.com/tjhop/slog-gokit"
 
 	"github.com/ibtracer/ibtracer_exporter/collector"
 	"github.com/ibtracer/ibtracer_exporter/collector/config"
@@ -62,8 +60,7 @@ func run() int {
 		return 0
 	}
 
-	logger := newLogger(f.logLevel, f.logFormat)
-	slogger := slog.New(sloggokit.NewGoKitHandler(logger, slogLevel(f.logLevel)))
+	logger, slogger := newLoggers(os.Stderr, f.logLevel, f.logFormat)
 	level.Info(logger).Log("msg", "starting ibtracer_exporter", "version", version.Info(), "transport", f.ib.Transport)
 
 	svc, err := service.New(service.Options{ConfigFile: f.configFile, Logger: logger, IB: f.ib, HostAgent: f.agent,
@@ -79,21 +76,8 @@ func run() int {
 	mux.Handle("/traces", svc.Exporter().TracesHandler())
 	mux.HandleFunc("/-/healthy", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "Healthy") })
 	mux.Handle("/-/reload", svc.ReloadHandler())
-	landing, err := web.NewLandingPage(web.LandingConfig{
-		Name:        "ibtracer_exporter",
-		Description: "InfiniBand route tracer: hop-by-hop paths validated by the ibtracer vendor agent",
-		Version:     version.Info(),
-		Links: []web.LandingLinks{
-			{Address: "/metrics", Text: "Metrics"},
-			{Address: "/traces", Text: "Traces", Description: "The latest trace of every destination, as JSON"},
-			{Address: "/-/healthy", Text: "Health"},
-		},
-	})
-	if err != nil {
-		level.Error(logger).Log("msg", "landing page", "err", err)
-		return 1
-	}
-	mux.Handle("/", landing)
+	mux.Handle("/", svc.Exporter().LandingHandler(collector.Landing{Name: "ibtracer_exporter", Version: version.Info(),
+		Description: "InfiniBand route tracer: hop-by-hop paths validated by the ibtracer vendor agent", Links: collector.DefaultLinks}))
 
 	// Serve: the device lifecycle, reloads on SIGHUP, HTTP, until SIGTERM.
 	ctx, stop := context.WithCancel(context.Background())

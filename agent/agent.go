@@ -70,7 +70,7 @@ func DefaultHostname() string {
 	d, err := os.ReadFile("/proc/sys/kernel/domainname")
 	if dom := strings.TrimSpace(string(d)); err == nil && dom != "" {
 		// Linux's getdomainname returns "(none)" when unset, and ibping
-		// appends it anyway (ib-mad-facts §5).
+		// appends it anyway (docs/protocol.md, "ibping").
 		return h + "." + dom
 	}
 	return h
@@ -214,7 +214,7 @@ func (a *Agent) serve(req, resp *ibmad.Packet) bool {
 
 // sourceRoute fills in the ingress port and our identity, and answers
 // status 7 when the ingress port is known and differs from the expected
-// one, or the hop count is out of range (design §3).
+// one, or the hop count is out of range (docs/protocol.md, "Statuses").
 func (a *Agent) sourceRoute(req, resp *ibmad.Packet) {
 	var sr ibmad.SourceRoute
 	if err := sr.UnmarshalBinary(req.MAD.VendorData()); err != nil {

@@ -172,7 +172,7 @@ func TestRateLimitPerSource(t *testing.T) {
 	}
 }
 
-// TestPingLikeIbpingServer: the answer ibping -S gives (ib-mad-facts §5).
+// TestPingLikeIbpingServer: the answer ibping -S gives (docs/protocol.md, "ibping").
 func TestPingLikeIbpingServer(t *testing.T) {
 	r := newRig(t, ibmad.NodeTypeCA, Config{Ping: true, Hostname: "vm.(none)"})
 	for _, m := range []ibmad.Method{ibmad.MethodGet, ibmad.MethodSet} {

@@ -1,4 +1,4 @@
-// Package agent is the ibtracer vendor agent (design §3): on management
+// Package agent is the ibtracer vendor agent (docs/protocol.md): on management
 // class 0x30 (vendor range 2, OUI 0x001405 by default) it answers
 // ClassPortInfo, telling tracers the class is supported, and SourceRoute,
 // reporting the port a request really arrived on and answering status 7

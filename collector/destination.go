@@ -37,7 +37,9 @@ type destState struct {
 	mu          sync.Mutex
 	last        *trace.Result
 	lastTime    time.Time
-	signature   string
+	signatures  map[int]string // the last path of each LID offset (0 unless paths: all)
+	set         *trace.PathSet // the last path set (paths: all; paths.go)
+	byOffset    map[int]uint64 // path changes per LID offset (paths: all)
 	pathChanges uint64
 	lastChange  time.Time
 	mismatched  uint64 // hops mismatched, summed over traces
@@ -47,6 +49,8 @@ type destState struct {
 	failures    map[trace.Reason]uint64
 	duration    prometheus.Histogram
 	latency     prometheus.Histogram
+
+	ops opsState // what the logs and /traces remember (logstate.go)
 }
 
 func newDestState(d config.Destination, labelNames []string) *destState {
@@ -78,6 +82,7 @@ func newDestState(d config.Destination, labelNames []string) *destState {
 		base: base, info: base.with(pair("address", target.Address()), pair("ibtracer_args", target.Args())),
 		byResult: byResult, byReason: byReason,
 		results: map[trace.Status]uint64{}, failures: map[trace.Reason]uint64{},
+		signatures: map[int]string{}, byOffset: map[int]uint64{},
 		duration: native("trace_duration_seconds", "How long traces to the destination took.", durationBuckets),
 		latency: native("latency_seconds",
 			"Round-trip time of the validation MAD to the destination's own agent (end-to-end latency).", latencyBuckets),
@@ -86,7 +91,8 @@ func newDestState(d config.Destination, labelNames []string) *destState {
 
 // sameAs reports whether a reloaded destination can keep this state.
 func (s *destState) sameAs(d config.Destination, labelNames []string) bool {
-	if s.cfg.Name != d.Name || s.cfg.Interval != d.Interval || s.target != d.Target() || len(s.labels) != len(labelNames)+1 {
+	if s.cfg.Name != d.Name || s.cfg.Interval != d.Interval || s.target != d.Target() || len(s.labels) != len(labelNames)+1 ||
+		s.cfg.AllPaths() != d.AllPaths() {
 		return false
 	}
 	for i, k := range labelNames {
@@ -101,9 +107,14 @@ func (s *destState) sameAs(d config.Destination, labelNames []string) bool {
 func (s *destState) record(r *trace.Result) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := r.Start.Add(r.Duration)
-	s.last, s.lastTime = r, now
+	s.last, s.lastTime = r, r.Start.Add(r.Duration)
 	s.hopSets = nil
+	s.recordLocked(r, 0)
+}
+
+// recordLocked counts one trace, of LID offset off, into the totals.
+func (s *destState) recordLocked(r *trace.Result, off int) {
+	now := r.Start.Add(r.Duration)
 	s.results[r.Status]++
 	if r.Status != trace.StatusOK && r.Reason != trace.ReasonNone {
 		s.failures[r.Reason]++
@@ -111,12 +122,13 @@ func (s *destState) record(r *trace.Result) {
 	s.mads += uint64(r.MADs)
 	s.duration.Observe(r.Duration.Seconds())
 	if r.Status == trace.StatusOK || r.Status == trace.StatusMismatch {
-		if sig := r.Signature(); sig != s.signature {
-			if s.signature != "" {
+		if sig, prev := r.Signature(), s.signatures[off]; sig != prev {
+			if prev != "" {
 				s.pathChanges++
+				s.byOffset[off]++
 				s.lastChange = now
 			}
-			s.signature = sig
+			s.signatures[off] = sig
 		}
 		s.mismatched += uint64(r.Count(trace.AgentMismatch))
 		s.unsupported += uint64(unsupported(r))
@@ -163,27 +175,36 @@ type hopLabels struct {
 }
 
 // hopLabelsLocked returns the label sets of the last trace's hops (none
-// unless it reached the destination), building them once per trace.
+// unless it reached the destination), building them once per trace; with
+// paths: all, the hops of every path of the set (paths.go).
 func (s *destState) hopLabelsLocked() []hopLabels {
+	if s.set != nil {
+		return s.setHopLabelsLocked()
+	}
 	r := s.last
 	if s.hopSets != nil || r == nil || len(r.Hops) < 2 || (r.Status != trace.StatusOK && r.Status != trace.StatusMismatch) {
 		return s.hopSets
 	}
-	s.hopSets = make([]hopLabels, 0, len(r.Hops)-1)
+	s.hopSets = appendHopLabels(make([]hopLabels, 0, len(r.Hops)-1), s.base, r)
+	return s.hopSets
+}
+
+// appendHopLabels appends the label sets of r's hops, base labels first.
+func appendHopLabels(out []hopLabels, base labelSet, r *trace.Result) []hopLabels {
 	for _, h := range r.Hops[1:] {
 		hop := pair("hop", strconv.Itoa(h.Hop))
 		rtt := h.RTT
 		if h.AgentRTT > 0 {
 			rtt = h.AgentRTT
 		}
-		s.hopSets = append(s.hopSets, hopLabels{
-			info: s.base.with(hop, pair("node_guid", h.NodeGUID.String()), pair("port_guid", h.PortGUID.String()),
+		out = append(out, hopLabels{
+			info: base.with(hop, pair("node_guid", h.NodeGUID.String()), pair("port_guid", h.PortGUID.String()),
 				pair("node_desc", h.NodeDesc), pair("node_type", h.NodeType.String()), pair("lid", strconv.Itoa(int(h.LID))),
 				pair("in_port", strconv.Itoa(int(h.InPort))), pair("out_port", strconv.Itoa(int(h.OutPort)))),
-			status:     s.base.with(hop, pair("status", string(h.Agent))),
-			rtt:        s.base.with(hop),
+			status:     base.with(hop, pair("status", string(h.Agent))),
+			rtt:        base.with(hop),
 			rttSeconds: rtt.Seconds(),
 		})
 	}
-	return s.hopSets
+	return out
 }

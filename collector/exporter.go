@@ -33,6 +33,8 @@ type Exporter struct {
 	sem        chan struct{}
 	changed    chan struct{} // closed when the seed or the device changes
 	skipped    map[string]uint64
+	disc       discoveryStats // discovery.go
+	health     healthState    // path health (health.go)
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -60,7 +62,7 @@ func (e *Exporter) SetDevice(engine *ibmad.Engine, a *agent.Agent, err error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.engine, e.agent, e.deviceErr = engine, a, err
-	e.tracer = nil
+	e.tracer, e.health.checker = nil, nil
 	if engine != nil && e.cfg != nil {
 		e.tracer = e.newTracer(e.cfg)
 	}
@@ -140,14 +142,27 @@ func (e *Exporter) waitSeed(ctx context.Context) (string, bool) {
 }
 
 func (e *Exporter) newTracer(c *config.Config) *trace.Tracer {
-	return trace.New(e.engine, trace.Options{Timeout: time.Duration(c.Timeout), Retries: retriesOpt(*c.Retries),
+	tr := trace.New(e.engine, trace.Options{Timeout: time.Duration(c.Timeout), Retries: retriesOpt(*c.Retries),
 		OUI: ibmad.OUI(c.OUI), SL: c.SL, NoValidate: !*c.ValidateAgents, ShareValidation: time.Duration(*c.ShareValidation), SupportTTL: time.Duration(*c.AgentSupportTTL),
-		ResolveTTL: resolveTTLOpt(time.Duration(*c.ResolveTTL))})
+		ResolveTTL: resolveTTLOpt(time.Duration(*c.ResolveTTL)), Discovery: trace.Discovery(c.Discovery),
+		SARecordTTL: shareOpt(time.Duration(*c.ShareValidation))})
+	e.setHealth(tr, c)
+	return tr
 }
 
 // resolveTTLOpt maps the config's resolve_ttl (0 = ask the SA every time)
 // to trace's (<0 = none, 0 = the default).
 func resolveTTLOpt(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
+}
+
+// shareOpt maps share_validation (0 = share nothing) to trace's
+// SARecordTTL (<0 = none, 0 = the default): SA-mode records are shared
+// across destinations exactly as long as SMP-mode LFT blocks.
+func shareOpt(d time.Duration) time.Duration {
 	if d == 0 {
 		return -1
 	}
@@ -280,7 +295,7 @@ func (e *Exporter) traceOnce(ctx context.Context, s *destState, interval time.Du
 	}
 	defer func() { <-sem }()
 	e.mu.RLock()
-	tr, names := e.tracer, e.cfg.NodeNames
+	tr, names, hc := e.tracer, e.cfg.NodeNames, e.health.checker
 	e.mu.RUnlock()
 	if e.traceStarted != nil {
 		e.traceStarted(s.cfg.Name, e.clock.Now())
@@ -289,11 +304,17 @@ func (e *Exporter) traceOnce(ctx context.Context, s *destState, interval time.Du
 		defer e.traceDone(s.cfg.Name)
 	}
 	if tr == nil {
-		e.skip(skipDeviceDown) // not the destination's failure (docs/design.md §6)
+		e.skip(skipDeviceDown) // not the destination's failure (docs/architecture.md, "The life of the device")
 		return
 	}
 	tctx, cancel := context.WithTimeout(ctx, interval)
+	if s.cfg.AllPaths() {
+		e.traceSet(tctx, ctx, tr, s, names) // paths.go
+		cancel()
+		return
+	}
 	r := tr.Trace(tctx, s.target)
+	ph := checkHealth(tctx, hc, r)
 	cancel()
 	if ctx.Err() != nil {
 		return // stopped (reload or shutdown): do not record a cancelled trace
@@ -311,8 +332,13 @@ func (e *Exporter) traceOnce(ctx context.Context, s *destState, interval time.Du
 		}
 	}
 	s.record(r)
+	e.disc.add(r)
+	// State changes and path changes are logged once (logstate.go); each
+	// trace only at debug.
+	e.logObserved(s.observe(r))
+	e.recordHealth(s.cfg.Name, ph)
 	if r.Status != trace.StatusOK {
-		level.Warn(e.logger).Log("msg", "trace failed", "destination", s.cfg.Name, "address", s.target.Address(),
+		level.Debug(e.logger).Log("msg", "trace failed", "destination", s.cfg.Name, "address", s.target.Address(),
 			"status", r.Status, "reason", r.Reason, "err", r.Err)
 	} else {
 		level.Debug(e.logger).Log("msg", "traced", "destination", s.cfg.Name, "hops", r.PathHops(), "mads", r.MADs,

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -33,6 +34,11 @@ type TraceView struct {
 	PathChanges     uint64            `json:"path_changes"`
 	LastChange      *time.Time        `json:"last_change,omitempty"`
 	Last            *trace.JSONResult `json:"last_trace"`
+	// PreviousPath is the last trace of the path before the latest change
+	// (absent until the path changes), PreviousPathUntil when the change
+	// was seen.
+	PreviousPath      *trace.JSONResult `json:"previous_path,omitempty"`
+	PreviousPathUntil *time.Time        `json:"previous_path_until,omitempty"`
 }
 
 // Traces returns the latest trace of every destination.
@@ -45,6 +51,7 @@ func (e *Exporter) Traces() []TraceView {
 }
 
 func (s *destState) view() TraceView {
+	prev, until := s.previous()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	v := TraceView{Name: s.cfg.Name, Address: s.target.Address(), Labels: s.cfg.Labels,
@@ -57,6 +64,10 @@ func (s *destState) view() TraceView {
 		j := s.last.JSON()
 		v.Last = &j
 	}
+	if prev != nil {
+		j, t := prev.JSON(), until.UTC()
+		v.PreviousPath, v.PreviousPathUntil = &j, &t
+	}
 	return v
 }
 
@@ -64,28 +75,81 @@ func (s *destState) view() TraceView {
 // get 503 at once.
 const TracesInFlight = 2
 
-// TracesHandler serves /traces: the latest trace per destination, with
-// per-hop data and timestamps, as JSON (an array, one destination at a
-// time, so that a request holds one destination's view, not all of them).
+// TracesHandler serves /traces: the latest trace per destination (all,
+// or those named by ?destination=NAME, repeatable), with per-hop data,
+// timestamps and the previous path, one destination at a time, so that a
+// request holds one destination's view, not all of them. JSON (an array)
+// by default; HTML, the path drawn hop by hop, for a client that prefers
+// text/html (a browser) or asks ?format=html.
 func (e *Exporter) TracesHandler() http.Handler {
 	return limitInFlight(TracesInFlight, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
+		dests := e.destinations()
+		all := len(dests)
+		if names := r.URL.Query()["destination"]; len(names) > 0 {
+			var err error
+			if dests, err = pick(dests, names); err != nil {
+				http.Error(w, err.Error(), http.StatusNotFound)
+				return
+			}
+		}
+		views := func(f func(TraceView)) {
+			for _, s := range dests {
+				f(s.view())
+			}
+		}
+		w.Header().Set("Vary", "Accept")
 		bw := bufio.NewWriterSize(w, 32<<10)
+		defer func() { _ = bw.Flush() }()
+		if wantsHTML(r.Header.Get("Accept"), r.URL.Query().Get("format")) {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			q := "" // the JSON link keeps the filter
+			for _, s := range dests {
+				if len(dests) < all {
+					q += "&destination=" + url.QueryEscape(s.cfg.Name)
+				}
+			}
+			writeTracesHTML(bw, q, views)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
 		_, _ = bw.WriteString("[")
-		for i, s := range e.destinations() {
-			b, err := json.MarshalIndent(s.view(), "  ", "  ")
+		i := 0
+		views(func(v TraceView) {
+			b, err := json.MarshalIndent(v, "  ", "  ")
 			if err != nil {
-				continue
+				return
 			}
 			if i > 0 {
 				_, _ = bw.WriteString(",")
 			}
+			i++
 			_, _ = bw.WriteString("\n  ")
 			_, _ = bw.Write(b)
-		}
+		})
 		_, _ = bw.WriteString("\n]\n")
-		_ = bw.Flush()
 	}))
+}
+
+// pick returns the destinations of dests named in names, in dests' order,
+// or an error naming one that is not configured.
+func pick(dests []*destState, names []string) ([]*destState, error) {
+	want := map[string]bool{}
+	for _, n := range names {
+		want[n] = true
+	}
+	var out []*destState
+	for _, s := range dests {
+		if want[s.cfg.Name] {
+			out = append(out, s)
+			delete(want, s.cfg.Name)
+		}
+	}
+	for _, n := range names {
+		if want[n] {
+			return nil, fmt.Errorf("no destination %q is configured", n)
+		}
+	}
+	return out, nil
 }
 
 // limitInFlight serves at most n requests at once; more get 503 at once

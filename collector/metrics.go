@@ -32,7 +32,7 @@ func (e *Exporter) Describe(chan<- *prometheus.Desc) {}
 func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	e.mu.RLock()
 	names := append([]string{"destination"}, e.labelNames...)
-	engine, ag, devErr := e.engine, e.agent, e.deviceErr
+	engine, ag, devErr, tr := e.engine, e.agent, e.deviceErr, e.tracer
 	skipped := make([]float64, len(skipReasons))
 	for i, r := range skipReasons {
 		skipped[i] = float64(e.skipped[r])
@@ -50,6 +50,8 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	dests := e.destinations()
 	ch <- prometheus.MustNewConstMetric(desc("destinations", "Configured destinations."), prometheus.GaugeValue, float64(len(dests)))
 	e.collectDestinations(ch, names, dests)
+	e.collectDiscovery(ch, tr)
+	e.collectHealth(ch, names, dests)
 	if engine != nil {
 		collectEngine(ch, engine.Stats())
 	}
@@ -68,7 +70,7 @@ func (e *Exporter) collectDestinations(ch chan<- prometheus.Metric, names []stri
 		dTraces     = desc("traces_total", "Traces by result.", lab("result")...)
 		dFailures   = desc("trace_failures_total", "Failed traces by reason.", lab("reason")...)
 		dHops       = desc("path_hops", "Links the last traced path crosses: the nodes after the source, destination included.", lab()...)
-		dChanges    = desc("path_changes_total", "Times the traced path (nodes and ports) changed.", lab()...)
+		dChanges    = desc("path_changes_total", helpChanges, lab()...)
 		dChangeTime = desc("path_last_change_timestamp_seconds", "When the path last changed (0: never).", lab()...)
 		dMisTotal   = desc("port_mismatches_total", "Hops that reported a port mismatch (status 7), summed over traces.", lab()...)
 		dMisHops    = desc("path_mismatched_hops", "Hops of the last trace that reported a port mismatch (status 7).", lab()...)
@@ -77,10 +79,11 @@ func (e *Exporter) collectDestinations(ch chan<- prometheus.Metric, names []stri
 		dValHops    = desc("path_validated_hops", "Hops of the last trace whose agent confirmed the ingress port.", lab()...)
 		dMADs       = desc("trace_mads_total", "MADs spent tracing the destination.", lab()...)
 		dLastMADs   = desc("last_trace_mads", "MADs the last trace spent.", lab()...)
-		dHopInfo    = desc("hop_info", "The last traced path, one series per hop.",
+		dHopInfo    = desc("hop_info", helpHopInfo,
 			lab("hop", "node_guid", "port_guid", "node_desc", "node_type", "lid", "in_port", "out_port")...)
-		dHopStatus = desc("hop_agent_status", "The agent's verdict on each hop of the last trace: one series per hop, labelled with the verdict.", lab("hop", "status")...)
-		dHopRTT    = desc("hop_rtt_seconds", "Round-trip time of the last MAD to each hop (the agent's answer when validated).", lab("hop")...)
+		dHopStatus = desc("hop_agent_status", helpHopStatus, lab("hop", "status")...)
+		dHopRTT    = desc("hop_rtt_seconds", helpHopRTT, lab("hop")...)
+		pd         = newPathDescs(lab) // paths.go
 	)
 	for _, s := range dests {
 		s.mu.Lock()
@@ -114,7 +117,12 @@ func (e *Exporter) collectDestinations(ch chan<- prometheus.Metric, names []stri
 			emit(dFailures, s.byReason[i], prometheus.CounterValue, float64(s.failures[rs]))
 		}
 		g(dHops, hops)
-		c(dChanges, float64(s.pathChanges))
+		if s.cfg.AllPaths() {
+			s.collectOffsetChanges(ch, pd.changes)
+		} else {
+			c(dChanges, float64(s.pathChanges))
+		}
+		g(pd.distinct, s.distinctLocked())
 		changeTime := 0.0
 		if !s.lastChange.IsZero() {
 			changeTime = float64(s.lastChange.UnixNano()) / 1e9
@@ -128,6 +136,10 @@ func (e *Exporter) collectDestinations(ch chan<- prometheus.Metric, names []stri
 		c(dMADs, float64(s.mads))
 		g(dLastMADs, lastMADs)
 		if hl := s.hopLabelsLocked(); len(hl) > 0 {
+			dHopInfo, dHopStatus, dHopRTT := dHopInfo, dHopStatus, dHopRTT
+			if s.cfg.AllPaths() {
+				dHopInfo, dHopStatus, dHopRTT = pd.hopInfo, pd.hopStatus, pd.hopRTT
+			}
 			hs := make([]sample, 0, 3*len(hl))
 			for _, h := range hl {
 				hs = append(hs, sample{desc: dHopInfo, labels: h.info, typ: prometheus.GaugeValue, val: 1},

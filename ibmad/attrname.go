@@ -25,6 +25,14 @@ func (a AttrID) name(c MgmtClass) string {
 			return "NodeRecord"
 		case AttrPathRecord:
 			return "PathRecord"
+		case AttrPortInfoRecord:
+			return "PortInfoRecord"
+		case AttrSwitchInfoRecord:
+			return "SwitchInfoRecord"
+		case AttrLFTRecord:
+			return "LFTRecord"
+		case AttrLinkRecord:
+			return "LinkRecord"
 		}
 	case c == ClassPerfMgt:
 		switch a {

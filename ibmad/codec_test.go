@@ -27,6 +27,8 @@ func TestCodecsAreUniform(t *testing.T) {
 		"SwitchInfo": &SwitchInfo{}, "LFTBlock": &LFTBlock{}, "ClassPortInfo": &ClassPortInfo{},
 		"PathRecord": &PathRecord{}, "NodeRecord": &NodeRecord{}, "PortCounters": &PortCounters{},
 		"PortCountersExtended": &PortCountersExtended{}, "SourceRoute": &SourceRoute{},
+		"LFTRecord": &LFTRecord{}, "LinkRecord": &LinkRecord{}, "PortInfoRecord": &PortInfoRecord{},
+		"SwitchInfoRecord": &SwitchInfoRecord{},
 	} {
 		b, err := c.MarshalBinary()
 		if err != nil {

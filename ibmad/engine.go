@@ -10,7 +10,7 @@ import (
 )
 
 // Engine defaults. The timeout and attempt count match libibmad's
-// (1000 ms, 3 attempts; ib-mad-facts §6).
+// (1000 ms, 3 attempts; docs/protocol.md).
 const (
 	DefaultTimeout        = time.Second
 	DefaultRetries        = 2
@@ -137,6 +137,9 @@ type call struct {
 	err     error
 	resp    *Response
 	sent    time.Time
+	// stream, for a GetTable (engine_rmpp.go), receives every response
+	// and timeout report of the call's TIDs instead of resp.
+	stream chan *Packet
 }
 
 // NewEngine starts an engine on t. It owns t from now on: Close closes it.

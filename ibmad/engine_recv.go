@@ -110,6 +110,11 @@ func (e *Engine) dispatch(pkt, resp *Packet) {
 	if pkt.TimedOut {
 		e.mu.Lock()
 		c := e.pending[m.TIDLow()]
+		if c != nil && c.stream != nil {
+			e.toStream(c, pkt)
+			e.mu.Unlock()
+			return
+		}
 		if c != nil && c.current == m.TIDLow() && c.result == resultNone {
 			c.result = resultTimeoutReport
 			c.done <- struct{}{}
@@ -129,6 +134,11 @@ func (e *Engine) dispatch(pkt, resp *Packet) {
 		if c == nil || c.class != class {
 			e.mu.Unlock()
 			e.stats.drops[DropUnknownTID].Add(1)
+			return
+		}
+		if c.stream != nil {
+			e.toStream(c, pkt)
+			e.mu.Unlock()
 			return
 		}
 		if c.result != resultNone {

@@ -1,6 +1,11 @@
 package ibmad
 
-import "encoding/binary"
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
 
 // RMPPHeader is the RMPP header at MAD bytes 24-35 of SA and vendor
 // range-2 MADs (IBA 13.6.2.1). It is all zero when RMPP is not used.
@@ -40,4 +45,244 @@ func (r *RMPPHeader) unmarshal(b []byte) {
 	r.Status = b[27]
 	r.Data1 = binary.BigEndian.Uint32(b[28:])
 	r.Data2 = binary.BigEndian.Uint32(b[32:])
+}
+
+// RMPP types (IBA 13.6.2.1).
+const (
+	RMPPTypeData  = 1
+	RMPPTypeAck   = 2
+	RMPPTypeStop  = 3
+	RMPPTypeAbort = 4
+)
+
+// RMPP sizes for the SA class (docs/protocol.md, "RMPP"): every segment
+// carries the 20-byte SA header and 200 bytes of records; the RMPP
+// payload the PayloadLength field counts is both, 220 bytes a segment.
+const (
+	RMPPSegPayload = MADSize - 36           // 220
+	SASegData      = MADSize - SADataOffset // 200
+	saHdrPayload   = RMPPSegPayload - SASegData
+	// DefaultRMPPWindow is the receive window a GetTable grants the SA, in
+	// segments (the Linux kernel's receiver grants a similar one).
+	DefaultRMPPWindow = 64
+	// DefaultMaxTableBytes bounds one reassembled table.
+	DefaultMaxTableBytes = 64 << 20
+)
+
+// GetTable errors.
+var (
+	// ErrRMPP means an RMPP stream was malformed or stopped: bad segment
+	// numbers, a missing First or Last flag, an ABORT or STOP from the
+	// sender, or no further segment within the timeout.
+	ErrRMPP = errors.New("ibmad: RMPP")
+	// ErrTableTruncated means the SA's answer holds only the records of
+	// its first MAD: the sender's MAD layer did not segment the message
+	// (ibsim's libumad2sim cuts every MAD to 256 bytes; docs/protocol.md).
+	// GetTable returns the whole records it got alongside this error.
+	ErrTableTruncated = errors.New("ibmad: SA table truncated to its first MAD")
+)
+
+// Table is a reassembled SA GetTable answer.
+type Table struct {
+	AttrID     AttrID
+	Status     Status
+	RecordSize int    // AttributeOffset * 8
+	Data       []byte // Len() records of RecordSize bytes
+	Segments   int    // MADs the answer came in (1 when reassembled by the kernel)
+}
+
+// Len returns the number of records.
+func (t *Table) Len() int {
+	if t == nil || t.RecordSize == 0 {
+		return 0
+	}
+	return len(t.Data) / t.RecordSize
+}
+
+// Record returns record i (0 <= i < Len()).
+func (t *Table) Record(i int) []byte { return t.Data[i*t.RecordSize : (i+1)*t.RecordSize] }
+
+// rmppAck is an ACK the receiver owes the sender.
+type rmppAck struct {
+	send        bool
+	seg, newWin uint32
+}
+
+// rmppReceiver reassembles one SA GetTable answer (IBA 13.6.5, receiver
+// side). It is fed every response MAD of the transaction in arrival
+// order and never blocks; the engine owns timing and retransmission
+// prompts.
+type rmppReceiver struct {
+	window   uint32
+	maxBytes int
+
+	next    uint32 // next segment expected (1-based); 1 before the first
+	winLast uint32 // last segment of the window the sender was granted
+	total   uint32 // segments the first segment announced; 0 unknown
+	done    bool
+	table   Table
+	lastAck rmppAck
+}
+
+func newRMPPReceiver(window uint32, maxBytes int) *rmppReceiver {
+	if window == 0 {
+		window = DefaultRMPPWindow
+	}
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxTableBytes
+	}
+	return &rmppReceiver{window: window, maxBytes: maxBytes, next: 1, winLast: 1}
+}
+
+func rmppErr(format string, a ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrRMPP}, a...)...)
+}
+
+// feed processes one response MAD m. ext is the rest of a message a
+// transport reassembled (the data parts of segments 2..n) and n the
+// message's length when the transport knows it (0: unknown). It returns
+// the ACK to send, if any; done reports a complete table; err a stream
+// that cannot complete (with ErrTableTruncated the table holds the
+// records of the first MAD).
+func (r *rmppReceiver) feed(m *MAD, ext []byte, n int) (ack rmppAck, done bool, err error) {
+	if r.done {
+		return rmppAck{}, true, nil
+	}
+	var h RMPPHeader
+	h.unmarshal(m[:])
+	st := m.Status()
+	if r.next == 1 {
+		if m.MgmtClass() != ClassSubnAdm {
+			return ack, false, rmppErr("answer of class %s", m.MgmtClass())
+		}
+		r.table = Table{AttrID: m.AttrID(), Status: st, RecordSize: 8 * int(binary.BigEndian.Uint16(m[44:]))}
+		if st != 0 && (h.Flags&RMPPFlagActive == 0 || h.Type != RMPPTypeData || h.Flags&RMPPFlagLast != 0) {
+			// An error answer in one MAD.
+			r.done = true
+			return ack, true, &StatusError{Status: st}
+		}
+	}
+	if h.Flags&RMPPFlagActive == 0 {
+		if r.next > 1 {
+			return ack, false, rmppErr("segment without the Active flag after segment %d", r.next-1)
+		}
+		return ack, false, rmppErr("GetTable answer without RMPP (Active flag clear)")
+	}
+	switch h.Type {
+	case RMPPTypeData:
+	case 0:
+		if r.next == 1 {
+			return ack, true, r.whole(m, ext, n)
+		}
+		return ack, false, rmppErr("RMPP type 0 after segment %d", r.next-1)
+	case RMPPTypeStop, RMPPTypeAbort:
+		return ack, false, rmppErr("the SA ended the transfer with %s (RMPP status %d) after segment %d",
+			map[uint8]string{RMPPTypeStop: "STOP", RMPPTypeAbort: "ABORT"}[h.Type], h.Status, r.next-1)
+	default:
+		return ack, false, rmppErr("RMPP type %d from the sender", h.Type)
+	}
+	if r.next == 1 && (len(ext) > 0 || n > MADSize) {
+		return ack, true, r.whole(m, ext, n) // reassembled by the kernel
+	}
+	seg := h.Data1
+	switch {
+	case seg == 0:
+		return ack, false, rmppErr("segment number 0")
+	case seg < r.next:
+		return ack, false, nil // a duplicate: the sender missed an ACK; the engine re-ACKs on silence
+	case seg > r.next:
+		if r.total != 0 && seg > r.total {
+			return ack, false, rmppErr("segment %d of a message announced as %d segments", seg, r.total)
+		}
+		return ack, false, nil // out of order: dropped, the sender resends from the last ACK
+	}
+	first, last := h.Flags&RMPPFlagFirst != 0, h.Flags&RMPPFlagLast != 0
+	if first != (seg == 1) {
+		return ack, false, rmppErr("segment %d with First flag %v", seg, first)
+	}
+	if seg == 1 && h.Data2 != 0 {
+		total := (uint64(h.Data2) + RMPPSegPayload - 1) / RMPPSegPayload
+		if total*SASegData > uint64(r.maxBytes)+SASegData {
+			return ack, false, rmppErr("announced %d segments, more than the %d-byte limit", total, r.maxBytes)
+		}
+		r.total = uint32(total)
+	}
+	if r.total != 0 && seg > r.total {
+		return ack, false, rmppErr("segment %d of a message announced as %d segments", seg, r.total)
+	}
+	if r.total != 0 && seg == r.total && !last {
+		return ack, false, rmppErr("segment %d, the last announced, without the Last flag", seg)
+	}
+	if r.total != 0 && last && seg != r.total {
+		return ack, false, rmppErr("Last flag on segment %d of %d", seg, r.total)
+	}
+	if len(r.table.Data)+SASegData > r.maxBytes {
+		return ack, false, rmppErr("table larger than %d bytes", r.maxBytes)
+	}
+	r.table.Data = append(r.table.Data, m[SADataOffset:]...)
+	r.table.Segments++
+	r.next++
+	if last {
+		pl := h.Data2 // of a single segment: the total, the same number
+		if pl < saHdrPayload || pl > RMPPSegPayload {
+			return ack, false, rmppErr("last segment %d with PayloadLength %d (want %d..%d)", seg, pl, saHdrPayload, RMPPSegPayload)
+		}
+		r.table.Data = r.table.Data[:len(r.table.Data)-int(RMPPSegPayload-pl)]
+		r.done = true
+		r.lastAck = rmppAck{send: true, seg: seg, newWin: seg}
+		return r.lastAck, true, r.finish()
+	}
+	if seg >= r.winLast {
+		r.winLast = seg + r.window
+		r.lastAck = rmppAck{send: true, seg: seg, newWin: r.winLast}
+		return r.lastAck, false, nil
+	}
+	return ack, false, nil
+}
+
+// prompt is the ACK to repeat when the sender has gone quiet: the last
+// segment received in order and the window granted.
+func (r *rmppReceiver) prompt() rmppAck {
+	return rmppAck{send: true, seg: r.next - 1, newWin: r.winLast}
+}
+
+// started reports whether the first segment has arrived.
+func (r *rmppReceiver) started() bool { return r.next > 1 }
+
+// whole takes a message that arrived in one piece: reassembled by the
+// transport (ext, n), or never segmented by the sender (RMPP type 0).
+func (r *rmppReceiver) whole(m *MAD, ext []byte, n int) error {
+	r.done = true
+	r.table.Segments = 1
+	data := append(append([]byte(nil), m[SADataOffset:]...), ext...)
+	if n > SADataOffset && n-SADataOffset < len(data) {
+		data = data[:n-SADataOffset]
+	}
+	r.table.Data = data
+	if len(data) > r.maxBytes {
+		return rmppErr("table larger than %d bytes", r.maxBytes)
+	}
+	var h RMPPHeader
+	h.unmarshal(m[:])
+	if h.Type == 0 && (n == 0 || n >= MADSize) {
+		if err := r.finish(); err != nil {
+			return err
+		}
+		return ErrTableTruncated
+	}
+	return r.finish()
+}
+
+// finish cuts the data to whole records.
+func (r *rmppReceiver) finish() error {
+	rs := r.table.RecordSize
+	if rs == 0 {
+		if len(bytes.TrimRight(r.table.Data, "\x00")) != 0 {
+			return rmppErr("records with AttributeOffset 0")
+		}
+		r.table.Data = r.table.Data[:0]
+		return nil
+	}
+	r.table.Data = r.table.Data[:len(r.table.Data)/rs*rs]
+	return nil
 }

@@ -24,7 +24,7 @@ const (
 )
 
 // Address is where a MAD goes (on send) or where it came from (on receive),
-// the fields of the kernel's ib_user_mad_hdr (ib-mad-facts §1.1).
+// the fields of the kernel's ib_user_mad_hdr (docs/protocol.md, "The umad kernel interface").
 type Address struct {
 	LID       uint16 // DLID on send (PermissiveLID for DR SMPs), SLID on receive
 	QPN       uint32
@@ -76,6 +76,15 @@ type Packet struct {
 	// InPortKnown. A switch's port-0 agent on real hardware cannot tell.
 	InPort      uint8
 	InPortKnown bool
+	// Len is the length of the received message when the transport knows
+	// it (ibsim: the sender's length, at most 256; umad: the kernel's
+	// reassembled RMPP length), 0 when it does not.
+	Len int
+	// RMPPTail is the rest of a message longer than one MAD that the
+	// transport reassembled (the kernel's RMPP: the data parts of segments
+	// 2..n, docs/protocol.md "RMPP"). A transport sets it to a slice it
+	// does not reuse; nil otherwise.
+	RMPPTail []byte
 }
 
 // Registration asks a Transport to deliver unsolicited requests of a class

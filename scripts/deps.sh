@@ -7,11 +7,12 @@
 #   make, gcc, linux-libc-dev, pkg-config  the test command, cgo and rdma/ib_user_mad.h
 #   ibsim-utils, libumad2sim0          the upstream InfiniBand simulator
 #   opensm, infiniband-diags           the SM and the stock diagnostics (oracles)
+#   ibutils                            ibdiagpath (its behaviour under ibsim is pinned by a test)
 #   prometheus, prometheus-alertmanager  promtool, and the real Prometheus and Alertmanager
 #   systemd                            systemd-analyze verify of the shipped unit
 set -euo pipefail
 pkgs=(make gcc libc6-dev linux-libc-dev pkg-config libibmad-dev libibumad-dev libopensm-dev
-	ibsim-utils libumad2sim0 opensm infiniband-diags prometheus prometheus-alertmanager systemd)
+	ibsim-utils libumad2sim0 opensm infiniband-diags ibutils prometheus prometheus-alertmanager systemd)
 missing=()
 if [ "${1:-}" = "--always" ]; then
 	missing=("${pkgs[@]}")

@@ -25,7 +25,7 @@ func (w *walk) sharedBlock(guid ibmad.GUID, path ibmad.DRPath, block uint32) (*i
 // support entry that expired (a new agent may have started), means walk.
 func (t *Tracer) confirm(w *walk) ([]Hop, bool) {
 	cp, ok := t.paths.Get(w.dlid)
-	if !ok || cp.srcLID != w.src.LID {
+	if !ok || cp.srcLID != w.src.LID || w.viaSA { // SA mode walks: its records are cached (discovery.go)
 		return nil, false
 	}
 	for _, h := range cp.hops[1:] {

@@ -41,6 +41,8 @@ type JSONResult struct {
 	MADs            int       `json:"mads"`
 	DurationSeconds float64   `json:"duration_seconds"`
 	FastPath        bool      `json:"fast_path"`
+	Discovery       string    `json:"discovery,omitempty"`   // smp or sa
+	SARequests      int       `json:"sa_requests,omitempty"` // SA record requests of an SA-mode walk
 	Time            time.Time `json:"time"`
 	Hops            []JSONHop `json:"hops"`
 }
@@ -49,7 +51,7 @@ type JSONResult struct {
 func (r *Result) JSON() JSONResult {
 	j := JSONResult{Destination: r.Destination.String(), Address: r.Destination.Address(), DLID: r.DLID, SourceLID: r.From, Port: r.Port,
 		Status: string(r.Status), Reason: string(r.Reason), PathHops: r.PathHops(), MADs: r.MADs,
-		DurationSeconds: r.Duration.Seconds(), FastPath: r.FastPath, Time: r.Start.UTC(), Hops: []JSONHop{}}
+		DurationSeconds: r.Duration.Seconds(), FastPath: r.FastPath, Discovery: string(r.Discovery), SARequests: r.SARequests, Time: r.Start.UTC(), Hops: []JSONHop{}}
 	if r.Err != nil {
 		j.Error = r.Err.Error()
 	}

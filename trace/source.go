@@ -18,7 +18,7 @@ import (
 // The agents' verdicts are for the MADs this node sends: a validation MAD
 // leaves from the local port, so the ingress each hop expects is computed
 // along the LID route from here to the LID it is addressed to
-// (docs/design.md, validation), not from the source. Such a trace neither
+// (docs/protocol.md, "The expected ingress ports"), not from the source. Such a trace neither
 // uses nor fills the confirmed-path cache of the local port's traces.
 func (t *Tracer) TraceFrom(ctx context.Context, from uint16, d Destination) *Result {
 	r := &Result{Destination: d, From: from, Start: time.Now()}
@@ -35,35 +35,25 @@ func (t *Tracer) TraceFrom(ctx context.Context, from uint16, d Destination) *Res
 	if from == 0 || from >= 0xC000 {
 		return finish(fail(StatusResolve, ReasonBadConfig, nil, "source LID %d is not a unicast LID (1..49151)", from))
 	}
-	if err := d.Validate(); err != nil {
-		return finish(fail(StatusResolve, ReasonBadConfig, err, "%s: %v", d, err))
+	if src, err := t.e.Port(); err == nil && src.LID != 0 {
+		local := Hop{LID: src.LID, LMC: src.LMC}
+		if src.NodeType == ibmad.NodeTypeSwitch {
+			local.LMC = 0
+		}
+		if owns(&local, from) {
+			res := t.Trace(ctx, d)
+			res.From = from
+			return res
+		}
 	}
-	src, err := t.e.Port()
-	if err != nil {
-		return finish(fail(StatusDevice, ReasonDevice, err, "local port: %v", err))
-	}
-	local := Hop{LID: src.LID, LMC: src.LMC}
-	if src.NodeType == ibmad.NodeTypeSwitch {
-		local.LMC = 0
-	}
-	if src.LID != 0 && owns(&local, from) {
-		res := t.Trace(ctx, d)
-		res.From = from
-		return res
-	}
-	w.src = src
-	if src.LID == 0 && src.NodeType != ibmad.NodeTypeSwitch {
-		return finish(fail(StatusDevice, ReasonDevice, nil,
-			"the local port %s/%d has no LID yet (state %s): is a subnet manager running?", src.CA, src.PortNum, src.State))
-	}
-	dlid, port, ferr := t.resolve(w, d)
-	if ferr != nil {
+	if ferr := t.begin(w, r, d); ferr != nil {
 		return finish(ferr)
 	}
-	w.dlid, r.DLID, r.Port = dlid, dlid, port
+	src, dlid := w.src, w.dlid
 
 	// Reach the source the way ibtracert does: a walk toward its LID.
 	toSrc := t.newWalk(ctx, src, from)
+	toSrc.viaSA, w.viaSA = false, false // a trace from another port walks with SMPs
 	pre, ferr := toSrc.walkPath()
 	w.mads.Add(toSrc.mads.Load())
 	if ferr != nil {

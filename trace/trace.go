@@ -7,13 +7,37 @@ import (
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 )
 
+// begin is the start of every trace: d must be valid, the local port must
+// have a LID (a switch's port 0 may not), and d resolves to a DLID, which
+// goes into w and r.
+func (t *Tracer) begin(w *walk, r *Result, d Destination) *Error {
+	if err := d.Validate(); err != nil {
+		return fail(StatusResolve, ReasonBadConfig, err, "%s: %v", d, err)
+	}
+	src, err := t.e.Port()
+	if err != nil {
+		return fail(StatusDevice, ReasonDevice, err, "local port: %v", err)
+	}
+	w.src = src
+	if src.LID == 0 && src.NodeType != ibmad.NodeTypeSwitch {
+		return fail(StatusDevice, ReasonDevice, nil,
+			"the local port %s/%d has no LID yet (state %s): is a subnet manager running?", src.CA, src.PortNum, src.State)
+	}
+	dlid, port, ferr := t.resolve(w, d)
+	if ferr != nil {
+		return ferr
+	}
+	w.dlid, r.DLID, r.Port = dlid, dlid, port
+	return nil
+}
+
 // Trace traces one destination. It never returns an error: failures are
 // in the Result, classified by Status and Reason.
 func (t *Tracer) Trace(ctx context.Context, d Destination) *Result {
 	r := &Result{Destination: d, Start: time.Now()}
 	w := t.newWalk(ctx, ibmad.PortAttributes{}, 0)
 	defer func() {
-		r.MADs = int(w.mads.Load())
+		r.MADs, r.SARequests = int(w.mads.Load()), int(w.saReqs.Load())
 		r.Duration = time.Since(r.Start)
 	}()
 	finish := func(e *Error) *Result {
@@ -21,23 +45,10 @@ func (t *Tracer) Trace(ctx context.Context, d Destination) *Result {
 		notAsked(r.Hops)
 		return r
 	}
-	if err := d.Validate(); err != nil {
-		return finish(fail(StatusResolve, ReasonBadConfig, err, "%s: %v", d, err))
-	}
-	src, err := t.e.Port()
-	if err != nil {
-		return finish(fail(StatusDevice, ReasonDevice, err, "local port: %v", err))
-	}
-	w.src = src
-	if src.LID == 0 && src.NodeType != ibmad.NodeTypeSwitch {
-		return finish(fail(StatusDevice, ReasonDevice, nil,
-			"the local port %s/%d has no LID yet (state %s): is a subnet manager running?", src.CA, src.PortNum, src.State))
-	}
-	dlid, port, ferr := t.resolve(w, d)
-	if ferr != nil {
+	if ferr := t.begin(w, r, d); ferr != nil {
 		return finish(ferr)
 	}
-	w.dlid, r.DLID, r.Port = dlid, dlid, port
+	src, dlid := w.src, w.dlid
 
 	if !t.opts.NoFastPath && !t.opts.NoValidate {
 		if hops, ok := t.confirm(w); ok {
@@ -45,7 +56,7 @@ func (t *Tracer) Trace(ctx context.Context, d Destination) *Result {
 			return r
 		}
 	}
-	hops, inPorts, ferr := t.fullTrace(w)
+	hops, inPorts, ferr := t.discoverTrace(w, r) // discovery.go
 	r.Hops = hops
 	if ferr != nil {
 		t.forget(dlid, d, hops, false)
@@ -56,8 +67,10 @@ func (t *Tracer) Trace(ctx context.Context, d Destination) *Result {
 		// sure the tables did not just change under us (an SM sweep) by
 		// reading them again before reporting.
 		w2 := t.newWalk(ctx, src, dlid)
+		w2.viaSA = w.viaSA
 		hops2, inPorts2, ferr2 := t.fullTrace(w2)
 		w.mads.Add(w2.mads.Load())
+		w.saReqs.Add(w2.saReqs.Load())
 		if ferr2 != nil {
 			t.forget(dlid, d, r.Hops, true) // the first walk's path saw status 7
 			r.Hops = hops2

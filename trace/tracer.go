@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"sync/atomic"
 	"time"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
@@ -33,6 +34,12 @@ type Options struct {
 	// destination. 0 turns sharing off. The exporter sets it, so that a
 	// leaf on every path is not asked once per destination.
 	ShareValidation time.Duration
+	// Discovery is how traces learn the path (discovery.go); "" is smp.
+	Discovery Discovery
+	// SARecordTTL is how long SA-mode walks share an SA record (LFT
+	// block, link, node, port) across destinations; default 10 s,
+	// negative: not at all (every trace asks again).
+	SARecordTTL time.Duration
 	// Now is the clock the caches expire by; default time.Now. (A
 	// Result's Start and Duration always use the real clock.)
 	Now func() time.Time
@@ -44,8 +51,10 @@ type Tracer struct {
 	e    *ibmad.Engine
 	opts Options
 	caches
+	*saState // SA-only discovery (discovery.go)
 
 	resolved *ttlCache[Destination, resolvedEntry] // SA resolutions, for Options.ResolveTTL
+	health   atomic.Pointer[HealthChecker]         // fed by the walk's PortInfo reads (health.go)
 }
 
 type resolvedEntry struct {
@@ -67,7 +76,7 @@ func New(e *ibmad.Engine, o Options) *Tracer {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Tracer{e: e, opts: o, caches: newCaches(o),
+	return &Tracer{e: e, opts: o, caches: newCaches(o), saState: newSAState(o),
 		resolved: newTTLCache[Destination, resolvedEntry](o.ResolveTTL, cacheSize, o.Now)}
 }
 

@@ -204,6 +204,11 @@ type Result struct {
 	Duration time.Duration
 	Start    time.Time
 	FastPath bool // confirmed a cached path instead of walking
+	// Discovery is how the path was learnt: smp or sa (discovery.go);
+	// SARequests counts the SA record requests the walk sent (cached
+	// records are not asked again).
+	Discovery  Discovery
+	SARequests int
 	// From is the source LID of a trace from another port (TraceFrom,
 	// ibtracert's SRC DST); 0: from the local port.
 	From uint16

@@ -22,6 +22,9 @@ func (w *walk) nodeAtPath(path ibmad.DRPath) (nodeID, error) {
 	if ok {
 		return n, nil
 	}
+	if w.viaSA {
+		return w.saNodeAtPath(path)
+	}
 	ni, _, err := w.nodeInfo(path)
 	if err != nil {
 		return nodeID{}, err

@@ -18,6 +18,10 @@ type walk struct {
 	src  ibmad.PortAttributes
 	dlid uint16
 	mads atomic.Int64
+	// viaSA: the walk reads SA records instead of sending SMPs (sawalk.go);
+	// saReqs counts the SA record requests it sent.
+	viaSA  bool
+	saReqs atomic.Int64
 
 	mu     sync.Mutex
 	nodeAt map[string]nodeID // DR path -> node, for LID-route computations
@@ -28,7 +32,7 @@ type walk struct {
 }
 
 func (t *Tracer) newWalk(ctx context.Context, src ibmad.PortAttributes, dlid uint16) *walk {
-	return &walk{t: t, ctx: ctx, src: src, dlid: dlid, nodeAt: map[string]nodeID{}, lft: map[lftKey]*ibmad.LFTBlock{}}
+	return &walk{t: t, ctx: ctx, src: src, dlid: dlid, nodeAt: map[string]nodeID{}, lft: map[lftKey]*ibmad.LFTBlock{}, viaSA: t.useSA()}
 }
 
 type nodeID struct {
@@ -36,6 +40,7 @@ type nodeID struct {
 	inPort   uint8
 	isSwitch bool
 	path     ibmad.DRPath
+	lid      uint16 // SA mode: the LID the SA knows the node's port by
 }
 
 func (w *walk) do(req *ibmad.Request) (*ibmad.Response, error) {
@@ -122,12 +127,22 @@ func (w *walk) lftBlock(guid ibmad.GUID, path ibmad.DRPath, block uint32) (*ibma
 	if b != nil {
 		return b, nil
 	}
-	resp, err := w.smp(path, ibmad.AttrLinearForwardingTable, block)
-	if err != nil {
-		return nil, err
+	if w.viaSA {
+		lid, err := w.saLIDOf(guid)
+		if err != nil {
+			return nil, err
+		}
+		if b, err = w.saLFTBlock(lid, block); err != nil {
+			return nil, err
+		}
+	} else {
+		resp, err := w.smp(path, ibmad.AttrLinearForwardingTable, block)
+		if err != nil {
+			return nil, err
+		}
+		b = new(ibmad.LFTBlock)
+		_ = b.UnmarshalBinary(resp.MAD.SMPData())
 	}
-	b = new(ibmad.LFTBlock)
-	_ = b.UnmarshalBinary(resp.MAD.SMPData())
 	w.mu.Lock()
 	w.lft[k] = b
 	w.mu.Unlock()
@@ -212,6 +227,9 @@ func (w *walk) egressFor(h *Hop, dlid uint16) (uint8, *Error) {
 
 // walkPath is the directed-route walk (docs/architecture.md, "The life of a trace").
 func (w *walk) walkPath() ([]Hop, *Error) {
+	if w.viaSA {
+		return w.saWalkPath()
+	}
 	ni, rtt, err := w.nodeInfo(ibmad.DRPath{})
 	if err != nil {
 		return nil, w.smpFail(err, "NodeInfo of the local node")
@@ -288,6 +306,7 @@ func (w *walk) follow(hops []Hop, egress uint8, seen map[ibmad.GUID]bool) ([]Hop
 		if err != nil {
 			return hops, w.smpFail(err, "PortInfo of %s %q", ni.NodeType, desc)
 		}
+		w.t.notePortInfo(&ni, &pi) // reused by the path health (health.go)
 		h := Hop{Hop: len(hops), NodeGUID: ni.NodeGUID, PortGUID: ni.PortGUID, NodeType: ni.NodeType, NodeDesc: desc,
 			LID: pi.LID, LMC: pi.LMC, InPort: ni.LocalPortNum, DRPath: path, RTT: rtt, numPorts: ni.NumPorts}
 		if isSwitch {

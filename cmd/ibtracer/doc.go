@@ -13,7 +13,8 @@
 // (the OFED format, internal/nodenamemap) gives hops their site names.
 //
 // Exit status: 0 every destination traced and valid, 1 a port mismatch
-// (status 7) was found, 2 bad usage, 3 a path over 64 hops, 4 unreachable
+// (status 7) was found (or, with --health, a link of a traced path is
+// unhealthy: the JSON's health.healthy tells them apart), 2 bad usage, 3 a path over 64 hops, 4 unreachable
 // (no route, link down, timeout), 5 SA resolution failed, 6 device or
 // transport error. With several destinations, a mismatch wins; otherwise
 // the highest status.

@@ -41,6 +41,9 @@ type options struct {
 	portAlias   string
 	nameMap     string
 	from        uint16 // SRC_LID of the SRC DST form; 0: the local port
+	lmcAll      bool   // every LID of each destination port (lmc.go)
+	discovery   string // smp, sa or auto (trace.Discovery)
+	health      healthFlags
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -67,6 +70,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	app.Flag("Ca", "The CA to use, as ibtracert's -C (the same as --ib.ca).").Short('C').PlaceHolder("CA").StringVar(&o.caAlias)
 	app.Flag("Port", "The CA port to use, as ibtracert's -P (the same as --ib.port).").Short('P').PlaceHolder("PORT").StringVar(&o.portAlias)
 	app.Flag("node-name-map", "OFED node-name-map file (lines 0xGUID \"name\"): hops show these site names.").Short('n').PlaceHolder("FILE").StringVar(&o.nameMap)
+	app.Flag("lmc-all", "Trace every LID of each destination port (base LID .. base+2^LMC-1) and report the distinct paths and the hops they share.").BoolVar(&o.lmcAll)
+	app.Flag("discovery", "How the path is learnt: smp (directed-route SMPs), sa (SA records only, for fabrics where only the SM may send SMPs) or auto (SMPs, falling back to the SA when they are refused at the first hop).").Default("auto").EnumVar(&o.discovery, "smp", "sa", "auto")
+	addHealthFlags(app, &o.health)
 	app.Arg("lids", "ibtracert's forms: DST_LID, or SRC_LID DST_LID to trace from another port.").StringsVar(&o.positional)
 	app.Version(version())
 	helped := false
@@ -85,6 +91,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	dests, err := o.destinations()
 	if err != nil {
 		fmt.Fprintf(stderr, "ibtracer: %v; see ibtracer --help\n", err)
+		return trace.ExitUsage
+	}
+	hopts, health, err := o.health.options()
+	if err != nil {
+		fmt.Fprintf(stderr, "ibtracer: %v\n", err)
 		return trace.ExitUsage
 	}
 	var names nodenamemap.Map
@@ -117,8 +128,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	e := ibmad.NewEngine(opened.Transport, ibmad.Options{Timeout: timeout, Retries: retries})
 	defer e.Close()
-	tr := trace.New(e, trace.Options{Timeout: timeout, Retries: retries, OUI: ibmad.OUI(oui), SL: o.sl, NoValidate: o.noValidate})
+	tr := trace.New(e, trace.Options{Timeout: timeout, Retries: retries, OUI: ibmad.OUI(oui), SL: o.sl, NoValidate: o.noValidate,
+		Discovery: trace.Discovery(o.discovery)})
 
+	var hc *trace.HealthChecker
+	if health {
+		hc = trace.NewHealthChecker(tr, hopts)
+	}
 	ctx := context.Background()
 	if o.all {
 		all, err := tr.AllCAPorts(ctx)
@@ -132,6 +148,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return trace.ExitDevice
 		}
 		dests = append(dests, skipSource(all, src)...)
+	}
+	if o.lmcAll {
+		if health {
+			fmt.Fprintln(stderr, "ibtracer: --health (and --expect-*, --pm, --threshold-file) does not combine with --lmc-all; trace one LID with --health")
+			return trace.ExitUsage
+		}
+		return runLMC(ctx, tr, &o, dests, names, stdout, stderr)
 	}
 	var prog *progress
 	if o.all && isTerminal(stderr) {
@@ -156,6 +179,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	wg.Wait()
 	prog.finish()
+	var healths []*trace.PathHealth
+	if hc != nil {
+		healths = checkAll(ctx, hc, results, o.health.pmInterval, o.concurrency)
+	}
 	if names != nil {
 		for _, r := range results {
 			for i := range r.Hops {
@@ -166,7 +193,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	switch {
 	case o.format == "json":
-		if err := trace.WriteJSON(stdout, results); err != nil {
+		if err := writeJSON(stdout, results, healths); err != nil {
 			fmt.Fprintf(stderr, "ibtracer: %v\n", err)
 			return trace.ExitDevice
 		}
@@ -176,10 +203,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 				fmt.Fprintln(stdout)
 			}
 			r.WriteVerbose(stdout)
+			if healths != nil {
+				writeHealthVerbose(stdout, healths[i])
+			}
 		}
 	default:
-		for _, r := range results {
+		for i, r := range results {
 			fmt.Fprintln(stdout, r.Summary())
+			if healths != nil {
+				fmt.Fprintln(stdout, "  "+healthSummary(healths[i]))
+			}
 		}
 	}
 	if o.all {
@@ -189,14 +222,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintln(out, totalsOf(results))
 	}
-	return exitCode(results)
+	return exitCode(results, healths)
 }
 
-// exitCode: a mismatch wins; otherwise the highest status.
-func exitCode(rs []*trace.Result) int {
+// exitCode: a mismatch (or, with --health, an unhealthy link) wins;
+// otherwise the highest status.
+func exitCode(rs []*trace.Result, hs []*trace.PathHealth) int {
 	code := trace.ExitOK
-	for _, r := range rs {
+	for i, r := range rs {
 		c := r.ExitCode()
+		if hs != nil {
+			c = healthExit(c, hs[i])
+		}
 		if c == trace.ExitMismatch {
 			return c
 		}
@@ -225,6 +262,9 @@ func (o *options) destinations() ([]trace.Destination, error) {
 		}
 	default:
 		return nil, fmt.Errorf("%d LIDs given: want DST_LID or SRC_LID DST_LID", len(o.positional))
+	}
+	if o.from != 0 && o.discovery == "sa" {
+		return nil, fmt.Errorf("--discovery=sa traces from the local port: give no SRC_LID with it")
 	}
 	if o.from != 0 && o.all {
 		return nil, fmt.Errorf("--all traces from the local port: give no SRC_LID with it")

@@ -52,6 +52,7 @@ type Config struct {
 	OUI          OUI           `yaml:"oui"`
 	SL           uint8         `yaml:"sl"`
 	Agent        AgentConfig   `yaml:"agent"`
+	Health       HealthConfig  `yaml:"health"` // path health (health.go)
 	Destinations []Destination `yaml:"destinations"`
 	// JitterSeed replaces the local port GUID as the seed of the
 	// destinations' phases (collector.Exporter.SetSeed).
@@ -63,6 +64,8 @@ type Config struct {
 	// NodeNameMap is an OFED node-name-map file (internal/nodenamemap);
 	// a relative path is relative to the configuration file.
 	NodeNameMap string `yaml:"node_name_map"`
+	// Discovery is how traces learn the path: smp, sa or auto (paths.go).
+	Discovery string `yaml:"discovery"`
 	// NodeNames is NodeNameMap read: node GUID to site name (nil: none).
 	NodeNames nodenamemap.Map `yaml:"-"`
 	lines     map[string]int
@@ -87,8 +90,11 @@ type Destination struct {
 	Port     int               `yaml:"port"` // with node: which port; default its first active one
 	Interval Duration          `yaml:"interval"`
 	Labels   map[string]string `yaml:"labels"`
-	line     int
-	lines    map[string]int
+	// Paths is "one" (the default: the LID given) or "all" (every LID of
+	// the port's LMC range; paths.go).
+	Paths string `yaml:"paths"`
+	line  int
+	lines map[string]int
 }
 
 // Line is where the destination starts in its file.
@@ -227,7 +233,7 @@ var labelNameRe = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
 // ReservedLabels are the label names the exporter sets itself.
 var ReservedLabels = map[string]bool{"destination": true, "hop": true, "node_guid": true, "node_desc": true,
 	"node_type": true, "in_port": true, "out_port": true, "lid": true, "status": true, "result": true, "reason": true,
-	"class": true, "port_guid": true, "le": true, "instance": true, "job": true, "address": true, "kind": true, "ibtracer_args": true}
+	"class": true, "port_guid": true, "le": true, "instance": true, "job": true, "address": true, "kind": true, "ibtracer_args": true, "lid_offset": true, "mode": true}
 
 func (c *Config) defaults(file string) error {
 	bad := func(line int, field, format string, a ...any) error {
@@ -320,9 +326,15 @@ func (c *Config) defaults(file string) error {
 		}
 		c.NodeNames = m
 	}
+	if err := c.Health.check(file, c.line("health")); err != nil {
+		return err
+	}
 	if c.ValidateAgents == nil {
 		t := true
 		c.ValidateAgents = &t
+	}
+	if err := c.checkDiscovery(bad); err != nil {
+		return err
 	}
 	names := map[string]int{}
 	for i := range c.Destinations {
@@ -377,6 +389,9 @@ func (c *Config) defaults(file string) error {
 		}
 		if d.Interval == 0 {
 			d.Interval = c.Interval
+		}
+		if err := d.checkPaths(i, bad); err != nil {
+			return err
 		}
 		for k := range d.Labels {
 			if !labelNameRe.MatchString(k) || strings.HasPrefix(k, "__") {

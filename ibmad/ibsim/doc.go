@@ -16,6 +16,11 @@
 // top 16 bits of every request's TID, and returns a request nobody handles
 // to its sender with status 110 (ETIMEDOUT).
 //
+// A received request's length field is passed up as Packet.Len:
+// libumad2sim cuts a longer message (OpenSM's RMPP answers) to 256 bytes,
+// so a GetTable answer arrives as its first MAD only (docs/protocol.md,
+// "SA tables").
+//
 // When ibsim goes away, Send and Port fail with errors wrapping
 // ibmad.ErrDeviceLost; a restarted ibsim does not know the old client, so
 // the owner dials again (the exporter does so with backoff). Datagrams that

@@ -94,6 +94,11 @@ func unmarshalRequest(b []byte, p *ibmad.Packet) error {
 		p.Addr.QKey = ibmad.QP1QKey
 	}
 	p.TimedOut = binary.BigEndian.Uint32(b[16:]) != 0
+	// The sender's length: libumad2sim cuts a longer (RMPP) message to
+	// 256 bytes and says so here; a shorter one is a whole small message.
+	if n := binary.BigEndian.Uint64(b[requestLenOff:]); n > 0 && n <= ibmad.MADSize {
+		p.Len = int(n)
+	}
 	copy(p.MAD[:], b[requestMADOff:])
 	return nil
 }

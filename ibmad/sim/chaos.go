@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"sort"
 	"time"
+
+	"github.com/ibtracer/ibtracer_exporter/ibmad"
 )
 
 // ChaosOptions configure Fabric.Chaos.
@@ -17,16 +19,36 @@ type ChaosOptions struct {
 	// Wait waits d and returns true, or returns false as soon as ctx ends.
 	// Default: a timer. Tests inject one that returns at once.
 	Wait func(ctx context.Context, d time.Duration) bool
+	// Source is the node the tracer runs on (default: the first CA, as
+	// --sim.node). Faults are placed on its routes, where its traces and
+	// their validation MADs see them.
+	Source string
 }
 
-// Chaos intervals: a fault every 20-40 s, each in force for a while.
+// Chaos intervals: the first fault within 20 s, then one every 20-40 s,
+// each in force for a while.
 const (
-	chaosMinGap     = 20 * time.Second
-	chaosGapSpread  = 20 // seconds
-	chaosLossy      = 30 * time.Second
-	chaosLinkDown   = 40 * time.Second
-	chaosDivergence = 60 * time.Second
-	chaosDropRate   = 0.3
+	chaosFirst       = 10 * time.Second
+	chaosMinGap      = 20 * time.Second
+	chaosGapSpread   = 20 // seconds
+	chaosLossy       = 30 * time.Second
+	chaosLinkDown    = 40 * time.Second
+	chaosDivergence  = 60 * time.Second
+	chaosIngressHide = 40 * time.Second
+	chaosAgentMute   = 30 * time.Second
+	chaosDropRate    = 0.3
+	chaosTargetTries = 4 // targets a kind of fault tries before the next kind
+)
+
+// The kinds of fault, injected in this order, round and round, so that a
+// demonstration shows every agent verdict in its first minutes.
+const (
+	faultDivergence  = iota // the data plane leaves the LFT: status 7, mismatch
+	faultLinkDown           // a link down and re-routed: a path change
+	faultIngressHide        // an agent cannot tell the ingress: ingress_unknown
+	faultAgentMute          // an agent stops answering (overloaded): lost
+	faultLossy              // a lossy link: lost validation MADs, timeouts
+	faultKinds
 )
 
 type repair struct {
@@ -37,10 +59,14 @@ type repair struct {
 }
 
 // Chaos breaks the fabric now and then until ctx ends, for demonstrations
-// (the exporter's --sim.faults): a lossy inter-switch link, a link that
-// goes down (and is re-routed around, as an SM sweep would), or a switch
-// whose data plane diverges from its forwarding table for another
-// switch's LID. Every fault is repaired after a while; when ctx ends,
+// (the exporter's --sim.faults), on the routes of the source node: a
+// switch whose data plane diverges from its forwarding table for another
+// switch's LID, so that the validation MAD to that switch arrives by
+// another port than the tables say (docs/protocol.md, "The expected
+// ingress ports"); a lossy link; a switch whose agent cannot tell the
+// ingress port; a switch whose agent stops answering (as an overloaded
+// or rate-limited one); a link that goes down (and is re-routed around, as an SM
+// sweep would). Every fault is repaired after a while; when ctx ends,
 // Chaos repairs what is still broken and returns. Faults and repairs run
 // on the caller's goroutine, on one schedule: nothing sleeps elsewhere.
 func (f *Fabric) Chaos(ctx context.Context, o ChaosOptions) {
@@ -53,19 +79,22 @@ func (f *Fabric) Chaos(ctx context.Context, o ChaosOptions) {
 	if o.Wait == nil {
 		o.Wait = waitTimer
 	}
+	src := f.chaosSource(o.Source)
 	var switches []*Node
 	for _, n := range f.Nodes() {
-		if n.IsSwitch() {
+		if n.IsSwitch() && n != src && !(src != nil && !src.IsSwitch() && attachedTo(src, n)) {
 			switches = append(switches, n)
 		}
 	}
-	if len(switches) < 2 {
+	if src == nil || len(switches) == 0 {
 		return
 	}
+	defer f.healthFaults(src, o.Log, time.Now)() // standing path-health faults (health_chaos.go)
 	rng := o.Rand
 	var now time.Duration
 	var pending []repair
-	nextFault := chaosMinGap + time.Duration(rng.IntN(chaosGapSpread))*time.Second
+	nextFault := chaosFirst + time.Duration(rng.IntN(chaosGapSpread/2))*time.Second
+	kind := 0
 	defer func() {
 		for _, r := range pending {
 			r.fn()
@@ -91,52 +120,160 @@ func (f *Fabric) Chaos(ctx context.Context, o ChaosOptions) {
 			continue
 		}
 		nextFault = now + chaosMinGap + time.Duration(rng.IntN(chaosGapSpread))*time.Second
-		if r, ok := f.injectFault(rng, switches, o.Log); ok {
-			r.at += now
-			pending = append(pending, r)
-			sort.SliceStable(pending, func(i, j int) bool { return pending[i].at < pending[j].at })
+		// A kind that finds nothing to break on a few targets (no parallel
+		// link up, a target already broken) gives way to the next one.
+		for tries := 0; tries < chaosTargetTries*faultKinds; tries++ {
+			r, ok := f.injectFault(kind, rng, src, switches, o.Log)
+			if ok || tries%chaosTargetTries == chaosTargetTries-1 {
+				kind = (kind + 1) % faultKinds
+			}
+			if ok {
+				r.at += now
+				pending = append(pending, r)
+				sort.SliceStable(pending, func(i, j int) bool { return pending[i].at < pending[j].at })
+				break
+			}
 		}
 	}
 }
 
-// injectFault applies one random fault and returns its repair, with the
-// delay after which it is due.
-func (f *Fabric) injectFault(rng *rand.Rand, switches []*Node, log func(string, ...any)) (repair, bool) {
-	sw := switches[rng.IntN(len(switches))]
-	var linked []int
-	for _, p := range sw.Ports[1:] {
-		if p.Remote != nil && p.Remote.Node.IsSwitch() {
-			linked = append(linked, int(p.Num))
+// chaosSource returns the named node, or the first CA.
+func (f *Fabric) chaosSource(name string) *Node {
+	if name != "" {
+		return f.byName[name]
+	}
+	for _, n := range f.Nodes() {
+		if n.Type == ibmad.NodeTypeCA {
+			return n
 		}
 	}
-	if len(linked) == 0 {
+	return nil
+}
+
+// attachedTo says whether CA src is cabled to switch sw.
+func attachedTo(src, sw *Node) bool {
+	for _, p := range src.Ports[1:] {
+		if p.Remote != nil && p.Remote.Node == sw {
+			return true
+		}
+	}
+	return false
+}
+
+// link is one step of a route: out of From by Out, into To by In.
+type link struct {
+	From *Node
+	Out  uint8
+	To   *Node
+	In   uint8
+}
+
+// route follows the programmed forwarding tables (what SMPs read, not
+// the data plane) from src to the node that owns lid.
+func (f *Fabric) route(src *Node, lid uint16) []link {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	var out []link
+	cur := src
+	if !src.IsSwitch() {
+		p := src.Ports[1]
+		for _, q := range src.Ports[1:] {
+			if q.Remote != nil {
+				p = q
+				break
+			}
+		}
+		if p.Remote == nil {
+			return nil
+		}
+		out = append(out, link{src, p.Num, p.Remote.Node, p.Remote.Num})
+		cur = p.Remote.Node
+	}
+	for len(out) < ibmad.MaxTraceHops && cur.IsSwitch() && cur.Ports[0].LID != lid {
+		if int(lid) >= len(cur.lft) {
+			return nil
+		}
+		port := cur.lft[lid]
+		if int(port) >= len(cur.Ports) || port == 0 || cur.Ports[port].Remote == nil {
+			return nil
+		}
+		r := cur.Ports[port].Remote
+		out = append(out, link{cur, port, r.Node, r.Num})
+		cur = r.Node
+	}
+	if !cur.IsSwitch() || cur.Ports[0].LID != lid {
+		return nil
+	}
+	return out
+}
+
+// injectFault applies one fault of the kind on the source's route to a
+// random switch and returns its repair, with the delay after which it is
+// due.
+func (f *Fabric) injectFault(kind int, rng *rand.Rand, src *Node, switches []*Node, log func(string, ...any)) (repair, bool) {
+	target := switches[rng.IntN(len(switches))]
+	lid := target.Ports[0].LID
+	rt := f.route(src, lid)
+	if len(rt) < 2 { // the source's own link, then at least one between switches
 		return repair{}, false
 	}
-	port := linked[rng.IntN(len(linked))]
-	switch rng.IntN(3) {
-	case 0:
-		kv := []any{"switch", sw.Name, "port", port}
-		_ = f.SetDropRate(sw.Name, port, chaosDropRate)
-		log("sim fault: lossy link", kv...)
-		return repair{at: chaosLossy, msg: "lossy link", kv: kv, fn: func() { _ = f.SetDropRate(sw.Name, port, 0) }}, true
-	case 1:
-		kv := []any{"switch", sw.Name, "port", port}
-		_ = f.SetLinkState(sw.Name, port, false, true)
-		log("sim fault: link down, re-routed", kv...)
-		return repair{at: chaosLinkDown, msg: "link down", kv: kv, fn: func() { _ = f.SetLinkState(sw.Name, port, true, true) }}, true
-	default:
-		other := switches[rng.IntN(len(switches)-1)]
-		if other == sw {
-			other = switches[len(switches)-1] // any switch but sw
+	switch kind {
+	case faultDivergence:
+		// The last switch before the target sends the target's LID out of
+		// another cable to it: the validation MAD to the target's own LID
+		// arrives by another port than the forwarding tables say.
+		last := rt[len(rt)-1]
+		var alt []uint8
+		for _, p := range last.From.Ports[1:] {
+			if p.Num != last.Out && p.Remote != nil && p.Remote.Node == target && p.State == ibmad.PortStateActive {
+				alt = append(alt, p.Num)
+			}
 		}
-		lid, _ := f.LIDOf(other.Name, 0)
-		if lid == 0 {
+		if len(alt) == 0 {
 			return repair{}, false
 		}
-		kv := []any{"switch", sw.Name, "lid", lid, "port", port}
-		_ = f.SetForwardOverride(sw.Name, lid, uint8(port))
+		port := alt[rng.IntN(len(alt))]
+		sw := last.From.Name
+		kv := []any{"switch", sw, "lid", lid, "port", port, "lft_port", last.Out, "seen_at", target.Name}
+		if err := f.SetForwardOverride(sw, lid, port); err != nil {
+			return repair{}, false
+		}
 		log("sim fault: data plane diverges from the LFT", kv...)
-		return repair{at: chaosDivergence, msg: "data plane divergence", kv: kv, fn: func() { f.ClearForwardOverrides(sw.Name) }}, true
+		return repair{at: chaosDivergence, msg: "data plane divergence", kv: kv, fn: func() { f.ClearForwardOverrides(sw) }}, true
+	case faultLinkDown:
+		l := rt[1]
+		kv := []any{"switch", l.From.Name, "port", l.Out}
+		if err := f.SetLinkState(l.From.Name, int(l.Out), false, true); err != nil {
+			return repair{}, false
+		}
+		log("sim fault: link down, re-routed", kv...)
+		return repair{at: chaosLinkDown, msg: "link down", kv: kv, fn: func() { _ = f.SetLinkState(l.From.Name, int(l.Out), true, true) }}, true
+	case faultIngressHide:
+		if target.hideIn.Load() {
+			return repair{}, false
+		}
+		kv := []any{"switch", target.Name}
+		target.hideIn.Store(true)
+		log("sim fault: agent cannot tell the ingress port", kv...)
+		return repair{at: chaosIngressHide, msg: "agent ingress hidden", kv: kv, fn: func() { target.hideIn.Store(false) }}, true
+	case faultAgentMute:
+		if target.muteAgents.Load() {
+			return repair{}, false
+		}
+		kv := []any{"switch", target.Name}
+		target.muteAgents.Store(true)
+		log("sim fault: agent stops answering", kv...)
+		return repair{at: chaosAgentMute, msg: "agent mute", kv: kv, fn: func() { target.muteAgents.Store(false) }}, true
+	default: // faultLossy
+		// The first link between switches on the route: the trace's SMPs
+		// and the validation MADs beyond it cross it.
+		l := rt[1]
+		kv := []any{"switch", l.From.Name, "port", l.Out}
+		if err := f.SetDropRate(l.From.Name, int(l.Out), chaosDropRate); err != nil {
+			return repair{}, false
+		}
+		log("sim fault: lossy link", kv...)
+		return repair{at: chaosLossy, msg: "lossy link", kv: kv, fn: func() { _ = f.SetDropRate(l.From.Name, int(l.Out), 0) }}, true
 	}
 }
 

@@ -19,6 +19,12 @@ func broken(f *Fabric) []string {
 		if len(n.override) > 0 {
 			out = append(out, n.Name+" diverges")
 		}
+		if n.hideIn.Load() {
+			out = append(out, n.Name+" hides the ingress")
+		}
+		if n.muteAgents.Load() {
+			out = append(out, n.Name+" mute")
+		}
 		for _, p := range n.Ports {
 			if p == nil {
 				continue
@@ -66,6 +72,7 @@ func TestChaosSchedule(t *testing.T) {
 	var events []event
 	var lastFault time.Duration
 	faults, repairs, inForce := 0, 0, 0
+	kinds := map[string]int{}
 	logf := func(msg string, kv ...any) {
 		events = append(events, event{clock, msg})
 		switch {
@@ -73,9 +80,12 @@ func TestChaosSchedule(t *testing.T) {
 			repairs++
 			inForce--
 		case strings.HasPrefix(msg, "sim fault:"):
-			if gap := clock - lastFault; gap < 20*time.Second || gap > 40*time.Second {
+			if gap := clock - lastFault; faults == 0 && (gap < 10*time.Second || gap > 20*time.Second) {
+				t.Errorf("first fault at %v: want 10-20s", clock)
+			} else if faults > 0 && (gap < 20*time.Second || gap > 40*time.Second) {
 				t.Errorf("fault at %v, %v after the previous one: want 20-40s", clock, gap)
 			}
+			kinds[msg]++
 			lastFault = clock
 			faults++
 			inForce++
@@ -90,6 +100,15 @@ func TestChaosSchedule(t *testing.T) {
 	}
 	if b := broken(f); len(b) != 0 {
 		t.Fatalf("after Chaos returned: still broken: %v", b)
+	}
+	// Every kind, round and round.
+	if len(kinds) != faultKinds {
+		t.Errorf("fault kinds injected: %v, want %d kinds", kinds, faultKinds)
+	}
+	for k, n := range kinds {
+		if n < faults/faultKinds-1 {
+			t.Errorf("%q injected %d times of %d faults: the kinds do not take turns", k, n, faults)
+		}
 	}
 	// Each repair comes its fault's duration after it (no fault was
 	// repaired early, none lasts for ever): every event happens at most 60s

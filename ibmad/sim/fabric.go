@@ -50,6 +50,9 @@ type Fabric struct {
 	rng       atomic.Uint64
 	nextHiTID atomic.Uint32
 	mads      atomic.Uint64 // MADs injected, for tests and benchmarks
+
+	smpMode atomic.Int32 // fault: only the SM node may send SMPs (smpfirewall.go)
+	rmpp    rmppSessions // the SA's GetTable transfers (sa_rmpp.go)
 }
 
 // Node is a simulated CA, switch or router.
@@ -69,7 +72,10 @@ type Node struct {
 	lft      []uint8
 	override map[uint16]uint8 // data plane entries that differ from lft
 
-	silent     atomic.Bool // fault: the node answers nothing
+	silent     atomic.Bool              // fault: the node answers nothing
+	hideIn     atomic.Bool              // fault: its agents cannot tell the ingress port (chaos.go)
+	muteAgents atomic.Bool              // fault: its agents (and the kernel for them) answer nothing (chaos.go)
+	pma        atomic.Pointer[pmaFault] // fault: what the PMA answers (health_faults.go)
 	transports atomic.Pointer[[]*Transport]
 }
 
@@ -84,8 +90,9 @@ type Port struct {
 	State  ibmad.PortState
 	Phys   ibmad.PhysState
 
-	dropPPM atomic.Uint32 // fault: parts per million of MADs dropped on egress
-	ctr     portCounters
+	dropPPM  atomic.Uint32                // fault: parts per million of MADs dropped on egress
+	training atomic.Pointer[LinkTraining] // fault: trained below capability (health_faults.go)
+	ctr      portCounters
 }
 
 type atomicU64 = atomic.Uint64
@@ -94,6 +101,7 @@ type portCounters struct {
 	xmitPkts, rcvPkts, xmitData, rcvData             atomic.Uint64
 	xmitDiscards, rcvErrors, linkDowned, switchRelay atomic.Uint64
 	symbolErrors                                     atomic.Uint64
+	climb                                            atomic.Pointer[errorClimb] // fault (health_faults.go)
 }
 
 // NumPorts returns the number of external ports.

@@ -185,11 +185,14 @@ func (f *Fabric) sendLID(t *Transport, p *ibmad.Packet, tid uint64, isResp bool)
 	case class == ibmad.ClassPerfMgt:
 		answer = func(rm *ibmad.MAD) bool { f.pma(node, rm); return true }
 	default:
+		if node.muteAgents.Load() { // fault: its agents answer nothing (chaos.go)
+			return
+		}
 		for _, dst := range node.transportList() {
 			if dst.accepts(m) {
 				r := dst.packet()
 				*r = ibmad.Packet{MAD: *m, Addr: ibmad.Address{LID: slid, QPN: ibmad.QP1, QKey: ibmad.QP1QKey,
-					SL: p.Addr.SL, PKeyIndex: p.Addr.PKeyIndex}, InPort: in.Num, InPortKnown: true}
+					SL: p.Addr.SL, PKeyIndex: p.Addr.PKeyIndex}, InPort: in.Num, InPortKnown: !node.hideIn.Load()}
 				r.MAD.SetTID(tid)
 				f.deliver(dst, r, hops)
 				return
@@ -212,6 +215,9 @@ func (f *Fabric) sendLID(t *Transport, p *ibmad.Packet, tid uint64, isResp bool)
 	if node.IsSwitch() {
 		back = node.Ports[0]
 	}
+	if class == ibmad.ClassSubnAdm && node == f.sm && f.saRMPP(t, m, tid, p.Addr, back, slid, hops) {
+		return // a GetTable transfer (sa_rmpp.go) took it
+	}
 	rnode, _, rhops, ok := f.lidRoute(back, slid)
 	if !ok || rnode != t.node {
 		return
@@ -219,11 +225,11 @@ func (f *Fabric) sendLID(t *Transport, p *ibmad.Packet, tid uint64, isResp bool)
 	r := t.packet()
 	*r = ibmad.Packet{MAD: *m}
 	r.MAD.SetTID(tid)
+	r.Addr = ibmad.Address{LID: p.Addr.LID, QPN: p.Addr.QPN, QKey: p.Addr.QKey, SL: p.Addr.SL}
 	if !answer(&r.MAD) {
 		t.pool.Put(r)
 		return
 	}
-	r.Addr = ibmad.Address{LID: p.Addr.LID, QPN: p.Addr.QPN, QKey: p.Addr.QKey, SL: p.Addr.SL}
 	f.deliver(t, r, hops+rhops)
 }
 

@@ -14,12 +14,16 @@ func (f *Fabric) pma(node *Node, m *ibmad.MAD) {
 		m.SetStatus(ibmad.StatusMethodUnsupported)
 		return
 	}
+	if node.pmaFaulted(m) {
+		return
+	}
 	data := m.PerfMgtData()
 	switch m.AttrID() {
 	case ibmad.AttrClassPortInfo:
 		cpi := ibmad.ClassPortInfo{BaseVersion: 1, ClassVersion: 1, RespTimeValue: 18,
 			CapabilityMask:  ibmad.CPICapPMAllPort | ibmad.CPICapPMExtWidth | ibmad.CPICapPMXmitWait,
 			CapabilityMask2: 1 << 1} // IsAdditionalPortCountersExtendedSupported
+		node.pmaLegacy(&cpi)
 		clear(data)
 		_ = cpi.MarshalTo(data)
 	case ibmad.AttrPortCounters, ibmad.AttrPortCountersExtended:
@@ -75,10 +79,10 @@ func (s *counterSums) add(c *portCounters) {
 	s.xmitData += c.xmitData.Load()
 	s.rcvData += c.rcvData.Load()
 	s.xmitDiscards += c.xmitDiscards.Load()
-	s.rcvErrors += c.rcvErrors.Load()
+	s.rcvErrors += c.rcvErrors.Load() + c.climbed()
 	s.linkDowned += c.linkDowned.Load()
 	s.switchRelay += c.switchRelay.Load()
-	s.symbolErrors += c.symbolErrors.Load()
+	s.symbolErrors += c.symbolErrors.Load() + c.climbed()
 }
 
 func (c *portCounters) reset() {
@@ -86,6 +90,7 @@ func (c *portCounters) reset() {
 		&c.rcvErrors, &c.linkDowned, &c.switchRelay, &c.symbolErrors} {
 		a.Store(0)
 	}
+	c.restartClimb()
 }
 
 func sat8(v uint64) uint8 {

@@ -9,22 +9,27 @@ import (
 
 func saStatus(code uint8) ibmad.Status { return ibmad.Status(uint16(code) << 8) }
 
-// sa answers an SA request from t at the SM node: ClassPortInfo,
-// PathRecord by DGID (and SGID) and NodeRecord by any of its components,
+// sa answers an SA Get from t at the SM node: ClassPortInfo, PathRecord
+// by DGID (and SGID), NodeRecord by any of its components, and the
+// LFT/Link/PortInfo/SwitchInfo records by their keys (sa_records.go),
 // with Get semantics as OpenSM has them (no match: NoRecords; several:
-// TooManyRecords). ibmad/ibsim's TestOracleSimSAEqualsOpenSM checks every
-// answer against OpenSM's. The caller holds f.mu for reading.
+// TooManyRecords). GetTables of records go out with RMPP (sa_rmpp.go).
+// ibmad/ibsim's TestOracleSimSAEqualsOpenSM and
+// TestOracleSimSATablesEqualOpenSM check the answers against OpenSM's.
+// The caller holds f.mu for reading.
 func (f *Fabric) sa(t *Transport, m *ibmad.MAD) bool {
 	meth := m.Method()
 	switch m.AttrID() {
-	case ibmad.AttrClassPortInfo, ibmad.AttrPathRecord, ibmad.AttrNodeRecord:
+	case ibmad.AttrClassPortInfo, ibmad.AttrPathRecord, ibmad.AttrNodeRecord,
+		ibmad.AttrLFTRecord, ibmad.AttrLinkRecord, ibmad.AttrPortInfoRecord, ibmad.AttrSwitchInfoRecord:
 	default:
 		return false // OpenSM logs ERR 1A01 and does not answer
 	}
 	switch meth {
 	case ibmad.MethodGet:
 	case ibmad.MethodGetTable:
-		// OpenSM answers with RMPP, which the sim does not speak.
+		// Record tables go out with RMPP (sa_rmpp.go) before this;
+		// ClassPortInfo and PathRecord tables are not modelled.
 		m.SetMethod(ibmad.MethodGetResp)
 		m.SetStatus(ibmad.StatusMethodUnsupported)
 		return true
@@ -56,17 +61,15 @@ func (f *Fabric) sa(t *Transport, m *ibmad.MAD) bool {
 		}
 		clear(data)
 		_ = pr.MarshalTo(data)
-	case ibmad.AttrNodeRecord:
-		var q ibmad.NodeRecord
-		_ = q.UnmarshalBinary(data)
-		found := f.nodeRecords(&q, mask)
+	default:
+		found, _, _ := f.saTable(m.AttrID(), data, mask)
 		switch len(found) {
 		case 0:
 			m.SetStatus(saStatus(ibmad.SAStatusNoRecords))
 			return true
 		case 1:
 			clear(data)
-			_ = found[0].MarshalTo(data)
+			copy(data, found[0])
 		default:
 			m.SetStatus(saStatus(ibmad.SAStatusTooManyRecords))
 			return true

@@ -45,9 +45,7 @@ func (f *Fabric) sma(node *Node, in *Port, m *ibmad.MAD) {
 			status = ibmad.StatusMethodAttrUnsupp
 			break
 		}
-		si := ibmad.SwitchInfo{LinearFDBCap: 0xC000, MulticastFDBCap: 1024, LinearFDBTop: f.maxLID,
-			LifeTimeValue: 18, PartitionEnforcementCap: 32, InboundEnforcementCap: true, OutboundEnforcementCap: true,
-			FilterRawInboundCap: true, FilterRawOutboundCap: true}
+		si := f.switchInfo(node)
 		_ = si.MarshalTo(data)
 	case ibmad.AttrLinearForwardingTable:
 		if !node.IsSwitch() {
@@ -97,9 +95,17 @@ func (f *Fabric) portInfo(node *Node, p, in *Port) ibmad.PortInfo {
 	if node == f.sm {
 		pi.CapabilityMask |= ibmad.CapIsSM
 	}
+	p.applyTraining(&pi)
 	if p.Remote == nil && p.Num != 0 {
 		pi.PortState, pi.PortPhysState = ibmad.PortStateDown, ibmad.PhysStatePolling
 		pi.LinkWidthActive, pi.LinkSpeedActive = 0, 0
 	}
 	return pi
+}
+
+// switchInfo is the SwitchInfo of switch node.
+func (f *Fabric) switchInfo(node *Node) ibmad.SwitchInfo {
+	return ibmad.SwitchInfo{LinearFDBCap: 0xC000, MulticastFDBCap: 1024, LinearFDBTop: f.maxLID,
+		LifeTimeValue: 18, PartitionEnforcementCap: 32, InboundEnforcementCap: true, OutboundEnforcementCap: true,
+		FilterRawInboundCap: true, FilterRawOutboundCap: true}
 }

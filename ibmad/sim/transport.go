@@ -227,6 +227,9 @@ func (t *Transport) Send(p *ibmad.Packet) error {
 		// The kernel owns the upper 32 bits of a request's TID (docs/protocol.md).
 		tid = uint64(t.hiTID)<<32 | uint64(m.TIDLow())
 	}
+	if f.smpRefused(t, m, isResp) {
+		return nil // dropped: the sender times out
+	}
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	if m.MgmtClass() == ibmad.ClassSubnDR {

@@ -44,8 +44,8 @@ type Transport struct {
 	// after is the wait between reopen attempts: time.After, or a
 	// test's clock.
 	after func(time.Duration) <-chan time.Time
-	// Truncated counts multi-segment (RMPP) messages cut to their first
-	// 256 bytes.
+	// Truncated counts multi-segment (RMPP) messages longer than one MAD;
+	// their bytes after the first 256 go up in Packet.RMPPTail.
 	Truncated atomic.Uint64
 }
 
@@ -195,6 +195,11 @@ func (t *Transport) Register(r ibmad.Registration) error {
 	return nil
 }
 
+// ReassemblesRMPP reports that the kernel does RMPP for the SA agent
+// (registered with RMPP version 1): GetTable answers arrive reassembled
+// and the kernel sends the ACKs (docs/protocol.md, "SA tables").
+func (t *Transport) ReassemblesRMPP() bool { return true }
+
 // agentFor returns the agent that sends MADs of class, registering a
 // send-only one (no methods) on first use, as libibmad's clients do.
 func (t *Transport) agentFor(m *ibmad.MAD) (uint32, int, error) {
@@ -322,7 +327,11 @@ func (t *Transport) decode(b []byte, hs int, p *ibmad.Packet) bool {
 		return false
 	}
 	if len(b) > hs+ibmad.MADSize {
+		// A message the kernel reassembled from RMPP segments: the rest
+		// travels in RMPPTail (docs/protocol.md, "RMPP").
 		t.Truncated.Add(1)
+		p.Len = len(b) - hs
+		p.RMPPTail = append([]byte(nil), b[hs+ibmad.MADSize:]...)
 	}
 	p.TimedOut = h.status == uint32(unix.ETIMEDOUT)
 	copy(p.MAD[:], b[hs:hs+ibmad.MADSize])

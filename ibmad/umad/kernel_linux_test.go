@@ -459,3 +459,34 @@ func TestOpenErrorsNameTheDevice(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// TestUmadPassesTheRMPPTail: a message the kernel reassembled from RMPP
+// segments reaches the engine whole: the first 256 bytes in MAD, the
+// rest in RMPPTail, its length in Len (docs/protocol.md, "RMPP").
+func TestUmadPassesTheRMPPTail(t *testing.T) {
+	const msgLen = 256 + 2*200 - 56 // three segments, the last one padded
+	full := make([]byte, hdrSize+msgLen)
+	h := header{length: uint32(len(full)), addr: ibmad.Address{LID: 4}}
+	h.marshal(full, hdrSize)
+	full[hdrSize] = 1
+	full[hdrSize+1] = byte(ibmad.ClassSubnAdm)
+	full[hdrSize+3] = byte(ibmad.MethodGetTableResp)
+	full[hdrSize+256] = 0xa5
+	full[len(full)-1] = 0x5a
+	dev := &scriptedDevice{closed: make(chan struct{}), reads: []func([]byte) (int, error){
+		func(b []byte) (int, error) { copy(b, full[:hdrSize+256]); return 0, unix.ENOSPC },
+		func(b []byte) (int, error) { return copy(b, full), nil },
+	}}
+	tr := newTransport(Options{}, CA{Name: "fake0"}, Port{CA: "fake0", Num: 1})
+	if err := tr.attach(dev); err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	var p ibmad.Packet
+	if err := tr.Recv(&p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Len != msgLen || len(p.RMPPTail) != msgLen-256 || p.RMPPTail[0] != 0xa5 || p.RMPPTail[len(p.RMPPTail)-1] != 0x5a {
+		t.Fatalf("Len %d, tail of %d bytes (want %d and %d)", p.Len, len(p.RMPPTail), msgLen, msgLen-256)
+	}
+}

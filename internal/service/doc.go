@@ -14,12 +14,16 @@
 // Reload rules, key by key. Every key takes effect on reload except those
 // fixed when the device is opened, whose change is refused:
 //
-//   - destinations, interval, concurrency: the exporter starts, stops and
-//     reschedules destinations (Exporter.Apply).
+//   - destinations (their paths key included), interval, concurrency: the
+//     exporter starts, stops and reschedules destinations (Exporter.Apply).
 //   - timeout, retries, sl, validate, share_validation, agent_support_ttl,
-//     resolve_ttl, oui: a new tracer
+//     resolve_ttl, discovery, oui: a new tracer
 //     is built; every request of a trace carries the timeout and retries,
 //     so the engine's own defaults play no part.
+//   - health (enabled, expect_width, expect_speed, counters, limits,
+//     threshold_file): the new tracer gets a new health checker
+//     (collector/health.go); the ports' counters are read afresh, so the
+//     first interval after a reload reports no increments.
 //   - oui, agent.enabled, agent.ping, agent.rate_per_source, agent.burst,
 //     agent.hostname: the hosted agent is replaced on the same engine, so
 //     the tracer and the hosted agent always use the same OUI. (The --agent

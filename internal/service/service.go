@@ -194,8 +194,9 @@ func (s *Service) open() (*device, error) {
 		ctx, cancel := context.WithCancel(context.Background())
 		d.stop = cancel
 		go opened.Fabric.Chaos(ctx, sim.ChaosOptions{
-			Rand: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7)),
-			Log:  func(msg string, kv ...any) { level.Info(s.logger).Log(append([]any{"msg", msg}, kv...)...) },
+			Rand:   rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7)),
+			Source: opened.Node, // faults on the routes this node traces
+			Log:    func(msg string, kv ...any) { level.Info(s.logger).Log(append([]any{"msg", msg}, kv...)...) },
 		})
 	}
 	return d, nil

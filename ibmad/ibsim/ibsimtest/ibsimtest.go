@@ -93,6 +93,8 @@ type Options struct {
 	SweepSeconds int
 	// Lifetime bounds every process; default 5 minutes.
 	Lifetime time.Duration
+	// SMArgs are extra OpenSM arguments (for example "-l", "2" for LMC 2).
+	SMArgs []string
 }
 
 // Fabric is a running ibsim with OpenSM's configuration applied.
@@ -197,7 +199,7 @@ func (f *Fabric) startIbsim() {
 func (f *Fabric) startSM() {
 	f.t.Helper()
 	o := f.opts
-	args := []string{"-f", filepath.Join(f.Dir, "opensm.log")}
+	args := append([]string{"-f", filepath.Join(f.Dir, "opensm.log")}, o.SMArgs...)
 	smCtx := f.ctx
 	if o.KeepSM && o.SweepSeconds > 0 {
 		args = append(args, "-s", strconv.Itoa(o.SweepSeconds))

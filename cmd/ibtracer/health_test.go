@@ -1,0 +1,78 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ibtracer/ibtracer_exporter/trace"
+)
+
+func healthJSON(t *testing.T, wantCode int, args ...string) []jsonWithHealth {
+	t.Helper()
+	lids := simLIDs(t, "fattree-mini.net")
+	out, errOut, code := simCLI(t, "fattree-mini.net", "H0-0", append([]string{"-l", itoa(lids["H1-2"]), "--format=json"}, args...)...)
+	var rs []jsonWithHealth
+	if err := json.Unmarshal([]byte(out), &rs); err != nil || code != wantCode || len(rs) != 1 {
+		t.Fatalf("%v: exit %d (want %d), %v\n%s%s", args, code, wantCode, err, out, errOut)
+	}
+	return rs
+}
+
+func itoa(v uint16) string { return strconv.Itoa(int(v)) }
+
+func TestHealthCLIHealthyPath(t *testing.T) {
+	rs := healthJSON(t, 0, "--pm", "--expect-width=4x", "--expect-speed=QDR")
+	h := rs[0].Health
+	if h == nil || !h.Healthy || len(h.Links) != 4 || h.RateBits != 40e9 || h.MTUBytes != 4096 {
+		t.Fatalf("health: %+v", h)
+	}
+	for _, l := range h.Links {
+		if l.A.Counters == nil || l.A.Counters.State != trace.CountersFirst || l.Verdict != trace.LinkOK {
+			t.Fatalf("link %d: %+v %+v", l.Hop, l, l.A.Counters)
+		}
+	}
+	// Without --health the JSON has no health.
+	if rs := healthJSON(t, 0); rs[0].Health != nil {
+		t.Fatalf("health without --health: %+v", rs[0].Health)
+	}
+}
+
+func TestHealthCLIBelowExpectedExitsOne(t *testing.T) {
+	rs := healthJSON(t, trace.ExitMismatch, "--expect-width=12x")
+	// Status 1 for an unhealthy link; the JSON tells it from a status-7
+	// mismatch: the trace's status is ok, the health is not.
+	if rs[0].Status != "ok" || rs[0].Health.Healthy || rs[0].Health.DegradedLinks != 4 {
+		t.Fatalf("status %s, health %+v", rs[0].Status, rs[0].Health)
+	}
+	lids := simLIDs(t, "fattree-mini.net")
+	out, _, code := simCLI(t, "fattree-mini.net", "H0-0", "-l", itoa(lids["H1-2"]), "-v", "--expect-width=12x")
+	if code != 1 || !strings.Contains(out, "health: UNHEALTHY") || strings.Count(out, "below_expected") < 4 || !strings.Contains(out, "link 4:") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+}
+
+func TestHealthCLIThresholdFileAndPMInterval(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "thresholds")
+	if err := os.WriteFile(f, []byte("# limits\nSymbolErrorCounter=10\nPortRcvErrors=5\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rs := healthJSON(t, 0, "--threshold-file="+f, "--pm-interval=10ms")
+	for _, l := range rs[0].Health.Links {
+		if l.A.Counters.State != trace.CountersOK || !l.ErrorsKnown {
+			t.Fatalf("two readings: link %d %+v", l.Hop, l.A.Counters)
+		}
+	}
+	lids := simLIDs(t, "fattree-mini.net")
+	for _, bad := range [][]string{{"--threshold-file=" + filepath.Join(dir, "none")}, {"--limit=Nope=1"},
+		{"--expect-speed=fast"}, {"--expect-width=3x"}, {"--pm-interval=-1s"}} {
+		_, errOut, code := simCLI(t, "fattree-mini.net", "H0-0", append([]string{"-l", itoa(lids["H1-2"])}, bad...)...)
+		if code != trace.ExitUsage || !strings.Contains(errOut, "ibtracer: ") {
+			t.Errorf("%v: exit %d, %s", bad, code, errOut)
+		}
+	}
+}

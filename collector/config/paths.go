@@ -1,0 +1,49 @@
+package config
+
+import "strings"
+
+// Values of a destination's paths key.
+const (
+	PathsOne = "one" // the LID given (or resolved): one path
+	PathsAll = "all" // every LID of the destination port's LMC range
+)
+
+// Values of the discovery key: how a trace learns the path.
+const (
+	DiscoverySMP  = "smp"  // directed-route SMPs
+	DiscoverySA   = "sa"   // SA records only (where SMPs are not allowed)
+	DiscoveryAuto = "auto" // SMPs, falling back to the SA when they are refused
+)
+
+type badFunc func(line int, field, format string, a ...any) error
+
+// checkPaths defaults and validates the paths key.
+func (d *Destination) checkPaths(i int, bad badFunc) error {
+	switch strings.ToLower(d.Paths) {
+	case "", PathsOne:
+		d.Paths = PathsOne
+	case PathsAll:
+		d.Paths = PathsAll
+	default:
+		return bad(d.keyLine("paths"), d.field(i, "paths"), "%q: want one (the LID given) or all (every LID of the port's LMC range)", d.Paths)
+	}
+	return nil
+}
+
+// AllPaths says whether the destination traces every LID of its port.
+func (d Destination) AllPaths() bool { return d.Paths == PathsAll }
+
+// checkDiscovery defaults and validates the discovery key.
+func (c *Config) checkDiscovery(bad badFunc) error {
+	switch strings.ToLower(c.Discovery) {
+	case "", DiscoveryAuto:
+		c.Discovery = DiscoveryAuto
+	case DiscoverySMP:
+		c.Discovery = DiscoverySMP
+	case DiscoverySA:
+		c.Discovery = DiscoverySA
+	default:
+		return bad(c.line("discovery"), "discovery", "%q: want smp, sa or auto", c.Discovery)
+	}
+	return nil
+}

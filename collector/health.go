@@ -1,0 +1,211 @@
+package collector
+
+import (
+	"context"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ibtracer/ibtracer_exporter/collector/config"
+	"github.com/ibtracer/ibtracer_exporter/trace"
+)
+
+// healthState is what the path health (config health:) found: the last
+// PathHealth of every destination. Per-link series are built from the
+// union of the destinations' last paths, once per link however many
+// destinations cross it (docs/metrics.md, "Link health").
+type healthState struct {
+	checker *trace.HealthChecker // guarded by Exporter.mu; nil: health off
+
+	mu     sync.Mutex
+	paths  map[string]*trace.PathHealth
+	mads   uint64
+	checks uint64
+}
+
+// setHealth gives a new tracer its health checker (under Exporter.mu).
+// Reads are shared for one interval: a port's PortInfo and counters are
+// read at most once an interval, whatever the number of destinations
+// crossing it.
+func (e *Exporter) setHealth(tr *trace.Tracer, c *config.Config) {
+	e.health.checker = nil
+	if !c.Health.Enabled {
+		return
+	}
+	o := c.Health.Options
+	o.Share = time.Duration(c.Interval)
+	e.health.checker = trace.NewHealthChecker(tr, o)
+}
+
+// checkHealth reads the health of r's path (nil: health off, or no link).
+func checkHealth(ctx context.Context, hc *trace.HealthChecker, r *trace.Result) *trace.PathHealth {
+	if hc == nil || len(r.Hops) < 2 {
+		return nil
+	}
+	return hc.Check(ctx, r)
+}
+
+// recordHealth keeps a destination's last path health.
+func (e *Exporter) recordHealth(name string, ph *trace.PathHealth) {
+	h := &e.health
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.paths == nil {
+		h.paths = map[string]*trace.PathHealth{}
+	}
+	if ph == nil {
+		delete(h.paths, name)
+		return
+	}
+	h.paths[name] = ph
+	h.mads += uint64(ph.MADs)
+	h.checks++
+}
+
+var (
+	linkLabels  = []string{"node_guid", "port", "remote_node_guid", "remote_port"}
+	dLinkHealth = desc("link_healthy", "1 if the link (on a traced path) is active, at the width and speed both ends support and "+
+		"any expected ones, and no error counter rose above its limit in the last interval.", linkLabels...)
+	dLinkStatus = desc("link_status", "The link's verdict: one series per link, labelled with it "+
+		"(ok, not_active, below_expected, width_degraded, speed_degraded, unknown).", append(linkLabels, "verdict")...)
+	dLinkWidth   = desc("link_width_lanes", "Active width of the link (lanes).", linkLabels...)
+	dLinkRate    = desc("link_rate_bits", "Active data rate of the link: width × lane rate, in bits per second.", linkLabels...)
+	dLinkCapable = desc("link_capable_rate_bits", "Data rate of the widest and fastest width and speed both ends support (iblinkinfo's \"Could be\").", linkLabels...)
+	dLinkMTU     = desc("link_mtu_bytes", "NeighborMTU of the link (the smaller of its ends').", linkLabels...)
+	dLinkErrors  = desc("link_errors", "Error counter increments at both ends of the link in the last interval (PortXmitWait excluded; 0 when unknown, see link_counters_state).", linkLabels...)
+	dLinkWait    = desc("link_xmit_wait", "PortXmitWait increments at both ends of the link in the last interval (congestion).", linkLabels...)
+	dLinkCtr     = desc("link_counters_state", "State of the link's last counter readings, the worse end's: one series per link, labelled "+
+		"(ok, first, saturated, reset, unavailable, off).", append(linkLabels, "state")...)
+	dHealthMADs   = desc("health_mads_total", "MADs the path health spent (PortInfo, PerfMgt).")
+	dHealthChecks = desc("health_checks_total", "Path health checks (one per trace with health on).")
+)
+
+// counterRank orders counter states, worst last.
+var counterRank = map[string]int{trace.CountersOK: 0, trace.CountersFirst: 1, trace.CountersSaturated: 2,
+	trace.CountersReset: 3, trace.CountersUnavailable: 4, "off": 5}
+
+// collectHealth emits the per-destination path series and the per-link
+// series (nothing while health is off).
+func (e *Exporter) collectHealth(ch chan<- prometheus.Metric, names []string, dests []*destState) {
+	e.mu.RLock()
+	on := e.health.checker != nil
+	e.mu.RUnlock()
+	h := &e.health
+	h.mu.Lock()
+	if !on { // off, or turned off by a reload: no health series
+		clear(h.paths)
+		h.mu.Unlock()
+		return
+	}
+	// A snapshot, so that no trace waits for a slow scrape.
+	live := make(map[string]bool, len(dests))
+	for _, s := range dests {
+		live[s.cfg.Name] = true
+	}
+	paths := make(map[string]*trace.PathHealth, len(h.paths))
+	for name, ph := range h.paths {
+		if !live[name] {
+			delete(h.paths, name) // a destination removed by a reload
+			continue
+		}
+		paths[name] = ph
+	}
+	mads, checks := h.mads, h.checks
+	h.mu.Unlock()
+	ch <- prometheus.MustNewConstMetric(dHealthMADs, prometheus.CounterValue, float64(mads))
+	ch <- prometheus.MustNewConstMetric(dHealthChecks, prometheus.CounterValue, float64(checks))
+	var (
+		dHealthy  = desc("path_healthy", "1 if every link of the last traced path is healthy (see link_healthy).", names...)
+		dRate     = desc("path_rate_bits", "Bottleneck data rate of the last traced path, in bits per second.", names...)
+		dMTU      = desc("path_mtu_bytes", "Smallest NeighborMTU along the last traced path.", names...)
+		dDegraded = desc("path_degraded_links", "Links of the last traced path that are not active, narrower or slower than they could be or than expected.", names...)
+		dErrors   = desc("path_link_errors", "Error counter increments in the last interval on the links of the last traced path.", names...)
+	)
+	links := map[trace.LinkKey]*trace.Link{}
+	for _, s := range dests {
+		ph := paths[s.cfg.Name]
+		if ph == nil {
+			continue
+		}
+		g := func(d *prometheus.Desc, v float64) {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, s.labels...)
+		}
+		g(dHealthy, b2f(ph.Healthy))
+		g(dRate, ph.RateBits)
+		g(dMTU, float64(ph.MTUBytes))
+		g(dDegraded, float64(ph.DegradedLinks))
+		g(dErrors, float64(ph.LinkErrors))
+		for i := range ph.Links {
+			l := &ph.Links[i]
+			links[canonical(l.Key())] = l
+		}
+	}
+	keys := make([]trace.LinkKey, 0, len(links))
+	for k := range links {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return linkLess(keys[i], keys[j]) })
+	for _, k := range keys {
+		l := links[k]
+		lv := []string{k.AGUID.String(), strconv.Itoa(int(k.APort)), k.BGUID.String(), strconv.Itoa(int(k.BPort))}
+		g := func(d *prometheus.Desc, v float64, extra ...string) {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, append(lv, extra...)...)
+		}
+		g(dLinkHealth, b2f(l.Healthy))
+		g(dLinkStatus, 1, l.Verdict)
+		g(dLinkWidth, float64(l.Width))
+		g(dLinkRate, l.RateBits)
+		g(dLinkCapable, l.CouldBeRateBits)
+		g(dLinkMTU, float64(l.MTUBytes))
+		g(dLinkErrors, float64(l.Errors))
+		g(dLinkWait, float64(l.XmitWait))
+		g(dLinkCtr, 1, counterState(l))
+	}
+}
+
+// counterState is the worse of a link's two ends' counter states.
+func counterState(l *trace.Link) string {
+	st := trace.CountersOK
+	for _, c := range []*trace.PortCounterReading{l.A.Counters, l.B.Counters} {
+		s := "off"
+		if c != nil {
+			s = c.State
+		}
+		if counterRank[s] > counterRank[st] {
+			st = s
+		}
+	}
+	return st
+}
+
+// canonical orders a link's ends, so that a link crossed in both
+// directions (up and down a fat tree) is one link.
+func canonical(k trace.LinkKey) trace.LinkKey {
+	if k.BGUID < k.AGUID || (k.BGUID == k.AGUID && k.BPort < k.APort) {
+		return trace.LinkKey{AGUID: k.BGUID, APort: k.BPort, BGUID: k.AGUID, BPort: k.APort}
+	}
+	return k
+}
+
+func linkLess(a, b trace.LinkKey) bool {
+	if a.AGUID != b.AGUID {
+		return a.AGUID < b.AGUID
+	}
+	if a.APort != b.APort {
+		return a.APort < b.APort
+	}
+	if a.BGUID != b.BGUID {
+		return a.BGUID < b.BGUID
+	}
+	return a.BPort < b.BPort
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}

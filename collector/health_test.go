@@ -1,0 +1,182 @@
+package collector
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-kit/log"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/ibtracer/ibtracer_exporter/agent"
+	"github.com/ibtracer/ibtracer_exporter/ibmad"
+	"github.com/ibtracer/ibtracer_exporter/ibmad/sim"
+	"github.com/ibtracer/ibtracer_exporter/trace"
+)
+
+// healthExporter is an exporter on a sim fat tree whose destinations are
+// traced by hand (a fake clock holds the scheduler).
+func healthExporter(t *testing.T, healthYAML string) (*Exporter, *sim.Fabric, []string) {
+	t.Helper()
+	topo, _ := sim.FatTree2(2, 2, 3, 1)
+	f, err := sim.New(topo, sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dests []string
+	yml := "interval: 1h\n" + healthYAML + "destinations:\n"
+	for _, n := range f.Nodes() {
+		if n.Name == "H0-0" {
+			continue
+		}
+		tr, _ := f.Attach(n.Name, 0)
+		ae := ibmad.NewEngine(tr, ibmad.Options{})
+		t.Cleanup(func() { ae.Close() })
+		if _, err := agent.New(ae, agent.Config{}); err != nil {
+			t.Fatal(err)
+		}
+		if !n.IsSwitch() {
+			lid, _ := f.LIDOf(n.Name, 0)
+			yml += "  - {name: " + n.Name + ", lid: " + strconv.Itoa(int(lid)) + "}\n"
+			dests = append(dests, n.Name)
+		}
+	}
+	tr, _ := f.Attach("H0-0", 0)
+	eng := ibmad.NewEngine(tr, ibmad.Options{})
+	t.Cleanup(func() { eng.Close() })
+	e := New(log.NewNopLogger(), "x")
+	e.clock = newFakeClock(time.Unix(1_800_000_000, 0))
+	t.Cleanup(e.Stop)
+	e.SetDevice(eng, nil, nil)
+	e.Apply(mustConfig(t, yml))
+	return e, f, dests
+}
+
+func (e *Exporter) traceAll(t *testing.T, names []string) {
+	t.Helper()
+	for _, n := range names {
+		e.traceOnce(context.Background(), e.dests[n], time.Minute)
+		if r := e.dests[n].last; r == nil || r.Status != trace.StatusOK {
+			t.Fatalf("%s: %+v", n, r)
+		}
+	}
+}
+
+func TestHealthSeriesOncePerLink(t *testing.T) {
+	e, f, dests := healthExporter(t, "health: {enabled: true, expect_width: 4x, limits: {SymbolErrorCounter: 5}}\n")
+	e.traceAll(t, dests)
+	hops, ports := 0, map[string]bool{}
+	for _, n := range dests {
+		r := e.dests[n].last
+		hops += r.PathHops()
+		for i := 1; i < len(r.Hops); i++ {
+			ports[r.Hops[i-1].NodeGUID.String()+"/"+strconv.Itoa(int(r.Hops[i-1].OutPort))] = true
+			ports[r.Hops[i].NodeGUID.String()+"/"+strconv.Itoa(int(r.Hops[i].InPort))] = true
+		}
+	}
+	links := testutil.CollectAndCount(e, "ibtracer_link_healthy")
+	if links != len(ports)/2 || links >= hops {
+		t.Fatalf("%d link series for %d distinct ports and %d hops summed over destinations", links, len(ports), hops)
+	}
+	if n := testutil.CollectAndCount(e, "ibtracer_path_healthy"); n != len(dests) {
+		t.Fatalf("%d path_healthy series for %d destinations", n, len(dests))
+	}
+	// Cost: at most one PortInfo and one PortCounters per distinct port,
+	// plus a PMA ClassPortInfo per node, and a switch's port 0 PortInfo.
+	e.health.mu.Lock()
+	mads := e.health.mads
+	e.health.mu.Unlock()
+	if limit := uint64(2*len(ports) + 2*len(f.Nodes())); mads > limit {
+		t.Fatalf("health spent %d MADs for %d ports; want at most %d", mads, len(ports), limit)
+	}
+
+	// A 1X link on some paths (below the expected 4X): those destinations are unhealthy, the
+	// others are not, and the link says why.
+	r := e.dests[dests[len(dests)-1]].last
+	leaf := f.NodeByGUID(r.Hops[1].NodeGUID)
+	if err := f.SetLinkWidth(leaf.Name, int(r.Hops[1].OutPort), true); err != nil {
+		t.Fatal(err)
+	}
+	e.mu.Lock()
+	e.tracer = e.newTracer(e.cfg) // a fresh health checker: no shared readings
+	e.mu.Unlock()
+	e.traceAll(t, dests)
+	out := scrape(t, e)
+	if !strings.Contains(out, `verdict="below_expected"`) || !strings.Contains(out, `ibtracer_path_healthy{destination="`+dests[len(dests)-1]+`"} 0`) {
+		t.Fatalf("no degraded link:\n%s", grep(out, "path_healthy", "link_status"))
+	}
+	if !strings.Contains(out, `ibtracer_link_width_lanes{node_guid=`) || !strings.Contains(out, "} 1\n") {
+		t.Fatalf("no 1X link:\n%s", grep(out, "link_width"))
+	}
+	healthy := strings.Count(out, "ibtracer_path_healthy{") - strings.Count(grep(out, "ibtracer_path_healthy{"), "} 0")
+	if healthy == 0 {
+		t.Fatalf("every destination unhealthy: %s", grep(out, "path_healthy"))
+	}
+}
+
+func TestHealthOffEmitsNothing(t *testing.T) {
+	e, _, dests := healthExporter(t, "")
+	e.traceAll(t, dests[:1])
+	if n := testutil.CollectAndCount(e, "ibtracer_link_healthy", "ibtracer_path_healthy", "ibtracer_health_mads_total"); n != 0 {
+		t.Fatalf("%d health series with health off", n)
+	}
+}
+
+func scrape(t *testing.T, e *Exporter) string {
+	t.Helper()
+	reg := NewRegistry(e)
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, mf := range mfs {
+		for _, m := range mf.Metric {
+			b.WriteString(mf.GetName() + "{")
+			for i, l := range m.Label {
+				if i > 0 {
+					b.WriteString(",")
+				}
+				b.WriteString(l.GetName() + "=\"" + l.GetValue() + "\"")
+			}
+			v := m.GetGauge().GetValue() + m.GetCounter().GetValue()
+			b.WriteString("} " + strconv.FormatFloat(v, 'g', -1, 64) + "\n")
+		}
+	}
+	return b.String()
+}
+
+func grep(s string, words ...string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		for _, w := range words {
+			if strings.Contains(l, w) {
+				out = append(out, l)
+				break
+			}
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// health: takes effect on reload (internal/service/doc.go).
+func TestHealthReload(t *testing.T) {
+	e, _, dests := healthExporter(t, "")
+	if e.health.checker != nil {
+		t.Fatal("health on without health:")
+	}
+	c := *e.cfg
+	c2 := mustConfig(t, "interval: 1h\nhealth: {enabled: true}\ndestinations: [{name: "+dests[0]+", lid: "+
+		strconv.Itoa(int(e.dests[dests[0]].cfg.LID))+"}]\n")
+	e.Apply(c2)
+	e.traceAll(t, dests[:1])
+	if n := testutil.CollectAndCount(e, "ibtracer_path_healthy"); e.health.checker == nil || n != 1 {
+		t.Fatalf("after a reload turning health on: %d path_healthy series", n)
+	}
+	e.Apply(&c)
+	if n := testutil.CollectAndCount(e, "ibtracer_path_healthy", "ibtracer_link_healthy"); e.health.checker != nil || n != 0 {
+		t.Fatalf("after a reload turning health off: %d health series", n)
+	}
+}

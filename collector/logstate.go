@@ -1,0 +1,132 @@
+package collector
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-kit/log/level"
+
+	"github.com/ibtracer/ibtracer_exporter/trace"
+)
+
+// opsState is what a destination's logs and /traces remember across
+// traces: the state the logs last reported (so that a failing destination
+// logs when its state changes, not on every trace), and the path before
+// the latest one (so that a path change can be read after the fact).
+type opsState struct {
+	mu       sync.Mutex
+	known    bool      // a trace has been recorded
+	state    string    // "ok", or the failing status[/reason]
+	since    time.Time // when state began
+	failures uint64    // traces that failed since state began
+	path     *trace.Result
+	prev     *trace.Result // the path before path, nil until it changes
+	prevEnd  time.Time     // when prev was last seen (the change's time)
+}
+
+// traceState names a trace's outcome for the logs: "ok", or the status
+// and reason of a failed trace. A mismatch reached the destination but
+// disagrees with the forwarding tables: it counts as failing.
+func traceState(r *trace.Result) string {
+	if r.Status == trace.StatusOK {
+		return "ok"
+	}
+	if r.Reason == trace.ReasonNone {
+		return string(r.Status)
+	}
+	return string(r.Status) + "/" + string(r.Reason)
+}
+
+// reached says whether r walked the whole path (its hops are the path).
+func reached(r *trace.Result) bool {
+	return r.Status == trace.StatusOK || r.Status == trace.StatusMismatch
+}
+
+// opsEvent is one log line observe decided on.
+type opsEvent struct {
+	warn bool
+	kv   []any
+}
+
+// observe folds r into the destination's ops state and returns the lines
+// to log: one when the state changes (ok → failing, one failure → another,
+// failing → ok) and one when the path changes, with both paths.
+func (s *destState) observe(r *trace.Result) []opsEvent {
+	o := &s.ops
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	now := r.Start.Add(r.Duration)
+	name := s.cfg.Name
+	var out []opsEvent
+	st := traceState(r)
+	switch {
+	case !o.known && st == "ok": // a healthy start says nothing
+		o.state, o.since = st, now
+	case !o.known || st != o.state:
+		kv := []any{"destination", name, "address", s.target.Address(), "state", st, "previous_state", o.state}
+		if !o.known {
+			kv[len(kv)-1] = "unknown"
+		}
+		if !o.since.IsZero() {
+			kv = append(kv, "previous_for", now.Sub(o.since).Round(time.Millisecond))
+		}
+		switch {
+		case st == "ok":
+			kv = append([]any{"msg", "destination recovered"}, append(kv, "failed_traces", o.failures)...)
+		case o.state == "ok" || !o.known:
+			kv = append([]any{"msg", "destination failing"}, append(kv, "status", r.Status, "reason", r.Reason, "err", r.Err)...)
+		default:
+			kv = append([]any{"msg", "destination failure changed"}, append(kv, "status", r.Status, "reason", r.Reason, "err", r.Err)...)
+		}
+		out = append(out, opsEvent{warn: st != "ok", kv: kv})
+		o.state, o.since, o.failures = st, now, 0
+	}
+	o.known = true
+	if st != "ok" {
+		o.failures++
+	}
+	if reached(r) {
+		if o.path != nil && o.path.Signature() != r.Signature() {
+			o.prev, o.prevEnd = o.path, now
+			out = append(out, opsEvent{kv: []any{"msg", "path changed", "destination", name,
+				"old_hops", o.prev.PathHops(), "new_hops", r.PathHops(),
+				"old_path", pathString(o.prev), "new_path", pathString(r)}})
+		}
+		o.path = r
+	}
+	return out
+}
+
+// previous returns the path before the latest one and when it was last
+// seen (nil when the path never changed).
+func (s *destState) previous() (*trace.Result, time.Time) {
+	s.ops.mu.Lock()
+	defer s.ops.mu.Unlock()
+	return s.ops.prev, s.ops.prevEnd
+}
+
+// pathString writes a path hop by hop for the logs: node GUID with its
+// ingress and egress ports, "GUID[in>out]", joined by spaces.
+func pathString(r *trace.Result) string {
+	var b strings.Builder
+	for i, h := range r.Hops {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "%s[%d>%d]", h.NodeGUID, h.InPort, h.OutPort)
+	}
+	return b.String()
+}
+
+// logObserved logs what observe found.
+func (e *Exporter) logObserved(evs []opsEvent) {
+	for _, ev := range evs {
+		if ev.warn {
+			level.Warn(e.logger).Log(ev.kv...)
+		} else {
+			level.Info(e.logger).Log(ev.kv...)
+		}
+	}
+}

@@ -1,0 +1,141 @@
+package collector
+
+import (
+	"html/template"
+	"mime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ibtracer/ibtracer_exporter/trace"
+)
+
+// The HTML the landing page and /traces share: one stylesheet, a colour
+// per agent verdict (docs/metrics.md lists the verdicts).
+const pageCSS = `
+body { font-family: sans-serif; margin: 1.5em; color: #222; }
+h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 1.6em; }
+table { border-collapse: collapse; }
+table.status td, table.status th { border: 1px solid #ccc; padding: .3em .6em; text-align: left; }
+table.path td { vertical-align: middle; padding: .2em; }
+td.hop { border: 2px solid #999; border-radius: 6px; padding: .4em .6em; font-size: .9em; min-width: 10em; }
+td.arrow { font-size: 1.4em; color: #666; }
+.guid, .ports { font-family: monospace; font-size: .9em; }
+.verdict { font-weight: bold; }
+.v-validated { background: #d8f5d0; border-color: #3a3 !important; }
+.v-mismatch { background: #fbd0d0; border-color: #c22 !important; }
+.v-lost { background: #fde3c0; border-color: #d80 !important; }
+.v-unsupported { background: #e8e8e8; border-color: #888 !important; }
+.v-ingress_unknown { background: #fdf6c0; border-color: #bb0 !important; }
+.v-not_asked { background: #f4f4f4; border-color: #bbb !important; }
+.v-source { background: #d8e8fb; border-color: #36c !important; }
+.s-ok { color: #282; font-weight: bold; } .s-failing { color: #c22; font-weight: bold; } .s-none { color: #888; }
+.muted { color: #777; font-size: .9em; }
+`
+
+// verdictOrder is the order verdicts are listed in.
+var verdictOrder = []trace.AgentStatus{trace.AgentValidated, trace.AgentMismatch, trace.AgentIngressUnknown,
+	trace.AgentLost, trace.AgentUnsupported, trace.AgentNotAsked}
+
+// verdictCount is one verdict and how many hops of a trace have it.
+type verdictCount struct {
+	Verdict string
+	N       int
+}
+
+// verdicts counts the verdicts of a trace's hops after the source.
+func verdicts(j *trace.JSONResult) []verdictCount {
+	if j == nil {
+		return nil
+	}
+	n := map[string]int{}
+	for _, h := range j.Hops {
+		n[h.AgentStatus]++
+	}
+	var out []verdictCount
+	for _, v := range verdictOrder {
+		if n[string(v)] > 0 {
+			out = append(out, verdictCount{string(v), n[string(v)]})
+		}
+	}
+	return out
+}
+
+// statusClass is the CSS class of a trace status.
+func statusClass(j *trace.JSONResult) string {
+	switch {
+	case j == nil:
+		return "s-none"
+	case j.Status == string(trace.StatusOK):
+		return "s-ok"
+	}
+	return "s-failing"
+}
+
+var pageFuncs = template.FuncMap{
+	"verdicts":    verdicts,
+	"statusClass": statusClass,
+	"css":         func() template.CSS { return template.CSS(pageCSS) },
+	"when": func(t *time.Time) string {
+		if t == nil || t.IsZero() {
+			return "never"
+		}
+		return t.UTC().Format(time.RFC3339)
+	},
+	"at":   func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	"port": func(p *uint8) string { return strconv.Itoa(int(*p)) },
+	"hopName": func(h trace.JSONHop) string {
+		if h.NodeName != "" {
+			return h.NodeName
+		}
+		return h.NodeDesc
+	},
+	"last": func(i int, hops []trace.JSONHop) bool { return i == len(hops)-1 },
+}
+
+// wantsHTML reports whether a request prefers HTML to JSON: ?format=html
+// or json decides; otherwise the Accept header must rank text/html above
+// application/json. A browser sends text/html first; curl sends */*,
+// which ranks them equal, and gets JSON, the default.
+func wantsHTML(accept, format string) bool {
+	switch format {
+	case "html":
+		return true
+	case "json":
+		return false
+	}
+	return acceptQ(accept, "text", "html") > acceptQ(accept, "application", "json")
+}
+
+// acceptQ returns the quality an Accept header gives to type/sub: that of
+// its most specific matching range (0 when none matches).
+func acceptQ(accept, typ, sub string) float64 {
+	best, bestSpec := 0.0, -1
+	for _, r := range strings.Split(accept, ",") {
+		mt, params, err := mime.ParseMediaType(strings.TrimSpace(r))
+		if err != nil {
+			continue
+		}
+		t, s, _ := strings.Cut(mt, "/")
+		spec := -1
+		switch {
+		case t == typ && s == sub:
+			spec = 2
+		case t == typ && s == "*":
+			spec = 1
+		case t == "*" && s == "*":
+			spec = 0
+		}
+		if spec < bestSpec || spec < 0 {
+			continue
+		}
+		q := 1.0
+		if v, ok := params["q"]; ok {
+			if f, err := strconv.ParseFloat(v, 64); err == nil && f >= 0 && f <= 1 {
+				q = f
+			}
+		}
+		best, bestSpec = q, spec
+	}
+	return best
+}

@@ -1,0 +1,155 @@
+package collector
+
+import (
+	"context"
+	"sort"
+	"strconv"
+
+	"github.com/go-kit/log/level"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ibtracer/ibtracer_exporter/internal/nodenamemap"
+	"github.com/ibtracer/ibtracer_exporter/trace"
+)
+
+// A destination with paths: all traces every LID of its port's LMC range
+// (trace.TraceAll). Every LID's trace counts as a trace (traces_total,
+// MADs, durations); the destination's last result, which trace_success
+// and the per-trace gauges show, is the set's worst; a path change is
+// counted per LID offset (one LID's path against its own previous one);
+// and its hop series carry a lid_offset label. Other destinations' series
+// have no lid_offset label: the label exists only where it varies.
+
+// recordSet folds a path set into the state.
+func (s *destState) recordSet(ps *trace.PathSet) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, r := range ps.Paths {
+		s.recordLocked(r, ps.Offset(i))
+		if end := r.Start.Add(r.Duration); end.After(s.lastTime) {
+			s.lastTime = end
+		}
+	}
+	s.last, s.set, s.hopSets = ps.Worst(), ps, nil
+}
+
+// setHopLabelsLocked builds the hop label sets of every path of the last
+// set that reached the destination, each labelled with its LID offset.
+func (s *destState) setHopLabelsLocked() []hopLabels {
+	if s.hopSets != nil {
+		return s.hopSets
+	}
+	var out []hopLabels
+	for i, r := range s.set.Paths {
+		if len(r.Hops) < 2 || (r.Status != trace.StatusOK && r.Status != trace.StatusMismatch) {
+			continue
+		}
+		out = appendHopLabels(out, s.base.with(pair("lid_offset", strconv.Itoa(s.set.Offset(i)))), r)
+	}
+	s.hopSets = out
+	if s.hopSets == nil {
+		s.hopSets = []hopLabels{}
+	}
+	return s.hopSets
+}
+
+// distinctLocked is ibtracer_path_distinct_routes: the distinct paths of
+// the last set, or 1 when the last single trace reached the destination.
+func (s *destState) distinctLocked() float64 {
+	if s.set != nil {
+		return float64(s.set.Distinct)
+	}
+	if r := s.last; r != nil && len(r.Hops) > 1 && (r.Status == trace.StatusOK || r.Status == trace.StatusMismatch) {
+		return 1
+	}
+	return 0
+}
+
+// offsetsLocked lists the LID offsets with a path-change series: those of
+// the last set and any that changed before, at least offset 0.
+func (s *destState) offsetsLocked() []int {
+	seen := map[int]bool{0: true}
+	if s.set != nil {
+		for i := range s.set.Paths {
+			seen[s.set.Offset(i)] = true
+		}
+	}
+	for off := range s.byOffset {
+		seen[off] = true
+	}
+	out := make([]int, 0, len(seen))
+	for off := range seen {
+		out = append(out, off)
+	}
+	sort.Ints(out)
+	return out
+}
+
+// pathDescs are the descriptors of the per-path series: the lid_offset
+// variants, which must keep the help of the plain ones (one metric family).
+type pathDescs struct {
+	distinct, changes, hopInfo, hopStatus, hopRTT *prometheus.Desc
+}
+
+const (
+	helpChanges   = "Times the traced path (nodes and ports) changed."
+	helpHopInfo   = "The last traced path, one series per hop."
+	helpHopStatus = "The agent's verdict on each hop of the last trace: one series per hop, labelled with the verdict."
+	helpHopRTT    = "Round-trip time of the last MAD to each hop (the agent's answer when validated)."
+)
+
+func newPathDescs(lab func(...string) []string) pathDescs {
+	return pathDescs{
+		distinct: desc("path_distinct_routes", "Distinct paths to the destination port in the last trace: with paths: all, "+
+			"among the LIDs of its LMC range; otherwise 1 when the last trace reached it, 0 when not.", lab()...),
+		changes: desc("path_changes_total", helpChanges, lab("lid_offset")...),
+		hopInfo: desc("hop_info", helpHopInfo,
+			lab("hop", "node_guid", "port_guid", "node_desc", "node_type", "lid", "in_port", "out_port", "lid_offset")...),
+		hopStatus: desc("hop_agent_status", helpHopStatus, lab("hop", "status", "lid_offset")...),
+		hopRTT:    desc("hop_rtt_seconds", helpHopRTT, lab("hop", "lid_offset")...),
+	}
+}
+
+// collectOffsetChanges emits path_changes_total per LID offset.
+func (s *destState) collectOffsetChanges(ch chan<- prometheus.Metric, d *prometheus.Desc) {
+	offs := s.offsetsLocked()
+	out := make([]sample, len(offs))
+	for i, off := range offs {
+		out[i] = sample{desc: d, labels: s.base.with(pair("lid_offset", strconv.Itoa(off))), typ: prometheus.CounterValue,
+			val: float64(s.byOffset[off])}
+		ch <- &out[i]
+	}
+}
+
+// traceSet is traceOnce for paths: all: every LID of the port, recorded
+// as one set. A device error in any of its traces skips the whole set.
+func (e *Exporter) traceSet(tctx, ctx context.Context, tr *trace.Tracer, s *destState, names nodenamemap.Map) {
+	ps := tr.TraceAll(tctx, s.target)
+	if ctx.Err() != nil {
+		return // stopped (reload or shutdown)
+	}
+	for _, r := range ps.Paths {
+		if r.Status == trace.StatusDevice {
+			e.skip(skipDeviceError)
+			level.Warn(e.logger).Log("msg", "trace skipped: device error", "destination", s.cfg.Name, "err", r.Err)
+			return
+		}
+	}
+	if names != nil {
+		for _, r := range ps.Paths {
+			for i := range r.Hops {
+				r.Hops[i].NodeName = names.Name(uint64(r.Hops[i].NodeGUID))
+			}
+		}
+		ps.Summarise()
+	}
+	s.recordSet(ps)
+	for _, r := range ps.Paths {
+		e.disc.add(r)
+	}
+	// The set's state is its worst trace's (the base LID's while all are
+	// healthy), logged once per change (logstate.go).
+	e.logObserved(s.observe(ps.Worst()))
+	level.Debug(e.logger).Log("msg", "traced every LID", "destination", s.cfg.Name, "lids", len(ps.Paths),
+		"distinct_paths", ps.Distinct, "mads", ps.MADs(), "duration", ps.Duration())
+}

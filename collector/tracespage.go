@@ -1,0 +1,52 @@
+package collector
+
+import (
+	"html/template"
+	"io"
+)
+
+// The HTML view of /traces: a header, then one section per destination
+// (written one at a time, as the JSON is), then a footer.
+var (
+	tracesHead = template.Must(template.New("head").Funcs(pageFuncs).Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>ibtracer_exporter: traces</title>
+<style>{{css}}</style></head><body>
+<h1>Traces</h1>
+<p class="muted">The latest trace of each destination, drawn hop by hop from this node, each hop coloured by its agent's verdict; the path before the last change below it. <a href="./">Status</a> · <a href="?format=json{{.}}">JSON</a></p>
+`))
+	tracesDest = template.Must(template.New("dest").Funcs(pageFuncs).Parse(`<section class="destination" id="d-{{.Name}}">
+<h2>{{.Name}} <span class="muted">{{.Address}}</span></h2>
+{{- with .Last}}
+<p>Status <span class="{{statusClass .}}">{{.Status}}</span>{{if .Reason}} ({{.Reason}}){{end}}, {{.PathHops}} hops, traced {{at .Time}}{{if .Error}}: {{.Error}}{{end}}</p>
+{{template "path" .}}
+{{- else}}
+<p class="s-none">Not traced yet.</p>
+{{- end}}
+<p class="muted">Path changes: {{.PathChanges}}, last {{when .LastChange}}.</p>
+{{- with .PreviousPath}}
+<h3>Previous path <span class="muted">(last seen {{when $.PreviousPathUntil}}, traced {{at .Time}})</span></h3>
+{{template "path" .}}
+{{- end}}
+</section>
+{{define "path"}}{{if .Hops}}<table class="path"><tr>
+{{- range $i, $h := .Hops}}
+<td class="hop v-{{$h.AgentStatus}}"><div class="n">hop {{$h.Hop}} · {{$h.NodeType}}</div>
+<div class="desc">{{hopName $h}}</div>
+<div class="guid">{{$h.NodeGUID}}</div>
+<div class="ports">LID {{$h.LID}} · in {{$h.InPort}} · out {{$h.OutPort}}</div>
+<div class="verdict">{{$h.AgentStatus}}</div>
+{{if and $h.ExpectedInPort $h.ActualInPort}}
+<div class="ports">expected in {{port $h.ExpectedInPort}}, arrived in {{port $h.ActualInPort}}</div>{{end}}</td>
+{{- if not (last $i $.Hops)}}<td class="arrow">→</td>{{end}}
+{{- end}}
+</tr></table>{{else}}<p class="muted">No hops.</p>{{end}}{{end}}`))
+	tracesFoot = `</body></html>
+`
+)
+
+// writeTracesHTML writes the HTML view of views, one destination at a time.
+func writeTracesHTML(w io.Writer, query string, views func(func(TraceView))) {
+	_ = tracesHead.Execute(w, query)
+	views(func(v TraceView) { _ = tracesDest.Execute(w, v) })
+	_, _ = io.WriteString(w, tracesFoot)
+}

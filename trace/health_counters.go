@@ -1,0 +1,297 @@
+package trace
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ibtracer/ibtracer_exporter/ibmad"
+)
+
+// CounterNames are the PerfMgt error counters read at both ends of every
+// link, by their PortCounters field names (perfquery's and the
+// ibqueryerrors threshold file's).
+var CounterNames = [numCounters]string{"SymbolErrorCounter", "LinkErrorRecoveryCounter", "LinkDownedCounter",
+	"PortRcvErrors", "PortRcvRemotePhysicalErrors", "PortRcvSwitchRelayErrors", "PortXmitDiscards",
+	"PortXmitConstraintErrors", "PortRcvConstraintErrors", "LocalLinkIntegrityErrors",
+	"ExcessiveBufferOverrunErrors", "VL15Dropped", "PortXmitWait"}
+
+const (
+	numCounters = 13
+	xmitWait    = 12 // index of PortXmitWait: congestion, not an error
+)
+
+// counterBits are the widths of the PortCounters fields; they saturate at
+// all ones (docs/protocol.md).
+var counterBits = [numCounters]uint{16, 8, 8, 16, 16, 16, 16, 8, 8, 4, 4, 16, 32}
+
+// Counter reading states (PortCounterReading.State).
+const (
+	CountersFirst       = "first"       // no earlier comparable reading: no increments yet
+	CountersOK          = "ok"          // increments since the previous reading
+	CountersSaturated   = "saturated"   // a counter is at its maximum: its increment is a lower bound
+	CountersReset       = "reset"       // a counter went backwards (port reset or cleared): no increments
+	CountersUnavailable = "unavailable" // the PMA did not answer, or answered with an error
+)
+
+// PortCounterReading is one reading of a port's error counters, and what
+// changed since the previous one.
+type PortCounterReading struct {
+	Values       map[string]uint64 `json:"values,omitempty"`
+	Extended     bool              `json:"extended"` // 64-bit, from PortCountersExtended
+	State        string            `json:"state"`
+	Increments   map[string]uint64 `json:"increments,omitempty"`
+	SinceSeconds float64           `json:"since_seconds,omitempty"`
+	Saturated    []string          `json:"saturated,omitempty"`
+	Err          string            `json:"error,omitempty"`
+
+	inc [numCounters]uint64
+}
+
+// counterSnap is a raw reading, kept per port for the next increments.
+type counterSnap struct {
+	v   [numCounters]uint64
+	sat [numCounters]bool
+	ext bool
+	at  time.Time
+}
+
+type counterRead struct {
+	r *PortCounterReading
+}
+
+type pmaCaps struct {
+	ext      bool // PortCountersExtended with the 64-bit error counters
+	xmitWait bool
+}
+
+// readCounters reads (or reuses, within Share) a link end's counters.
+func (h *HealthChecker) readCounters(w *walk, e *LinkEnd) *PortCounterReading {
+	k := portKey{e.NodeGUID, e.Port}
+	defer h.lock(k)()
+	if c, ok := h.counters.Get(k); ok && h.opts.Share > 0 {
+		return c.r
+	}
+	r := h.readCountersNow(w, e, k)
+	h.counters.Put(k, counterRead{r})
+	return r
+}
+
+func (h *HealthChecker) readCountersNow(w *walk, e *LinkEnd, k portKey) *PortCounterReading {
+	r := &PortCounterReading{State: CountersUnavailable}
+	if e.LID == 0 {
+		r.Err = "no LID to send PerfMgt MADs to"
+		return r
+	}
+	caps, err := h.pma(w, e)
+	if err != nil {
+		r.Err = err.Error()
+		return r
+	}
+	var snap counterSnap
+	if caps.ext {
+		var pc ibmad.PortCountersExtended
+		if err := h.pmaGet(w, e, ibmad.AttrPortCountersExtended, &pc); err != nil {
+			r.Err = err.Error()
+			return r
+		}
+		snap.ext = true
+		snap.v = [numCounters]uint64{pc.SymbolErrorCounter, pc.LinkErrorRecoveryCounter, pc.LinkDownedCounter,
+			pc.PortRcvErrors, pc.PortRcvRemotePhysicalErrors, pc.PortRcvSwitchRelayErrors, pc.PortXmitDiscards,
+			pc.PortXmitConstraintErrors, pc.PortRcvConstraintErrors, pc.LocalLinkIntegrityErrors,
+			pc.ExcessiveBufferOverrunErrors, pc.VL15Dropped, pc.PortXmitWait}
+	} else {
+		var pc ibmad.PortCounters
+		if err := h.pmaGet(w, e, ibmad.AttrPortCounters, &pc); err != nil {
+			r.Err = err.Error()
+			return r
+		}
+		snap.v = [numCounters]uint64{uint64(pc.SymbolErrorCounter), uint64(pc.LinkErrorRecoveryCounter),
+			uint64(pc.LinkDownedCounter), uint64(pc.PortRcvErrors), uint64(pc.PortRcvRemotePhysicalErrors),
+			uint64(pc.PortRcvSwitchRelayErrors), uint64(pc.PortXmitDiscards), uint64(pc.PortXmitConstraintErrors),
+			uint64(pc.PortRcvConstraintErrors), uint64(pc.LocalLinkIntegrityErrors),
+			uint64(pc.ExcessiveBufferOverrunErrors), uint64(pc.VL15Dropped), uint64(pc.PortXmitWait)}
+		for i, b := range counterBits {
+			snap.sat[i] = snap.v[i] == 1<<b-1
+		}
+	}
+	snap.at = h.t.opts.Now()
+	if !caps.xmitWait {
+		snap.v[xmitWait], snap.sat[xmitWait] = 0, false
+	}
+	prev, ok := h.prev.Get(k)
+	h.prev.Put(k, snap)
+	r.Values, r.Extended = map[string]uint64{}, snap.ext
+	for i, n := range CounterNames {
+		if i == xmitWait && !caps.xmitWait {
+			continue
+		}
+		r.Values[n] = snap.v[i]
+		if snap.sat[i] {
+			r.Saturated = append(r.Saturated, n)
+		}
+	}
+	r.State = CountersFirst
+	if ok && prev.ext == snap.ext {
+		r.State = compare(prev, snap, r)
+	}
+	return r
+}
+
+// compare sets r's increments from prev to cur and returns the state. A
+// counter that went backwards was reset (a port reset, or someone cleared
+// it): the reading gives no increments, never a false rise. A counter
+// stuck at its maximum rose by an unknown amount: its increment counts
+// what could be seen.
+func compare(prev, cur counterSnap, r *PortCounterReading) string {
+	for i := range cur.v {
+		if cur.v[i] < prev.v[i] {
+			return CountersReset
+		}
+	}
+	state := CountersOK
+	r.Increments = map[string]uint64{}
+	r.SinceSeconds = cur.at.Sub(prev.at).Seconds()
+	for i, n := range CounterNames {
+		r.inc[i] = cur.v[i] - prev.v[i]
+		if _, ok := r.Values[n]; ok {
+			r.Increments[n] = r.inc[i]
+		}
+		if cur.sat[i] {
+			state = CountersSaturated
+		}
+	}
+	return state
+}
+
+// pma reads (once per node, for the tracer's SupportTTL) what the node's
+// PMA supports.
+func (h *HealthChecker) pma(w *walk, e *LinkEnd) (pmaCaps, error) {
+	if c, ok := h.pmaCaps.Get(e.NodeGUID); ok {
+		return c, nil
+	}
+	var cpi ibmad.ClassPortInfo
+	if err := h.pmaGet(w, e, ibmad.AttrClassPortInfo, &cpi); err != nil {
+		return pmaCaps{}, err
+	}
+	c := pmaCaps{
+		ext:      cpi.CapabilityMask&(ibmad.CPICapPMExtWidth|ibmad.CPICapPMExtNoIETF) != 0 && cpi.CapabilityMask2&(1<<1) != 0,
+		xmitWait: cpi.CapabilityMask&ibmad.CPICapPMXmitWait != 0,
+	}
+	h.pmaCaps.Put(e.NodeGUID, c)
+	return c, nil
+}
+
+type unmarshaler interface{ UnmarshalBinary([]byte) error }
+
+// pmaGet sends a PerfMgt Get of attr for e's port to e's LID.
+func (h *HealthChecker) pmaGet(w *walk, e *LinkEnd, attr ibmad.AttrID, out unmarshaler) error {
+	g := ibmad.NewPerfMgtGet(attr)
+	if attr != ibmad.AttrClassPortInfo {
+		g.Data[1] = e.Port
+	}
+	req := &ibmad.Request{Addr: ibmad.GSIAddress(e.LID, w.t.opts.SL)}
+	if err := g.MarshalTo(req.MAD[:]); err != nil {
+		return err
+	}
+	name := ibmad.AttrName(ibmad.ClassPerfMgt, attr)
+	resp, err := w.do(req)
+	if err != nil {
+		return fmt.Errorf("PerfMgt %s of LID %d port %d: no answer: %w", name, e.LID, e.Port, err)
+	}
+	if st := resp.MAD.Status(); st != 0 {
+		return fmt.Errorf("PerfMgt %s of LID %d port %d: the PMA answered %w", name, e.LID, e.Port, st.Err())
+	}
+	return out.UnmarshalBinary(resp.MAD.PerfMgtData())
+}
+
+// judgeCounters sums a link's error increments and checks the limits.
+func (h *HealthChecker) judgeCounters(l *Link) {
+	known := true
+	for _, end := range []struct {
+		name string
+		e    *LinkEnd
+	}{{"a", &l.A}, {"b", &l.B}} {
+		r := end.e.Counters
+		if r == nil {
+			known = false
+			continue
+		}
+		switch r.State {
+		case CountersOK, CountersSaturated:
+			for i := range r.inc {
+				if i == xmitWait {
+					l.XmitWait += r.inc[i]
+				} else {
+					l.Errors += r.inc[i]
+				}
+				if lim, ok := h.opts.Limits[CounterNames[i]]; ok && r.inc[i] > lim {
+					l.OverLimit = append(l.OverLimit, end.name+":"+CounterNames[i])
+				}
+			}
+		case CountersFirst:
+			known = false
+			if h.opts.LimitValues {
+				for n, v := range r.Values {
+					if lim, ok := h.opts.Limits[n]; ok && v > lim {
+						l.OverLimit = append(l.OverLimit, end.name+":"+n)
+					}
+				}
+				sort.Strings(l.OverLimit)
+			}
+		default:
+			known = false
+		}
+	}
+	l.ErrorsKnown = known
+}
+
+// ParseLimits reads counter limits in the format of ibqueryerrors'
+// --threshold-file: one "CounterName=value" a line, "#" comment lines.
+// A counter is over its limit when it is above it. Unknown names are
+// errors (a typo must not disable a limit silently).
+func ParseLimits(r io.Reader, into map[string]uint64) error {
+	sc := bufio.NewScanner(r)
+	for line := 1; sc.Scan(); line++ {
+		s := strings.TrimSpace(sc.Text())
+		if s == "" || strings.HasPrefix(s, "#") {
+			continue
+		}
+		if err := ParseLimit(s, into); err != nil {
+			return fmt.Errorf("line %d: %w", line, err)
+		}
+	}
+	return sc.Err()
+}
+
+// ParseLimit parses one "CounterName=value" into into.
+func ParseLimit(s string, into map[string]uint64) error {
+	name, val, ok := strings.Cut(s, "=")
+	name, val = strings.TrimSpace(name), strings.TrimSpace(val)
+	if !ok {
+		return fmt.Errorf("%q is not CounterName=value", s)
+	}
+	if !IsCounterName(name) {
+		return fmt.Errorf("%q is not a counter: use one of %s", name, strings.Join(CounterNames[:], ", "))
+	}
+	v, err := strconv.ParseUint(val, 0, 64)
+	if err != nil {
+		return fmt.Errorf("limit of %s: %q is not a non-negative integer", name, val)
+	}
+	into[name] = v
+	return nil
+}
+
+// IsCounterName says whether n is one of CounterNames.
+func IsCounterName(n string) bool {
+	for _, c := range CounterNames {
+		if c == n {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,220 @@
+package trace
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/ibtracer/ibtracer_exporter/ibmad"
+)
+
+// The SA records a trace in SA mode reads (docs/protocol.md, "SA-only
+// discovery"), each with one SubnAdmGet that matches exactly one record:
+// no GetTable, so no RMPP (ibsim cuts a table to its first MAD). The
+// records' codecs, attribute IDs and component mask bits are ibmad's
+// (ibmad/sarecords.go, checked against OpenSM's headers); the oracle test
+// on OpenSM (cmd/ibtracer/sa_ibsim_test.go) checks every query on the wire.
+
+// saLink is a LinkRecord: the far end of (FromLID, FromPort).
+type saLink struct {
+	toLID  uint16
+	toPort uint8
+}
+
+// saNode is what a NodeRecord says about the node owning a LID.
+type saNode struct {
+	ni   ibmad.NodeInfo
+	lid  uint16 // the record's LID: the base LID of the port
+	desc string
+}
+
+// saPort is what a PortInfoRecord says about one port.
+type saPort struct {
+	lid   uint16
+	lmc   uint8
+	state ibmad.PortState
+}
+
+// saKey names a record by the LID and number (port or block) it is asked by.
+type saKey struct {
+	attr ibmad.AttrID
+	lid  uint16
+	n    uint32
+}
+
+// saRecordError is an SA that answered a record query with an error
+// status, or with a record that is not the one asked for.
+type saRecordError struct {
+	what string
+	st   ibmad.Status
+	msg  string
+}
+
+func (e *saRecordError) Error() string {
+	if e.msg != "" {
+		return fmt.Sprintf("SA %s: %s", e.what, e.msg)
+	}
+	s := e.st.String()
+	if cs := e.st.ClassSpecific(); cs != 0 {
+		s = ibmad.SAStatusString(cs)
+	}
+	return fmt.Sprintf("SA %s: %s", e.what, s)
+}
+
+// saRecord sends one SubnAdmGet and returns the record's bytes. Records
+// are kept in the tracer's SA cache (Options.SARecordTTL), shared by
+// every destination's traces.
+func (w *walk) saRecord(what string, attr ibmad.AttrID, lid uint16, n uint32, mask uint64, fill func([]byte)) ([]byte, error) {
+	k := saKey{attr, lid, n}
+	if b, ok := w.t.recs.Get(k); ok {
+		return b, nil
+	}
+	if w.src.SMLID == 0 {
+		return nil, &saRecordError{what: what, msg: "the local port knows no SM LID (is a subnet manager running?)"}
+	}
+	w.saReqs.Add(1)
+	w.t.saRequests.count(attr)
+	resp, err := w.sa(attr, mask, fill)
+	if err != nil {
+		return nil, fmt.Errorf("SA %s: %w", what, err)
+	}
+	if st := resp.MAD.Status(); st != 0 {
+		return nil, &saRecordError{what: what, st: st}
+	}
+	b := append([]byte(nil), resp.MAD.SAData()...)
+	if w.t.opts.SARecordTTL >= 0 {
+		w.t.recs.Put(k, b)
+	}
+	return b, nil
+}
+
+func (w *walk) saLinkFrom(lid uint16, port uint8) (saLink, error) {
+	what := fmt.Sprintf("LinkRecord from LID %d port %d", lid, port)
+	b, err := w.saRecord(what, ibmad.AttrLinkRecord, lid, uint32(port), ibmad.LRCompFromLID|ibmad.LRCompFromPort, func(b []byte) {
+		q := ibmad.LinkRecord{FromLID: lid, FromPort: port}
+		_ = q.MarshalTo(b)
+	})
+	if err != nil {
+		return saLink{}, err
+	}
+	var lr ibmad.LinkRecord
+	if err := lr.UnmarshalBinary(b); err != nil {
+		return saLink{}, &saRecordError{what: what, msg: err.Error()}
+	}
+	if lr.FromLID != lid || lr.FromPort != port {
+		return saLink{}, &saRecordError{what: what, msg: fmt.Sprintf("answered the link from LID %d port %d", lr.FromLID, lr.FromPort)}
+	}
+	l := saLink{toLID: lr.ToLID, toPort: lr.ToPort}
+	if l.toLID == 0 || l.toLID >= 0xC000 {
+		return saLink{}, &saRecordError{what: what, msg: fmt.Sprintf("the far end has LID %d", l.toLID)}
+	}
+	return l, nil
+}
+
+func (w *walk) saNodeAt(lid uint16) (saNode, error) {
+	what := fmt.Sprintf("NodeRecord of LID %d", lid)
+	b, err := w.saRecord(what, ibmad.AttrNodeRecord, lid, 0, ibmad.NRCompLID, func(b []byte) {
+		nr := ibmad.NodeRecord{LID: lid}
+		_ = nr.MarshalTo(b)
+	})
+	if err != nil {
+		return saNode{}, err
+	}
+	var nr ibmad.NodeRecord
+	if err := nr.UnmarshalBinary(b); err != nil {
+		return saNode{}, &saRecordError{what: what, msg: err.Error()}
+	}
+	if nr.NodeInfo.NodeGUID == 0 || nr.LID == 0 {
+		return saNode{}, &saRecordError{what: what, msg: "the record has no node GUID or LID"}
+	}
+	n := saNode{ni: nr.NodeInfo, lid: nr.LID, desc: nr.NodeDescription.String()}
+	w.t.desc.Put(n.ni.NodeGUID, n.desc)
+	return n, nil
+}
+
+func (w *walk) saPortInfo(lid uint16, port uint8) (saPort, error) {
+	what := fmt.Sprintf("PortInfoRecord of LID %d port %d", lid, port)
+	b, err := w.saRecord(what, ibmad.AttrPortInfoRecord, lid, uint32(port), ibmad.PIRCompLID|ibmad.PIRCompPortNum, func(b []byte) {
+		q := ibmad.PortInfoRecord{LID: lid, PortNum: port}
+		_ = q.MarshalTo(b)
+	})
+	if err != nil {
+		return saPort{}, err
+	}
+	var pir ibmad.PortInfoRecord
+	if err := pir.UnmarshalBinary(b); err != nil {
+		return saPort{}, &saRecordError{what: what, msg: err.Error()}
+	}
+	if pir.PortNum != port {
+		return saPort{}, &saRecordError{what: what, msg: fmt.Sprintf("answered port %d", pir.PortNum)}
+	}
+	pi := &pir.PortInfo
+	return saPort{lid: pi.LID, lmc: pi.LMC, state: pi.PortState}, nil
+}
+
+func (w *walk) saLFTBlock(lid uint16, block uint32) (*ibmad.LFTBlock, error) {
+	what := fmt.Sprintf("LinearForwardingTableRecord of LID %d block %d", lid, block)
+	b, err := w.saRecord(what, ibmad.AttrLFTRecord, lid, block, ibmad.LFTRCompLID|ibmad.LFTRCompBlock, func(b []byte) {
+		q := ibmad.LFTRecord{LID: lid, Block: uint16(block)}
+		_ = q.MarshalTo(b)
+	})
+	if err != nil {
+		return nil, err
+	}
+	var r ibmad.LFTRecord
+	if err := r.UnmarshalBinary(b); err != nil {
+		return nil, &saRecordError{what: what, msg: err.Error()}
+	}
+	if r.LID != lid || uint32(r.Block) != block {
+		return nil, &saRecordError{what: what, msg: fmt.Sprintf("answered LID %d block %d", r.LID, r.Block)}
+	}
+	return &r.LFT, nil
+}
+
+// saFail classifies a failed SA record query of an SA-mode walk.
+func (w *walk) saWalkFail(err error, format string, a ...any) *Error {
+	what := fmt.Sprintf(format, a...)
+	var re *saRecordError
+	switch {
+	case errors.As(err, &re) && re.st.ClassSpecific() == ibmad.SAStatusNoRecords:
+		return fail(StatusUnreachable, ReasonNoRoute, err, "%s: the SA has no such record (%v)", what, err)
+	case errors.As(err, &re):
+		return fail(StatusUnreachable, ReasonSA, err, "%s: %v", what, err)
+	case errors.Is(err, ibmad.ErrTimeout):
+		return fail(StatusUnreachable, ReasonSA, err, "%s: the SA at LID %d did not answer: %v", what, w.src.SMLID, err)
+	}
+	return w.smpFail(err, "%s", what)
+}
+
+// saCounter counts the SA record requests of a tracer, by record.
+type saCounter struct {
+	lft, link, node, port atomicCounter
+}
+
+func (c *saCounter) count(attr ibmad.AttrID) {
+	switch attr {
+	case ibmad.AttrLFTRecord:
+		c.lft.Add(1)
+	case ibmad.AttrLinkRecord:
+		c.link.Add(1)
+	case ibmad.AttrNodeRecord:
+		c.node.Add(1)
+	case ibmad.AttrPortInfoRecord:
+		c.port.Add(1)
+	}
+}
+
+// SARequests returns the SA record requests the tracer's SA-mode walks
+// sent, by record name (docs/metrics.md: ibtracer_sa_record_requests_total).
+func (t *Tracer) SARequests() map[string]uint64 {
+	return map[string]uint64{
+		"LinearForwardingTableRecord": uint64(t.saRequests.lft.Load()),
+		"LinkRecord":                  uint64(t.saRequests.link.Load()),
+		"NodeRecord":                  uint64(t.saRequests.node.Load()),
+		"PortInfoRecord":              uint64(t.saRequests.port.Load()),
+	}
+}
+
+// defaultSARecordTTL is how long SA records are reused when
+// Options.SARecordTTL is 0.
+const defaultSARecordTTL = 10 * time.Second
