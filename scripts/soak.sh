@@ -23,15 +23,18 @@
 # 250 bytes), and values in the tails arrive ever more rarely, so the
 # heap keeps growing, more and more slowly, towards a bound (200
 # destinations: about 10 MB) long after 10 minutes. The live heap is
-# therefore fitted, from t >= 60s, as a + B x buckets + L x t, and L (the
-# growth the buckets do not explain) is judged; a leak of a fixed amount
-# per trace, scrape or fault is linear in t and lands in L. RSS is
+# therefore fitted, after the start-up (t >= 120s, or the first fifth of a
+# longer run), as a + B x buckets + L x t, and L (the growth the buckets
+# do not explain) is judged with its uncertainty (flat when L + 2 standard
+# errors stays under 1 %, growing when L - 2 standard errors reaches it,
+# else inconclusive); a leak of a fixed amount per trace, scrape or fault
+# is linear in t and lands in L. RSS is
 # reported, not judged: the runtime sizes the heap to about twice the
 # live data (GOGC=100) and returns freed pages lazily, so RSS follows the
 # largest heap goal so far.
 # Loopback only; everything it starts it stops. Exit status: 0 flat, 1 a
 # failure (the exporter died, /metrics did not answer, too few samples),
-# 3 growth, 4 the traces stopped succeeding.
+# 3 growth, 4 the traces stopped succeeding, 5 inconclusive.
 #   usage: scripts/soak.sh [duration=10m]   (e.g. 3m, 600s, 1h, 600)
 #   SOAK_SAMPLE=30 (seconds between samples), SOAK_KEEP=1 keeps the work dir,
 #   SOAK_LIMIT=1 (the growth, in %, the verdict allows).
@@ -203,12 +206,34 @@ column -t -s $'\t' "$tsv" 2> /dev/null || cat "$tsv"
 echo
 echo "# last half (t >= $((secs / 2))s): first -> last sample; growth = least-squares slope x the half's length / the half's mean"
 verdict=0
-awk -F'\t' -v half=$((secs / 2)) -v limit="${SOAK_LIMIT:-1}" '
+awk -F'\t' -v half=$((secs / 2)) -v from=$((secs / 5 > 120 ? secs / 5 : 120)) -v limit="${SOAK_LIMIT:-1}" '
 NR == 1 { for (i = 2; i <= NF; i++) { name[i] = $i; col[$i] = i }; cols = NF; next }
 { for (i = 2; i <= cols; i++) if ($i == "NA") na[i] = 1 }
-# The live heap against the native buckets and time, from t >= 60s (the
-# first minute is start-up): heap = a + B * buckets + L * t.
-$1 >= 60 { m++; ft[m] = $1; fy[m] = $(col["heap_live_kib"]); fx[m] = $(col["native_buckets"]) }
+# The live heap against the native buckets and time, from t >= from (the
+# first minutes are start-up: caches, pools and maps fill):
+# heap = a + B * buckets + L * t, least squares on the kept samples; without
+# bucket counts, or when they do not move, L is the plain slope.
+function fit(   k, n, mt, my, mx, dt, dy, dx, Sxx, Stt, Sxt, Sxy, Sty, D, rss) {
+	for (k = 1; k <= m; k++) if (keep[k]) { n++; mt += ft[k]; my += fy[k]; mx += fx[k] }
+	mt /= n; my /= n; mx /= n
+	for (k = 1; k <= m; k++) if (keep[k]) {
+		dt = ft[k] - mt; dy = fy[k] - my; dx = fx[k] - mx
+		Sxx += dx * dx; Stt += dt * dt; Sxt += dx * dt; Sxy += dx * dy; Sty += dt * dy
+	}
+	D = Sxx * Stt - Sxt * Sxt
+	if (nob || Sxx == 0 || D <= 1e-9 * Sxx * Stt) { B = 0; L = Sty / Stt }
+	else { B = (Stt * Sxy - Sxt * Sty) / D; L = (Sxx * Sty - Sxt * Sxy) / D }
+	for (k = 1; k <= m; k++) {
+		resid[k] = fy[k] - my - B * (fx[k] - mx) - L * (ft[k] - mt)
+		if (keep[k]) rss += resid[k] * resid[k]
+	}
+	se = B ? sqrt(rss / (n - 3) * Sxx / D) : sqrt(rss / (n - 2) / Stt)
+}
+function median(a, n,   b, k, j, v) {
+	for (k = 1; k <= n; k++) { v = a[k]; for (j = k - 1; j >= 1 && b[j] > v; j--) b[j + 1] = b[j]; b[j + 1] = v }
+	return n % 2 ? b[(n + 1) / 2] : (b[n / 2] + b[n / 2 + 1]) / 2
+}
+$1 >= from { m++; ft[m] = $1; fy[m] = $(col["heap_live_kib"]); fx[m] = $(col["native_buckets"]); keep[m] = 1 }
 $1 >= half {
 	n++
 	if (n == 1) t0 = $1
@@ -220,7 +245,7 @@ $1 >= half {
 	}
 }
 END {
-	if (n < 3 || m < 4) { print "not enough samples"; exit 1 }
+	if (n < 3) { print "not enough samples"; exit 1 }
 	if (na[col["heap_live_kib"]]) { print "go_gc_heap_live_bytes is not in /metrics: no verdict"; exit 1 }
 	for (i = 2; i <= cols; i++) {
 		if (na[i]) { printf "%-18s not in /metrics\n", name[i]; continue }
@@ -238,24 +263,27 @@ END {
 		if (judged && growth >= limit) bad = 1
 		printf "%-18s %s -> %s  growth %+.2f%%  slope %+.1f per minute  %s\n", name[i], first[i], last[i], growth, slope * 60, mark
 	}
-	# The fit, on centred values (without bucket counts, or when they do
-	# not move, L is the plain slope).
-	for (k = 1; k <= m; k++) { mt += ft[k] / m; my += fy[k] / m; mx += fx[k] / m }
-	for (k = 1; k <= m; k++) {
-		dt = ft[k] - mt; dy = fy[k] - my; dx = fx[k] - mx
-		Sxx += dx * dx; Stt += dt * dt; Sxt += dx * dt; Sxy += dx * dy; Sty += dt * dy
-	}
-	D = Sxx * Stt - Sxt * Sxt
-	if (na[col["native_buckets"]] || Sxx == 0 || D <= 1e-9 * Sxx * Stt) { B = 0; L = Sty / Stt }
-	else { B = (Stt * Sxy - Sxt * Sty) / D; L = (Sxx * Sty - Sxt * Sxy) / D }
-	for (k = 1; k <= m; k++) { r = fy[k] - my - B * (fx[k] - mx) - L * (ft[k] - mt); rss += r * r }
-	se = (B && m > 3) ? sqrt(rss / (m - 3) * Sxx / D) : (m > 2 ? sqrt(rss / (m - 2) / Stt) : 0)
-	lg = 100 * L * (t1 - t0) / mean[col["heap_live_kib"]]
-	if (lg >= limit) bad = 1
-	printf "live heap, fitted from t >= 60s as a + B x native_buckets + L x t:\n"
-	printf "  B %.0f bytes per native bucket, L %+.1f KiB per minute (+- %.1f): unexplained growth over the last half %+.2f%%  %s\n",
-		B * 1024, L * 60, se * 60, lg, lg < limit ? "ok" : "GROWS"
-	exit stalled ? 4 : bad ? 3 : 0
+	if (m < 5) { print "not enough samples for the live heap fit"; exit 1 }
+	nob = na[col["native_buckets"]]
+	fit()
+	# The live heap jumps up now and then (a GC that ran while a fault had
+	# many traces waiting on timeouts) and falls back: such samples (a
+	# residual above 4 times the median absolute residual) are left out
+	# and the fit is done again. Only upward jumps: a leak never hides.
+	for (k = 1; k <= m; k++) ar[k] = resid[k] < 0 ? -resid[k] : resid[k]
+	med = median(ar, m)
+	dropped = ""
+	for (k = 1; k <= m; k++) if (resid[k] > 4 * med && m - nd > 5) { keep[k] = 0; nd++; dropped = dropped " " ft[k] "s" }
+	if (nd) fit()
+	# Judged with its uncertainty: flat when even L + 2 se stays under the
+	# limit, growing when even L - 2 se reaches it, else inconclusive.
+	f = 100 * (t1 - t0) / mean[col["heap_live_kib"]]
+	lg = f * L; lo = f * (L - 2 * se); hi = f * (L + 2 * se)
+	if (lo >= limit) { bad = 1; mark = "GROWS" } else if (hi < limit) mark = "ok"; else { unsure = 1; mark = "INCONCLUSIVE (noise wider than the limit)" }
+	printf "live heap, fitted from t >= %ds as a + B x native_buckets + L x t%s:\n", from, nd ? " (left out, jumps:" dropped ")" : ""
+	printf "  B %.0f bytes per native bucket, L %+.1f KiB per minute (+- %.1f): unexplained growth over the last half %+.2f%% (%+.2f%% .. %+.2f%%)  %s\n",
+		B * 1024, L * 60, se * 60, lg, lo, hi, mark
+	exit stalled ? 4 : bad ? 3 : unsure ? 5 : 0
 }' "$tsv" || verdict=$?
 echo
 echo "# exporter log: $(grep -c . "$work/exporter.log" || true) lines; warnings and errors by message:"
@@ -265,6 +293,7 @@ case $verdict in
 0) echo "soak: FLAT (goroutines, open fds and the live heap's growth beyond its native histogram buckets each under ${SOAK_LIMIT:-1}% over the last half)" ;;
 3) echo "soak: GROWTH (see the columns marked GROWS)" ;;
 4) echo "soak: the traces stopped succeeding: no verdict" ;;
+5) echo "soak: INCONCLUSIVE: goroutines and fds flat, but the live heap's noise is wider than ${SOAK_LIMIT:-1}%; run longer or sample more often (SOAK_SAMPLE=10)" ;;
 *) echo "soak: no verdict" ;;
 esac
 exit "$verdict"
