@@ -277,18 +277,25 @@ END {
 	# The live heap jumps up now and then (a GC that ran while a fault had
 	# many traces waiting on timeouts) and falls back: such samples (a
 	# residual above 4 times the median absolute residual) are left out
-	# and the fit is done again. Only upward jumps: a leak never hides.
-	for (k = 1; k <= m; k++) ar[k] = resid[k] < 0 ? -resid[k] : resid[k]
-	med = median(ar, m)
+	# and the fit is done again. Only upward jumps: a leak raises the floor
+	# the fit follows.
+	# Repeated until none is left: frequent jumps pull the first fits up.
 	dropped = ""
-	for (k = 1; k <= m; k++) if (resid[k] > 4 * med && m - nd > 5) { keep[k] = 0; nd++; dropped = dropped " " ft[k] "s" }
-	if (nd) fit()
+	for (pass = 1; pass <= 10; pass++) {
+		na2 = 0
+		for (k = 1; k <= m; k++) if (keep[k]) ar[++na2] = resid[k] < 0 ? -resid[k] : resid[k]
+		med = median(ar, na2)
+		more = 0
+		for (k = 1; k <= m; k++) if (keep[k] && resid[k] > 4 * med && m - nd > 5) { keep[k] = 0; nd++; more++; dropped = dropped " " ft[k] "s" }
+		if (!more) break
+		fit()
+	}
 	# Judged with its uncertainty: flat when even L + 2 se stays under the
 	# limit, growing when even L - 2 se reaches it, else inconclusive.
 	f = 100 * (t1 - t0) / mean[col["heap_live_kib"]]
 	lg = f * L; lo = f * (L - 2 * se); hi = f * (L + 2 * se)
 	if (lo >= limit) { bad = 1; mark = "GROWS" } else if (hi < limit) mark = "ok"; else { unsure = 1; mark = "INCONCLUSIVE (noise wider than the limit)" }
-	printf "live heap, fitted from t >= %ds as a + B x native_buckets + L x t%s:\n", from, nd ? " (left out, jumps:" dropped ")" : ""
+	printf "live heap, fitted from t >= %ds as a + B x native_buckets + L x t%s:\n", from, nd ? " (" nd " jumps left out:" dropped ")" : ""
 	printf "  B %.0f bytes per native bucket, L %+.1f KiB per minute (+- %.1f): unexplained growth over the last half %+.2f%% (%+.2f%% .. %+.2f%%)  %s\n",
 		B * 1024, L * 60, se * 60, lg, lo, hi, mark
 	exit stalled ? 4 : bad ? 3 : unsure ? 5 : 0
