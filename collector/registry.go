@@ -50,7 +50,8 @@ func (p promLogger) Println(v ...any) {
 // OpenMetrics, where a counter's family drops "_total": a duplicate that
 // strict parsers reject. The counter is dropped; the same value is the
 // runtime metric /gc/heap/allocs:bytes, exported as
-// go_gc_heap_allocs_bytes_total.
+// go_gc_heap_allocs_bytes_total. /gc/heap/live:bytes (go_gc_heap_live_bytes,
+// the heap the last GC marked live) is added for scripts/soak.sh.
 const goDroppedMetric = "go_memstats_alloc_bytes_total"
 
 type goCollector struct {
@@ -60,7 +61,7 @@ type goCollector struct {
 
 func newGoCollector() prometheus.Collector {
 	c := collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(
-		collectors.GoRuntimeMetricsRule{Matcher: regexp.MustCompile(`^/gc/heap/allocs:bytes$`)}))
+		collectors.GoRuntimeMetricsRule{Matcher: regexp.MustCompile(`^/gc/heap/(allocs|live):bytes$`)}))
 	ch := make(chan *prometheus.Desc, 256)
 	go func() { c.Describe(ch); close(ch) }()
 	g := &goCollector{Collector: c}
