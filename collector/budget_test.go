@@ -19,14 +19,7 @@ import (
 // mad_rate and mad_rate_per_target reach the engine when the device
 // opens and again on every reload, and are exported.
 func TestBudgetFollowsConfiguration(t *testing.T) {
-	topo, _ := sim.FatTree2(1, 1, 2, 1)
-	f, _ := sim.New(topo, sim.Options{})
-	tr, err := f.Attach("H0-0", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng := ibmad.NewEngine(tr, ibmad.Options{})
-	defer eng.Close()
+	_, eng := simAt(t, 1, 1, 2)
 	e := New(log.NewNopLogger(), "seed")
 	defer e.Stop()
 	e.Apply(mustConfig(t, "mad_rate: 300\nmad_rate_per_target: 25\n"))

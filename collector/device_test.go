@@ -10,22 +10,12 @@ import (
 
 	"github.com/go-kit/log"
 	"github.com/prometheus/client_golang/prometheus/testutil"
-
-	"github.com/ibtracer/ibtracer_exporter/ibmad"
-	"github.com/ibtracer/ibtracer_exporter/ibmad/sim"
 )
 
 // While the device is missing or lost, traces are skipped and counted as
 // such, not charged to the destinations; device_up follows SetDevice.
 func TestDeviceDownIsNotChargedToDestinations(t *testing.T) {
-	topo, _ := sim.FatTree2(1, 1, 2, 1)
-	f, _ := sim.New(topo, sim.Options{})
-	tr, err := f.Attach("H0-0", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng := ibmad.NewEngine(tr, ibmad.Options{})
-	defer eng.Close()
+	f, eng := simAt(t, 1, 1, 2)
 	lid, _ := f.LIDOf("H0-1", 0)
 
 	fc := newFakeClock(time.Unix(1800000000, 0))

@@ -18,11 +18,7 @@ import (
 // TestDiscoveryKeyTakesEffectOnReload: the discovery key reaches the
 // tracer at Apply (a reload), and ibtracer_discovery_mode shows it.
 func TestDiscoveryKeyTakesEffectOnReload(t *testing.T) {
-	topo, _ := sim.FatTree2(2, 2, 2, 1)
-	f, _ := sim.New(topo, sim.Options{})
-	tp, _ := f.Attach("H0-0", 0)
-	eng := ibmad.NewEngine(tp, ibmad.Options{})
-	defer eng.Close()
+	_, eng := simAt(t, 2, 2, 2)
 	e := New(log.NewNopLogger(), "seed")
 	defer e.Stop()
 	e.SetDevice(eng, nil, nil)
@@ -106,11 +102,7 @@ ibtracer_sa_record_requests_total %d
 // TestSARecordsSharedForShareValidation: SA-mode records are shared for
 // share_validation, like SMP-mode LFT blocks; 0 shares nothing.
 func TestSARecordsSharedForShareValidation(t *testing.T) {
-	topo, _ := sim.FatTree2(2, 2, 2, 1)
-	f, _ := sim.New(topo, sim.Options{})
-	tp, _ := f.Attach("H0-0", 0)
-	eng := ibmad.NewEngine(tp, ibmad.Options{})
-	defer eng.Close()
+	f, eng := simAt(t, 2, 2, 2)
 	e := New(log.NewNopLogger(), "seed")
 	defer e.Stop()
 	e.SetDevice(eng, nil, nil)

@@ -10,9 +10,6 @@ import (
 
 	"github.com/go-kit/log"
 	"github.com/go-logfmt/logfmt"
-
-	"github.com/ibtracer/ibtracer_exporter/ibmad"
-	"github.com/ibtracer/ibtracer_exporter/ibmad/sim"
 )
 
 // logBuffer captures a go-kit logfmt logger's lines.
@@ -61,14 +58,7 @@ func withMsg(lines []map[string]string, msg string) []map[string]string {
 // A failing destination logs when its state changes, not on every
 // trace; a path change logs the old and the new path, hop by hop.
 func TestLogsStateChangesAndPathChanges(t *testing.T) {
-	topo, _ := sim.FatTree2(2, 2, 1, 1)
-	f, _ := sim.New(topo, sim.Options{})
-	tr, err := f.Attach("H0-0", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng := ibmad.NewEngine(tr, ibmad.Options{})
-	defer eng.Close()
+	f, eng := simAt(t, 2, 2, 1)
 	lid, _ := f.LIDOf("H1-0", 0)
 
 	var buf logBuffer

@@ -10,21 +10,12 @@ import (
 	"github.com/go-kit/log"
 
 	"github.com/ibtracer/ibtracer_exporter/collector/config"
-	"github.com/ibtracer/ibtracer_exporter/ibmad"
-	"github.com/ibtracer/ibtracer_exporter/ibmad/sim"
 )
 
 // TestNodeNameMapNamesHops: the configuration's node_name_map gives every
 // traced hop its site name in the exporter's results (/traces).
 func TestNodeNameMapNamesHops(t *testing.T) {
-	topo, _ := sim.FatTree2(1, 1, 2, 1)
-	f, _ := sim.New(topo, sim.Options{})
-	tr, err := f.Attach("H0-0", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng := ibmad.NewEngine(tr, ibmad.Options{})
-	defer eng.Close()
+	f, eng := simAt(t, 1, 1, 2)
 	lid, _ := f.LIDOf("H0-1", 0)
 	dir := t.TempDir()
 	m := fmt.Sprintf("0x%016x \"leaf-a\"\n0x%016x \"host-b\"\n", uint64(f.Node("L0").GUID), uint64(f.Node("H0-1").GUID))
