@@ -59,8 +59,8 @@ type destState struct {
 	byResult, byReason map[string]labelSet
 	hopSets            []hopLabels
 
-	cancel func()
-	done   chan struct{}
+	sch  schedState    // schedule.go, under Exporter.schedMu
+	done chan struct{} // closed once stopped and no trace of it runs
 
 	mu           sync.Mutex
 	last         *trace.Result
