@@ -269,6 +269,7 @@ func (e *Exporter) traceOnce(ctx context.Context, s *destState, interval time.Du
 			r.Hops[i].NodeName = names.Name(uint64(r.Hops[i].NodeGUID))
 		}
 	}
+	compact(r)
 	s.record(r)
 	e.disc.add(r)
 	// State changes and path changes are logged once (logstate.go); each
