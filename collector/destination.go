@@ -55,28 +55,30 @@ type destState struct {
 	// Label pairs of its series (see labels.go): fixed ones, those of the
 	// results and reasons that occurred, and the per-hop ones of the last
 	// trace (nil: build them at the next scrape).
-	base, info         labelSet
-	byResult, byReason map[string]labelSet
-	hopSets            []hopLabels
+	base, info labelSet
+	byResult   [len(allResults)]labelSet // nil until the result occurred
+	byReason   map[string]labelSet       // nil until a failure
+	hopSets    []hopLabels
 
-	cancel func()
-	done   chan struct{}
+	sch  schedState    // schedule.go, under Exporter.schedMu
+	done chan struct{} // closed once stopped and no trace of it runs
 
 	mu           sync.Mutex
 	last         *trace.Result
 	lastTime     time.Time
 	lastDuration time.Duration
 	lastLatency  time.Duration  // of the last trace that measured one
-	signatures   map[int]string // the last path of each LID offset (0 unless paths: all)
+	signature    uint64         // a hash of the last path (of LID offset 0)
+	signatures   map[int]uint64 // of the other LID offsets (paths: all)
 	set          *trace.PathSet // the last path set (paths: all; paths.go)
-	byOffset     map[int]uint64 // path changes per LID offset (paths: all)
+	byOffset     map[int]uint64 // path changes per LID offset (paths: all; nil until one)
 	pathChanges  uint64
 	lastChange   time.Time
 	mismatched   uint64 // hops mismatched, summed over traces
 	unsupported  uint64 // hops without an agent, summed over traces
 	mads         uint64
-	results      map[trace.Status]uint64
-	failures     map[trace.Reason]uint64
+	results      [len(allResults)]uint64 // in allResults' order
+	failures     map[trace.Reason]uint64 // nil until a failure
 
 	ops opsState // what the logs and /traces remember (logstate.go)
 }
@@ -91,9 +93,6 @@ func newDestState(d config.Destination, labelNames []string, h *hists) *destStat
 	target := d.Target()
 	return &destState{cfg: d, target: target, labels: values, done: make(chan struct{}), hops: d.HopSeries(), hists: h,
 		base: base, info: base.with(pair("address", target.Address()), pair("ibtracer_args", target.Args())),
-		byResult: map[string]labelSet{}, byReason: map[string]labelSet{},
-		results: map[trace.Status]uint64{}, failures: map[trace.Reason]uint64{},
-		signatures: map[int]string{}, byOffset: map[int]uint64{},
 	}
 }
 
@@ -123,11 +122,16 @@ func (s *destState) record(r *trace.Result) {
 // recordLocked counts one trace, of LID offset off, into the totals.
 func (s *destState) recordLocked(r *trace.Result, off int) {
 	now := r.Start.Add(r.Duration)
-	s.results[r.Status]++
-	if _, ok := s.byResult[string(r.Status)]; !ok {
-		s.byResult[string(r.Status)] = s.base.with(pair("result", string(r.Status)))
+	if i := resultIndex(r.Status); i >= 0 {
+		s.results[i]++
+		if s.byResult[i] == nil {
+			s.byResult[i] = s.base.with(pair("result", string(r.Status)))
+		}
 	}
 	if r.Status != trace.StatusOK && r.Reason != trace.ReasonNone {
+		if s.failures == nil {
+			s.failures, s.byReason = map[trace.Reason]uint64{}, map[string]labelSet{}
+		}
 		s.failures[r.Reason]++
 		if _, ok := s.byReason[string(r.Reason)]; !ok {
 			s.byReason[string(r.Reason)] = s.base.with(pair("reason", string(r.Reason)))
@@ -139,13 +143,16 @@ func (s *destState) recordLocked(r *trace.Result, off int) {
 		s.hists.duration.Observe(r.Duration.Seconds())
 	}
 	if r.Status == trace.StatusOK || r.Status == trace.StatusMismatch {
-		if sig, prev := r.Signature(), s.signatures[off]; sig != prev {
-			if prev != "" {
+		if sig, prev := signature(r), s.signatureLocked(off); sig != prev {
+			if prev != 0 {
 				s.pathChanges++
+				if s.byOffset == nil {
+					s.byOffset = map[int]uint64{}
+				}
 				s.byOffset[off]++
 				s.lastChange = now
 			}
-			s.signatures[off] = sig
+			s.setSignatureLocked(off, sig)
 		}
 		s.mismatched += uint64(r.Count(trace.AgentMismatch))
 		s.unsupported += uint64(unsupported(r))
@@ -158,6 +165,45 @@ func (s *destState) recordLocked(r *trace.Result, off int) {
 			}
 		}
 	}
+}
+
+// resultIndex is st's place in allResults (-1: none).
+func resultIndex(st trace.Status) int {
+	for i, v := range allResults {
+		if v == st {
+			return i
+		}
+	}
+	return -1
+}
+
+// signature is a hash of r's path (trace.Result.Signature): a destination
+// keeps 8 bytes per path rather than the text (0: none).
+func signature(r *trace.Result) uint64 {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(r.Signature()))
+	if v := h.Sum64(); v != 0 {
+		return v
+	}
+	return 1
+}
+
+func (s *destState) signatureLocked(off int) uint64 {
+	if off == 0 {
+		return s.signature
+	}
+	return s.signatures[off]
+}
+
+func (s *destState) setSignatureLocked(off int, sig uint64) {
+	if off == 0 {
+		s.signature = sig
+		return
+	}
+	if s.signatures == nil {
+		s.signatures = map[int]uint64{}
+	}
+	s.signatures[off] = sig
 }
 
 func unsupported(r *trace.Result) int {

@@ -224,6 +224,7 @@ func (e *Exporter) reconcileLocked() {
 			delete(e.dests, name)
 		}
 	}
+	e.kickLocked()
 }
 
 var (

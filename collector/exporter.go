@@ -30,7 +30,9 @@ type Exporter struct {
 	engine     *ibmad.Engine
 	agent      *agent.Agent
 	deviceErr  error
-	sem        chan struct{}
+	schedMu    sync.Mutex // after mu when both are held
+	sched      scheduler  // schedule.go
+	starting   []*destState
 	changed    chan struct{} // closed when the seed or the device changes
 	skipped    map[string]uint64
 	hists      *hists
@@ -98,6 +100,7 @@ func (e *Exporter) wakeLocked() {
 		close(e.changed)
 	}
 	e.changed = make(chan struct{})
+	e.wakeSeedWaitersLocked()
 }
 
 // seedLocked returns the seed of the phases ("" while none is known).
@@ -202,9 +205,7 @@ func (e *Exporter) Apply(c *config.Config) {
 		e.tracer = e.newTracer(c)
 		e.applyBudgetLocked()
 	}
-	if e.sem == nil || cap(e.sem) != c.Concurrency {
-		e.sem = make(chan struct{}, c.Concurrency)
-	}
+	e.setConcurrencyLocked(c.Concurrency)
 	names := c.LabelNames()
 	relabel := len(names) != len(e.labelNames)
 	for i := range names {
@@ -223,65 +224,6 @@ func (e *Exporter) Apply(c *config.Config) {
 	e.reconcileLocked()
 }
 
-func (e *Exporter) startLocked(s *destState) {
-	ctx, cancel := context.WithCancel(e.ctx)
-	s.cancel = cancel
-	e.wg.Add(1)
-	go func() {
-		defer e.wg.Done()
-		defer close(s.done)
-		e.loop(ctx, s)
-	}()
-}
-
-func (e *Exporter) stopLocked(s *destState) {
-	if s.cancel != nil {
-		s.cancel()
-	}
-}
-
-// loop traces one destination for ever: once soon after start, then at
-// its phase of every interval. The phase is known before the first trace
-// is scheduled (waitSeed). A trace that overruns skips the runs it missed;
-// two traces of one destination never overlap.
-func (e *Exporter) loop(ctx context.Context, s *destState) {
-	interval := time.Duration(s.cfg.Interval)
-	seed, ok := e.waitSeed(ctx)
-	if !ok {
-		return
-	}
-	ph := phase(seed, s.cfg.Name, interval)
-	// The first traces start soon, but spread with the number of
-	// destinations (50 a second), so that a large configuration does not
-	// start with a burst that trips the agents' rate limits.
-	e.mu.RLock()
-	n := len(e.dests)
-	e.mu.RUnlock()
-	spread := time.Duration(n) * time.Second / 50
-	if spread < 2*time.Second {
-		spread = 2 * time.Second
-	}
-	first := ph % minDuration(interval, spread)
-	next := e.clock.Now().Add(first)
-	if s.atPhase { // discovered later: its phase, not a burst with the others
-		next = nextRun(e.clock.Now(), interval, ph)
-	}
-	for {
-		c, stop := e.clock.Timer(next.Sub(e.clock.Now()))
-		select {
-		case <-ctx.Done():
-			stop()
-			return
-		case <-c:
-		}
-		e.traceOnce(ctx, s, interval)
-		if seed := e.currentSeed(); seed != "" {
-			ph = phase(seed, s.cfg.Name, interval) // a new port or jitter_seed moves the phase
-		}
-		next = nextRun(e.clock.Now(), interval, ph)
-	}
-}
-
 func minDuration(a, b time.Duration) time.Duration {
 	if a < b {
 		return a
@@ -290,17 +232,6 @@ func minDuration(a, b time.Duration) time.Duration {
 }
 
 func (e *Exporter) traceOnce(ctx context.Context, s *destState, interval time.Duration) {
-	// A reload may replace the semaphore (a new concurrency) while this
-	// trace runs: the slot goes back to the channel it was taken from.
-	e.mu.RLock()
-	sem := e.sem
-	e.mu.RUnlock()
-	select {
-	case sem <- struct{}{}:
-	case <-ctx.Done():
-		return
-	}
-	defer func() { <-sem }()
 	e.mu.RLock()
 	tr, names, hc := e.tracer, e.cfg.NodeNames, e.health.checker
 	e.mu.RUnlock()
@@ -320,12 +251,7 @@ func (e *Exporter) traceOnce(ctx context.Context, s *destState, interval time.Du
 		cancel()
 		return
 	}
-	// The trace runs on a goroutine of its own, which ends with it: its
-	// deep stack goes with it, and the destination's loop goroutine (one
-	// per destination, 10,000 at fleet scale) keeps a small one.
-	rc := make(chan *trace.Result, 1)
-	go func() { rc <- tr.Trace(tctx, s.target) }()
-	r := <-rc
+	r := tr.Trace(tctx, s.target)
 	ph := checkHealth(tctx, hc, r)
 	cancel()
 	if ctx.Err() != nil {
@@ -343,6 +269,7 @@ func (e *Exporter) traceOnce(ctx context.Context, s *destState, interval time.Du
 			r.Hops[i].NodeName = names.Name(uint64(r.Hops[i].NodeGUID))
 		}
 	}
+	compact(r)
 	s.record(r)
 	e.disc.add(r)
 	// State changes and path changes are logged once (logstate.go); each
@@ -376,6 +303,7 @@ func (e *Exporter) skip(reason string) {
 // Stop stops every destination and waits for in-flight traces.
 func (e *Exporter) Stop() {
 	e.cancel()
+	e.stopAll()
 	e.wg.Wait()
 }
 

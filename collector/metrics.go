@@ -11,7 +11,7 @@ import (
 // The bounded label values of traces_total and trace_failures_total: a
 // destination's series of one appears once it occurred (docs/metrics.md).
 var (
-	allResults = []trace.Status{trace.StatusOK, trace.StatusMismatch, trace.StatusUnreachable, trace.StatusTooLong,
+	allResults = [...]trace.Status{trace.StatusOK, trace.StatusMismatch, trace.StatusUnreachable, trace.StatusTooLong,
 		trace.StatusResolve} // device errors are skipped traces, not results (ibtracer_traces_skipped_total)
 	allReasons = []trace.Reason{trace.ReasonNoRoute, trace.ReasonPortDown, trace.ReasonTimeout, trace.ReasonLoop,
 		trace.ReasonTooLong, trace.ReasonSA, trace.ReasonMismatch, trace.ReasonBadConfig}
@@ -123,9 +123,9 @@ func (e *Exporter) collectDestinations(ch chan<- prometheus.Metric, names []stri
 		g(dLastTime, lastTime)
 		g(dLastDur, float64(s.lastDuration.Microseconds())/1e6)
 		g(dLastLat, float64(s.lastLatency.Nanoseconds()/100)/1e7) // 0.1 µs
-		for _, st := range allResults {
-			if l, ok := s.byResult[string(st)]; ok {
-				emit(dTraces, l, prometheus.CounterValue, float64(s.results[st]))
+		for i, l := range s.byResult {
+			if l != nil {
+				emit(dTraces, l, prometheus.CounterValue, float64(s.results[i]))
 			}
 		}
 		for _, rs := range allReasons {
