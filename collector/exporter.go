@@ -134,15 +134,8 @@ func (e *Exporter) waitSeed(ctx context.Context) (string, bool) {
 		if seed != "" {
 			return seed, true
 		}
-		if engine != nil {
-			if p, err := engine.Port(); err == nil && p.PortGUID != 0 {
-				e.mu.Lock()
-				if e.seed == "" {
-					e.seed = p.PortGUID.String()
-				}
-				e.mu.Unlock()
-				continue
-			}
+		if e.learnSeed(engine) {
+			continue
 		}
 		c, stop := e.clock.Timer(seedRetry)
 		select {
@@ -154,6 +147,24 @@ func (e *Exporter) waitSeed(ctx context.Context) (string, bool) {
 		}
 		stop()
 	}
+}
+
+// learnSeed takes the local port GUID of engine (nil: none yet) as the
+// seed unless one is set; it says whether there is a seed now.
+func (e *Exporter) learnSeed(engine *ibmad.Engine) bool {
+	if engine == nil {
+		return false
+	}
+	p, err := engine.Port()
+	if err != nil || p.PortGUID == 0 {
+		return false
+	}
+	e.mu.Lock()
+	if e.seed == "" {
+		e.seed = p.PortGUID.String()
+	}
+	e.mu.Unlock()
+	return true
 }
 
 func (e *Exporter) newTracer(c *config.Config) *trace.Tracer {

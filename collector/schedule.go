@@ -110,15 +110,8 @@ func (e *Exporter) begin(s *destState) {
 		e.mu.RLock()
 		seed, engine, n := e.seedLocked(), e.engine, len(e.dests)
 		e.mu.RUnlock()
-		if seed == "" && engine != nil {
-			if p, err := engine.Port(); err == nil && p.PortGUID != 0 {
-				e.mu.Lock()
-				if e.seed == "" {
-					e.seed = p.PortGUID.String()
-				}
-				e.mu.Unlock()
-				continue
-			}
+		if seed == "" && e.learnSeed(engine) {
+			continue
 		}
 		e.schedMu.Lock()
 		if seed == "" {

@@ -143,21 +143,6 @@ type call struct {
 	stream chan *Packet
 }
 
-// mapAttempt gives one attempt of c a fresh TID and maps it to c; earlier
-// attempts stay mapped, so a late answer to any of them still counts.
-func (e *Engine) mapAttempt(c *call) (uint32, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.closed {
-		return 0, ErrClosed
-	}
-	tid := e.nextTID()
-	e.pending[tid] = c
-	c.tids = append(c.tids, tid)
-	c.current = tid
-	return tid, nil
-}
-
 // NewEngine starts an engine on t. It owns t from now on: Close closes it.
 func NewEngine(t Transport, opts Options) *Engine {
 	if opts.Timeout <= 0 {
@@ -282,15 +267,7 @@ func (e *Engine) release(target uint64, ts *targetSlot, held bool) {
 // Close, ctx.Err() on cancellation, or the transport's send error. A
 // response with a non-zero status is returned as a response, not an error.
 func (e *Engine) Do(ctx context.Context, req *Request, resp *Response) error {
-	timeout, retries := req.Timeout, req.Retries
-	if timeout <= 0 {
-		timeout = e.opts.Timeout
-	}
-	if retries == 0 {
-		retries = e.opts.Retries
-	} else if retries < 0 {
-		retries = 0
-	}
+	timeout, retries := e.attempts(req)
 	class := req.MAD.MgmtClass()
 	cs := e.stats.class(class)
 	if err := e.Err(); err != nil {

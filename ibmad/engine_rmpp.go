@@ -46,15 +46,7 @@ type TableRequest struct {
 // *StatusError with the table header. A message the sender never
 // segmented (ibsim) yields its first MAD's records and ErrTableTruncated.
 func (e *Engine) GetTable(ctx context.Context, req *Request, tr TableRequest) (*Table, error) {
-	timeout, retries := req.Timeout, req.Retries
-	if timeout <= 0 {
-		timeout = e.opts.Timeout
-	}
-	if retries == 0 {
-		retries = e.opts.Retries
-	} else if retries < 0 {
-		retries = 0
-	}
+	timeout, retries := e.attempts(req)
 	class := req.MAD.MgmtClass()
 	if class != ClassSubnAdm {
 		return nil, fmt.Errorf("GetTable of class %s: %w", class, ErrInvalid)
