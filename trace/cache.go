@@ -14,14 +14,18 @@ import (
 // still live, arbitrary live entries (Go's map order) down to three
 // quarters: every cache here holds something that one MAD can ask again,
 // so a dropped entry costs that MAD and nothing else. Evicting a quarter at
-// once keeps inserts amortised O(1).
+// once keeps inserts amortised O(1). Besides, once per lifetime an insert
+// sweeps out what expired unread, so that a cache whose keys keep
+// changing (verdicts keyed by routes a flapping fabric keeps changing)
+// does not creep up to its bound.
 type ttlCache[K comparable, V any] struct {
 	ttl time.Duration
 	max int
 	now func() time.Time
 
-	mu sync.Mutex
-	m  map[K]ttlEntry[V]
+	mu    sync.Mutex
+	m     map[K]ttlEntry[V]
+	swept time.Time // the last sweep of expired entries
 }
 
 type ttlEntry[V any] struct {
@@ -67,17 +71,28 @@ func (c *ttlCache[K, V]) Put(k K, v V) {
 	defer c.mu.Unlock()
 	if _, ok := c.m[k]; !ok && len(c.m) >= c.max {
 		c.evict(now)
+	} else if c.ttl > 0 && now.Sub(c.swept) >= c.ttl {
+		// Once a lifetime, drop what expired unread, so that a cache
+		// whose keys keep changing holds about one lifetime's worth of
+		// them, not everything up to its bound (O(n) once per lifetime).
+		c.sweep(now)
 	}
 	c.m[k] = e
 }
 
-// evict makes room (see the type's comment); c.mu is held.
-func (c *ttlCache[K, V]) evict(now time.Time) {
+// sweep drops the expired entries; c.mu is held.
+func (c *ttlCache[K, V]) sweep(now time.Time) {
+	c.swept = now
 	for k, e := range c.m {
 		if !e.live(now) {
 			delete(c.m, k)
 		}
 	}
+}
+
+// evict makes room (see the type's comment); c.mu is held.
+func (c *ttlCache[K, V]) evict(now time.Time) {
+	c.sweep(now)
 	keep := c.max * 3 / 4
 	for k := range c.m {
 		if len(c.m) <= keep {
