@@ -212,12 +212,18 @@ func recordLines(root *yaml.Node, c *Config) {
 				break
 			}
 			d := &c.Destinations[j]
-			d.line, d.lines = item.Line, map[string]int{}
-			for k := 0; k+1 < len(item.Content); k += 2 {
-				d.lines[item.Content[k].Value] = item.Content[k].Line
-			}
+			d.line, d.lines = item.Line, keyLines(item)
 		}
 	}
+}
+
+// keyLines maps each key of a YAML mapping to its line.
+func keyLines(m *yaml.Node) map[string]int {
+	lines := map[string]int{}
+	for k := 0; k+1 < len(m.Content); k += 2 {
+		lines[m.Content[k].Value] = m.Content[k].Line
+	}
+	return lines
 }
 
 // line returns the line of a top-level key, or 1.

@@ -78,10 +78,7 @@ func recordSelectorLines(root *yaml.Node, c *Config) {
 				break
 			}
 			s := &c.Discover[j]
-			s.line, s.lines = item.Line, map[string]int{}
-			for k := 0; k+1 < len(item.Content); k += 2 {
-				s.lines[item.Content[k].Value] = item.Content[k].Line
-			}
+			s.line, s.lines = item.Line, keyLines(item)
 		}
 	}
 }
