@@ -29,10 +29,10 @@ func TestDeviceDownIsNotChargedToDestinations(t *testing.T) {
 
 	run := func(n int) { // n traces of the destination on the fake clock
 		for i := 0; i < n; i++ {
-			fc.waitPending(t, 1, "between traces")
-			fc.advance()
+			fc.WaitPending(t, 1, "between traces")
+			fc.Advance()
 		}
-		fc.waitPending(t, 1, "after the traces")
+		fc.WaitPending(t, 1, "after the traces")
 	}
 	check := func(what string, up float64, traces uint64, skipped float64) {
 		t.Helper()

@@ -147,7 +147,7 @@ func TestDiscoveryOnIbsim(t *testing.T) {
 			if time.Now().After(deadline) {
 				t.Fatalf("%s: no refresh", what)
 			}
-			fc.advance()
+			fc.Advance()
 			time.Sleep(5 * time.Millisecond) // polling the loop on the real SA, bounded by the deadline
 		}
 	}

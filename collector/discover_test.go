@@ -216,7 +216,7 @@ func TestDiscoveryRefresh(t *testing.T) {
 		if _, f := refreshes(); f >= 1 {
 			return true
 		}
-		fc.advance()
+		fc.Advance()
 		return false
 	})
 	if got := current(); got != want {
@@ -234,7 +234,7 @@ func TestDiscoveryRefresh(t *testing.T) {
 		if current() == "db01 HCA-1/1,explicit,web01 HCA-1/1,web01 HCA-1/2" {
 			return true
 		}
-		fc.advance()
+		fc.Advance()
 		return false
 	})
 	perDest, _, _ := seriesCount(t, e)

@@ -172,16 +172,16 @@ func runFleet(tb testing.TB, p fleetParams) fleetReport {
 	parked := p.exporters * (p.sample + 1)
 	for {
 		deadline := time.Now().Add(120 * time.Second)
-		for fc.pending() != parked {
+		for fc.Pending() != parked {
 			if time.Now().After(deadline) {
-				tb.Fatalf("fleet: %d timers pending after 120 s, want %d", fc.pending(), parked)
+				tb.Fatalf("fleet: %d timers pending after 120 s, want %d", fc.Pending(), parked)
 			}
 			time.Sleep(time.Millisecond)
 		}
 		if !fc.Now().Before(to) {
 			break
 		}
-		fc.advance()
+		fc.Advance()
 	}
 	mu.Lock()
 	defer mu.Unlock()

@@ -136,7 +136,7 @@ destinations:
 	}
 	// The daemon applies the configuration at once and opens the device
 	// later: every destination loop has parked on the clock by then.
-	fc.waitPending(t, exporters*dests, "before the device opens")
+	fc.WaitPending(t, exporters*dests, "before the device opens")
 	for i, e := range exps {
 		e.SetDevice(engines[i], nil, nil)
 		p, err := engines[i].Port()
@@ -151,11 +151,11 @@ destinations:
 	from := start.Add(interval)
 	to := from.Add(rounds * interval)
 	for {
-		fc.waitPending(t, exporters*dests, "between traces")
+		fc.WaitPending(t, exporters*dests, "between traces")
 		if fc.Now().After(to) {
 			break
 		}
-		fc.advance()
+		fc.Advance()
 	}
 
 	buckets := int(interval / time.Second)

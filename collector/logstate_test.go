@@ -70,10 +70,10 @@ func TestLogsStateChangesAndPathChanges(t *testing.T) {
 	e.Apply(mustConfig(t, fmt.Sprintf("interval: 1s\ntimeout: 20ms\nretries: 0\nvalidate: false\ndestinations:\n  - {name: far, lid: %d}\n", lid)))
 	run := func(n int) []map[string]string {
 		for i := 0; i < n; i++ {
-			fc.waitPending(t, 1, "between traces")
-			fc.advance()
+			fc.WaitPending(t, 1, "between traces")
+			fc.Advance()
 		}
-		fc.waitPending(t, 1, "after the traces")
+		fc.WaitPending(t, 1, "after the traces")
 		return buf.take(t)
 	}
 	count := func(what string, lines []map[string]string, msg string, want int) []map[string]string {

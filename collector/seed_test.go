@@ -20,8 +20,8 @@ func TestPhaseSeedSources(t *testing.T) {
 		e.clock = fc
 		defer e.Stop()
 		e.Apply(mustConfig(t, "interval: 10s\njitter_seed: rack-7\ndestinations:\n  - {name: a, lid: 3}\n"))
-		fc.waitPending(t, 1, "first trace scheduled")
-		if got, want := fc.next(), start.Add(phase("rack-7", "a", 10*time.Second)%(2*time.Second)); !got.Equal(want) {
+		fc.WaitPending(t, 1, "first trace scheduled")
+		if got, want := fc.Next(), start.Add(phase("rack-7", "a", 10*time.Second)%(2*time.Second)); !got.Equal(want) {
 			t.Fatalf("first trace at %v, want %v (the jitter_seed's phase)", got.Sub(start), want.Sub(start))
 		}
 	})
@@ -43,16 +43,16 @@ func TestPhaseSeedSources(t *testing.T) {
 		e.clock = fc
 		defer e.Stop()
 		e.Apply(mustConfig(t, "interval: 10s\ndestinations:\n  - {name: a, lid: 3}\n"))
-		fc.waitPending(t, 1, "waiting for a seed")
+		fc.WaitPending(t, 1, "waiting for a seed")
 		if e.currentSeed() != "" {
 			t.Fatal("a seed without a device")
 		}
 		e.SetDevice(eng, nil, nil) // and no SetSeed
 		want := start.Add(phase(p.PortGUID.String(), "a", 10*time.Second) % (2 * time.Second))
 		deadline := time.Now().Add(30 * time.Second)
-		for fc.pending() != 1 || !fc.next().Equal(want) {
+		for fc.Pending() != 1 || !fc.Next().Equal(want) {
 			if time.Now().After(deadline) {
-				t.Fatalf("first trace at %v, want %v (the port GUID's phase); seed %q", fc.next().Sub(start), want.Sub(start), e.currentSeed())
+				t.Fatalf("first trace at %v, want %v (the port GUID's phase); seed %q", fc.Next().Sub(start), want.Sub(start), e.currentSeed())
 			}
 			time.Sleep(time.Millisecond)
 		}

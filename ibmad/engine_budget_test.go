@@ -11,78 +11,15 @@ import (
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 	"github.com/ibtracer/ibtracer_exporter/ibmad/madtest"
+	"github.com/ibtracer/ibtracer_exporter/internal/fakeclock"
 )
-
-// manualClock moves only when the test advances it to its next timer.
-type manualClock struct {
-	mu     sync.Mutex
-	now    time.Time
-	timers []*manualTimer
-}
-
-type manualTimer struct {
-	at time.Time
-	ch chan time.Time
-}
-
-func (c *manualClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *manualClock) Timer(d time.Duration) (<-chan time.Time, func()) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t := &manualTimer{at: c.now.Add(d), ch: make(chan time.Time, 1)}
-	c.timers = append(c.timers, t)
-	return t.ch, func() {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		for i, x := range c.timers {
-			if x == t {
-				c.timers = append(c.timers[:i], c.timers[i+1:]...)
-				return
-			}
-		}
-	}
-}
-
-func (c *manualClock) pending() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.timers)
-}
-
-// step fires the earliest timer (and any due with it); false if none.
-func (c *manualClock) step() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.timers) == 0 {
-		return false
-	}
-	sort.Slice(c.timers, func(i, j int) bool { return c.timers[i].at.Before(c.timers[j].at) })
-	if c.timers[0].at.After(c.now) {
-		c.now = c.timers[0].at
-	}
-	keep := c.timers[:0]
-	for _, t := range c.timers {
-		if t.at.After(c.now) {
-			keep = append(keep, t)
-			continue
-		}
-		t.ch <- c.now
-	}
-	c.timers = keep
-	return true
-}
 
 // runBudget sends one request per entry of targets at once through an
 // engine with budget b, driving the manual clock until all are answered,
 // and returns the (fake) send time of each attempt by target.
 func runBudget(t *testing.T, b ibmad.Budget, targets []uint16) (map[uint16][]time.Time, *ibmad.Engine) {
 	t.Helper()
-	clk := &manualClock{now: time.Unix(1800000000, 0)}
+	clk := fakeclock.New(time.Unix(1800000000, 0))
 	b.Clock = clk
 	var mu sync.Mutex
 	sent := map[uint16][]time.Time{}
@@ -110,9 +47,11 @@ func runBudget(t *testing.T, b ibmad.Budget, targets []uint16) (map[uint16][]tim
 		}
 		// Time moves only once every request is answered or waits on the
 		// clock.
-		if clk.pending()+int(done.Load()) < len(targets) || !clk.step() {
+		if n := clk.Pending(); n == 0 || n+int(done.Load()) < len(targets) {
 			time.Sleep(time.Millisecond) // polling, not synchronisation: the loop re-checks the state
+			continue
 		}
+		clk.Advance()
 	}
 	for range targets {
 		if err := <-errs; err != nil {
@@ -192,7 +131,7 @@ func TestBudgetPerTarget(t *testing.T) {
 // A request waiting for the budget ends with its context, gives its
 // token back, and counts as expired.
 func TestBudgetWaitEndsWithContext(t *testing.T) {
-	clk := &manualClock{now: time.Unix(1800000000, 0)}
+	clk := fakeclock.New(time.Unix(1800000000, 0))
 	tr := madtest.New(madtest.Echo)
 	e := ibmad.NewEngine(tr, ibmad.Options{Timeout: time.Second})
 	defer e.Close()
@@ -221,9 +160,7 @@ func TestBudgetWaitEndsWithContext(t *testing.T) {
 		t.Fatalf("%d sent, want 1", n)
 	}
 	// The token came back: one second later one request goes at once.
-	clk.mu.Lock()
-	clk.now = clk.now.Add(time.Second)
-	clk.mu.Unlock()
+	clk.Add(time.Second)
 	if err := e.Do(context.Background(), nodeInfoReq(2), &ibmad.Response{}); err != nil {
 		t.Fatal(err)
 	}

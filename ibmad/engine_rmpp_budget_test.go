@@ -9,6 +9,7 @@ import (
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 	"github.com/ibtracer/ibtracer_exporter/ibmad/madtest"
+	"github.com/ibtracer/ibtracer_exporter/internal/fakeclock"
 )
 
 // A GetTable spends the MAD budget like any request: under mad_rate 1/s
@@ -29,7 +30,7 @@ func TestGetTableSpendsTheBudget(t *testing.T) {
 	}
 	e := ibmad.NewEngine(madtest.New(sa), ibmad.Options{})
 	defer e.Close()
-	e.SetBudget(ibmad.Budget{Rate: 1, Clock: &manualClock{now: time.Unix(1800000000, 0)}})
+	e.SetBudget(ibmad.Budget{Rate: 1, Clock: fakeclock.New(time.Unix(1800000000, 0))})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if _, err := e.GetTable(ctx, tableReq(), ibmad.TableRequest{}); err != nil {
