@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -30,7 +31,12 @@ import (
 
 // A fine sampling rate, so that heap profiles taken minutes apart can be
 // compared (the default samples one allocation per 512 KiB).
-func init() { runtime.MemProfileRate = 4096 }
+func init() {
+	runtime.MemProfileRate = 4096
+	if v, err := strconv.Atoi(os.Getenv("SOAK_MEMPROFILERATE")); err == nil && v > 0 {
+		runtime.MemProfileRate = v
+	}
+}
 
 func soakEnv(t *testing.T, key, def string) string {
 	t.Helper()
@@ -80,7 +86,7 @@ func TestSoakHeap(t *testing.T) {
 	start := time.Now()
 	tick := time.NewTicker(30 * time.Second)
 	defer tick.Stop()
-	t.Logf("t_s\theap_inuse_kib\theap_alloc_kib\theap_objects\tgoroutines\tnative_buckets\tmax_per_histogram\tmin_schema")
+	t.Logf("t_s\theap_inuse_kib\theap_alloc_kib\theap_objects\tgoroutines\tnative_buckets\tmax_per_histogram\tmin_schema\tseries")
 	for {
 		now := time.Since(start)
 		mfs, err := reg.Gather()
@@ -89,8 +95,9 @@ func TestSoakHeap(t *testing.T) {
 		}
 		// The native histograms' populated buckets: each is a map entry
 		// (twice: the hot and cold counts) that stays once created.
-		buckets, most, schema := 0, 0, int32(8)
+		buckets, most, schema, series := 0, 0, int32(8), 0
 		for _, mf := range mfs {
+			series += len(mf.GetMetric())
 			for _, m := range mf.GetMetric() {
 				h := m.GetHistogram()
 				if h == nil || h.Schema == nil {
@@ -103,8 +110,8 @@ func TestSoakHeap(t *testing.T) {
 		runtime.GC()
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
-		t.Logf("%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d", int(now.Seconds()+0.5), ms.HeapInuse>>10, ms.HeapAlloc>>10, ms.HeapObjects,
-			runtime.NumGoroutine(), buckets, most, schema)
+		t.Logf("%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d", int(now.Seconds()+0.5), ms.HeapInuse>>10, ms.HeapAlloc>>10, ms.HeapObjects,
+			runtime.NumGoroutine(), buckets, most, schema, series)
 		for len(profiles) > 0 && now >= profiles[0]-15*time.Second {
 			name := filepath.Join(dir, fmt.Sprintf("heap-%ds.pb.gz", int(now.Seconds()+0.5)))
 			f, err := os.Create(name)
