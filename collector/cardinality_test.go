@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/go-kit/log"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 	"github.com/ibtracer/ibtracer_exporter/trace"
@@ -161,4 +162,24 @@ func TestSeriesBudgetDiscovered(t *testing.T) {
 		return e
 	}
 	checkBudget(t, build)
+}
+
+// A destination's interval is a series of its own only when it differs
+// from the configuration's, which ibtracer_interval_seconds carries once:
+// at 10,000 destinations the same number 10,000 times was a tenth of
+// /metrics.
+func TestIntervalSeries(t *testing.T) {
+	e := New(log.NewNopLogger(), "")
+	defer e.Stop()
+	e.Apply(mustConfig(t, "interval: 1h\ndestinations:\n  - {name: a, lid: 1}\n  - {name: b, lid: 2, interval: 30s}\n  - {name: c, lid: 3, interval: 1h}\n"))
+	want := `# HELP ibtracer_destination_interval_seconds Trace interval of the destination, when not the configuration's (ibtracer_interval_seconds).
+# TYPE ibtracer_destination_interval_seconds gauge
+ibtracer_destination_interval_seconds{destination="b"} 30
+# HELP ibtracer_interval_seconds The configuration's trace interval: every destination's that has no ibtracer_destination_interval_seconds of its own.
+# TYPE ibtracer_interval_seconds gauge
+ibtracer_interval_seconds 3600
+`
+	if err := testutil.CollectAndCompare(e, strings.NewReader(want), "ibtracer_interval_seconds", "ibtracer_destination_interval_seconds"); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -1,9 +1,12 @@
 package collector
 
 import (
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ibtracer/ibtracer_exporter/agent"
+	"github.com/ibtracer/ibtracer_exporter/collector/config"
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 	"github.com/ibtracer/ibtracer_exporter/trace"
 )
@@ -33,6 +36,10 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	e.mu.RLock()
 	names := append([]string{"destination"}, e.labelNames...)
 	engine, ag, devErr, tr := e.engine, e.agent, e.deviceErr, e.tracer
+	interval := time.Duration(config.DefaultInterval)
+	if e.cfg != nil {
+		interval = time.Duration(e.cfg.Interval)
+	}
 	skipped := make([]float64, len(skipReasons))
 	for i, r := range skipReasons {
 		skipped[i] = float64(e.skipped[r])
@@ -49,7 +56,8 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	}
 	dests := e.destinations()
 	ch <- prometheus.MustNewConstMetric(desc("destinations", "Configured destinations."), prometheus.GaugeValue, float64(len(dests)))
-	e.collectDestinations(ch, names, dests)
+	ch <- prometheus.MustNewConstMetric(dIntervalAll, prometheus.GaugeValue, interval.Seconds())
+	e.collectDestinations(ch, names, dests, interval)
 	e.collectDiscovered(ch)
 	e.collectDiscovery(ch, tr)
 	e.collectHealth(ch, names, dests)
@@ -67,10 +75,16 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 // Per-destination series: a bounded set for every destination (see
 // docs/metrics.md, "Series budget"), and the path detail and per-hop
 // series only for destinations with hops: true.
-func (e *Exporter) collectDestinations(ch chan<- prometheus.Metric, names []string, dests []*destState) {
+//
+// A destination's interval is a series of its own only when it is not the
+// configuration's interval (ibtracer_interval_seconds): 10,000 copies of
+// the same number were a tenth of /metrics (docs/metrics.md, "Series
+// budget").
+func (e *Exporter) collectDestinations(ch chan<- prometheus.Metric, names []string, dests []*destState, interval time.Duration) {
 	lab := func(extra ...string) []string { return append(append([]string{}, names...), extra...) }
 	var (
-		dInterval = desc("destination_interval_seconds", "Configured trace interval of the destination.", lab()...)
+		dInterval = desc("destination_interval_seconds", "Trace interval of the destination, when not the configuration's "+
+			"(ibtracer_interval_seconds).", lab()...)
 		dInfo     = desc("destination_info", "The destination's address and the ibtracer arguments that trace it by hand.", lab("address", "ibtracer_args")...)
 		dSuccess  = desc("trace_success", "1 if the last trace reached the destination and found no port mismatch.", lab()...)
 		dLastTime = desc("last_trace_timestamp_seconds", "When the last trace ended (0: none yet).", lab()...)
@@ -106,7 +120,9 @@ func (e *Exporter) collectDestinations(ch chan<- prometheus.Metric, names []stri
 		}
 		g := func(d *prometheus.Desc, val float64) { emit(d, s.base, prometheus.GaugeValue, val) }
 		c := func(d *prometheus.Desc, val float64) { emit(d, s.base, prometheus.CounterValue, val) }
-		g(dInterval, durationSeconds(s.cfg.Interval))
+		if time.Duration(s.cfg.Interval) != interval {
+			g(dInterval, durationSeconds(s.cfg.Interval))
+		}
 		emit(dInfo, s.info, prometheus.GaugeValue, 1)
 		r := s.last
 		success, hops, mis, uns, val, lastMADs, lastTime := 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
@@ -180,6 +196,8 @@ func (e *Exporter) collectDestinations(ch chan<- prometheus.Metric, names []stri
 func durationSeconds[T ~int64](d T) float64 { return float64(d) / 1e9 }
 
 var (
+	dIntervalAll = desc("interval_seconds", "The configuration's trace interval: every destination's that has no "+
+		"ibtracer_destination_interval_seconds of its own.")
 	dSkipped = desc("traces_skipped_total", "Scheduled traces not run, by reason (device_down: no InfiniBand device open; "+
 		"device_error: the device failed during the trace). They count against no destination.", "reason")
 	dMADRequests = desc("mad_requests_total", "MAD attempts sent by the engine, retries included, by management class.", "class")
