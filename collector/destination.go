@@ -52,13 +52,14 @@ type destState struct {
 	atPhase bool
 	hists   *hists
 
-	// Label pairs of its series (see labels.go): fixed ones, those of the
-	// results and reasons that occurred, and the per-hop ones of the last
-	// trace (nil: build them at the next scrape).
-	base, info labelSet
-	byResult   [len(allResults)]labelSet // nil until the result occurred
-	byReason   map[string]labelSet       // nil until a failure
-	hopSets    []hopLabels
+	// Label pairs of its series (see labels.go): fixed ones, the ok
+	// result's (nil until one), and the per-hop ones of the last trace
+	// (nil: build them at the next scrape). The other results' and the
+	// failure reasons' are built by the scrape that shows them: kept, they
+	// would grow the heap with every kind of failure a destination meets
+	// (docs/metrics.md, "Memory").
+	base, info, okSet labelSet
+	hopSets           []hopLabels
 
 	sch  schedState    // schedule.go, under Exporter.schedMu
 	done chan struct{} // closed once stopped and no trace of it runs
@@ -78,7 +79,7 @@ type destState struct {
 	unsupported  uint64 // hops without an agent, summed over traces
 	mads         uint64
 	results      [len(allResults)]uint64 // in allResults' order
-	failures     map[trace.Reason]uint64 // nil until a failure
+	failures     *[len(allReasons)]uint64 // in allReasons' order; nil until a failure
 
 	ops opsState // what the logs and /traces remember (logstate.go)
 }
@@ -124,18 +125,15 @@ func (s *destState) recordLocked(r *trace.Result, off int) {
 	now := r.Start.Add(r.Duration)
 	if i := resultIndex(r.Status); i >= 0 {
 		s.results[i]++
-		if s.byResult[i] == nil {
-			s.byResult[i] = s.base.with(pair("result", string(r.Status)))
+		if r.Status == trace.StatusOK && s.okSet == nil {
+			s.okSet = s.base.with(resultPairs[i])
 		}
 	}
-	if r.Status != trace.StatusOK && r.Reason != trace.ReasonNone {
+	if j := reasonIndex(r.Reason); r.Status != trace.StatusOK && j >= 0 {
 		if s.failures == nil {
-			s.failures, s.byReason = map[trace.Reason]uint64{}, map[string]labelSet{}
+			s.failures = new([len(allReasons)]uint64)
 		}
-		s.failures[r.Reason]++
-		if _, ok := s.byReason[string(r.Reason)]; !ok {
-			s.byReason[string(r.Reason)] = s.base.with(pair("reason", string(r.Reason)))
-		}
+		s.failures[j]++
 	}
 	s.mads += uint64(r.MADs)
 	s.lastDuration = r.Duration
@@ -171,6 +169,16 @@ func (s *destState) recordLocked(r *trace.Result, off int) {
 func resultIndex(st trace.Status) int {
 	for i, v := range allResults {
 		if v == st {
+			return i
+		}
+	}
+	return -1
+}
+
+// reasonIndex is rs's place in allReasons (-1: none).
+func reasonIndex(rs trace.Reason) int {
+	for i, v := range allReasons {
+		if v == rs {
 			return i
 		}
 	}

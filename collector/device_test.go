@@ -56,9 +56,11 @@ ibtracer_traces_skipped_total{reason="device_error"} 0
 		e.mu.RUnlock()
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		for reason, n := range s.failures {
-			if n != 0 {
-				t.Errorf("%s: %d failures (%s) charged to the destination", what, n, reason)
+		if s.failures != nil {
+			for j, n := range s.failures {
+				if n != 0 {
+					t.Errorf("%s: %d failures (%s) charged to the destination", what, n, allReasons[j])
+				}
 			}
 		}
 	}

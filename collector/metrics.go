@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/ibtracer/ibtracer_exporter/agent"
 	"github.com/ibtracer/ibtracer_exporter/collector/config"
@@ -16,8 +17,11 @@ import (
 var (
 	allResults = [...]trace.Status{trace.StatusOK, trace.StatusMismatch, trace.StatusUnreachable, trace.StatusTooLong,
 		trace.StatusResolve} // device errors are skipped traces, not results (ibtracer_traces_skipped_total)
-	allReasons = []trace.Reason{trace.ReasonNoRoute, trace.ReasonPortDown, trace.ReasonTimeout, trace.ReasonLoop,
+	allReasons = [...]trace.Reason{trace.ReasonNoRoute, trace.ReasonPortDown, trace.ReasonTimeout, trace.ReasonLoop,
 		trace.ReasonTooLong, trace.ReasonSA, trace.ReasonMismatch, trace.ReasonBadConfig}
+	// Their label pairs, shared by every destination's label sets.
+	resultPairs = outcomePairs("result", allResults[:])
+	reasonPairs = outcomePairs("reason", allReasons[:])
 	madClasses  = []ibmad.MgmtClass{ibmad.ClassSubnDR, ibmad.ClassSubnLID, ibmad.ClassSubnAdm, ibmad.ClassIBTracer}
 	dropReasons = ibmad.DropReasons()
 )
@@ -113,7 +117,7 @@ func (e *Exporter) collectDestinations(ch chan<- prometheus.Metric, names []stri
 	for _, s := range dests {
 		s.mu.Lock()
 		// One allocation per destination for its fixed-label samples.
-		samples := make([]sample, 0, 20+len(s.byResult)+len(s.byReason))
+		samples := make([]sample, 0, 20+len(allResults)+len(allReasons))
 		emit := func(d *prometheus.Desc, l labelSet, typ prometheus.ValueType, val float64) {
 			samples = append(samples, sample{desc: d, labels: l, typ: typ, val: val})
 			ch <- &samples[len(samples)-1]
@@ -139,14 +143,20 @@ func (e *Exporter) collectDestinations(ch chan<- prometheus.Metric, names []stri
 		g(dLastTime, lastTime)
 		g(dLastDur, float64(s.lastDuration.Microseconds())/1e6)
 		g(dLastLat, float64(s.lastLatency.Nanoseconds()/100)/1e7) // 0.1 µs
-		for i, l := range s.byResult {
-			if l != nil {
-				emit(dTraces, l, prometheus.CounterValue, float64(s.results[i]))
+		for i, n := range s.results {
+			if n > 0 {
+				l := s.okSet
+				if allResults[i] != trace.StatusOK || l == nil {
+					l = s.base.with(resultPairs[i])
+				}
+				emit(dTraces, l, prometheus.CounterValue, float64(n))
 			}
 		}
-		for _, rs := range allReasons {
-			if l, ok := s.byReason[string(rs)]; ok {
-				emit(dFailures, l, prometheus.CounterValue, float64(s.failures[rs]))
+		if s.failures != nil {
+			for j, n := range s.failures {
+				if n > 0 {
+					emit(dFailures, s.base.with(reasonPairs[j]), prometheus.CounterValue, float64(n))
+				}
 			}
 		}
 		g(dHops, hops)
@@ -191,6 +201,15 @@ func (e *Exporter) collectDestinations(ch chan<- prometheus.Metric, names []stri
 		}
 		s.mu.Unlock()
 	}
+}
+
+// outcomePairs returns the label pairs name=v of values, in their order.
+func outcomePairs[T ~string](name string, values []T) []*dto.LabelPair {
+	out := make([]*dto.LabelPair, len(values))
+	for i, v := range values {
+		out[i] = pair(name, string(v))
+	}
+	return out
 }
 
 func durationSeconds[T ~int64](d T) float64 { return float64(d) / 1e9 }
