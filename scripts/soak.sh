@@ -17,13 +17,14 @@
 # of the run in the last half: a scrape or a retry adds goroutines for a
 # moment), and so must the live heap once its native histogram buckets are
 # accounted for (the other columns are reported with their growth: the
-# least-squares slope times the half's length over the half's mean). Those buckets are a warm-up, not a leak: every
-# destination has two native histograms of at most 100 buckets each
-# (NativeHistogramMaxBucketNumber), a bucket is created the first time a
-# value falls in it and is then kept (twice: hot and cold counts, about
-# 250 bytes), and values in the tails arrive ever more rarely, so the
-# heap keeps growing, more and more slowly, towards a bound (200
-# destinations: about 10 MB) long after 10 minutes. The live heap is
+# least-squares slope times the half's length over the half's mean).
+# Those buckets are a warm-up, not a leak: the exporter-wide native
+# histograms (trace duration, latency, MAD round trip per class) keep at
+# most 100 buckets each (NativeHistogramMaxBucketNumber), a bucket is
+# created the first time a value falls in it and is then kept (twice: hot
+# and cold counts, about 250 bytes), and values in the tails arrive ever
+# more rarely, so they keep adding a few hundred bytes a minute, more and
+# more slowly, towards a bound of about 150 KB. The live heap is
 # therefore fitted, after the start-up (t >= 120s, or the first fifth of a
 # longer run), as a + B x buckets + L x t, and L (the growth the buckets
 # do not explain) is judged with its uncertainty (flat when L + 2 standard
