@@ -10,7 +10,6 @@ package service
 //	go tool pprof -top -inuse_space /tmp/scale.pb.gz
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -21,7 +20,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ibtracer/ibtracer_exporter/collector"
 	"github.com/ibtracer/ibtracer_exporter/internal/ibopen"
 )
 
@@ -39,18 +37,7 @@ func TestScaleHeap(t *testing.T) {
 	for i := 0; i < n; i++ {
 		fmt.Fprintf(&b, "  - {name: d%d, lid: %d, hops: false}\n", i, 194+i)
 	}
-	cfgFile := filepath.Join(dir, "c.yml")
-	writeConfig(t, cfgFile, b.String())
-	s, err := New(Options{ConfigFile: cfgFile, HostAgent: true,
-		IB: ibopen.Config{Transport: "sim", SimTopology: net, SimAgents: "all", SimSeed: 1}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg := collector.NewRegistry(s.Collectors()...)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { s.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
+	reg := runSoakService(t, b.String(), false, ibopen.Config{Transport: "sim", SimTopology: net, SimAgents: "all", SimSeed: 1})
 	for i := 0; i < 5; i++ {
 		time.Sleep(20 * time.Second)
 		if _, err := reg.Gather(); err != nil {

@@ -27,6 +27,7 @@ import (
 
 	"github.com/ibtracer/ibtracer_exporter/collector"
 	"github.com/ibtracer/ibtracer_exporter/internal/ibopen"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // A fine sampling rate, so that heap profiles taken minutes apart can be
@@ -44,6 +45,25 @@ func soakEnv(t *testing.T, key, def string) string {
 		return v
 	}
 	return def
+}
+
+// runSoakService runs the service with configuration body on the fabric
+// ib (with the chaos schedule when faults) until the test ends, and
+// returns its registry, the Go and process collectors included.
+func runSoakService(t *testing.T, body string, faults bool, ib ibopen.Config) *prometheus.Registry {
+	t.Helper()
+	cfgFile := filepath.Join(t.TempDir(), "soak.yml")
+	writeConfig(t, cfgFile, body)
+	s, err := New(Options{ConfigFile: cfgFile, HostAgent: true, SimFaults: faults, IB: ib})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := collector.NewRegistry(s.Collectors()...)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { s.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return reg
 }
 
 func TestSoakHeap(t *testing.T) {
@@ -70,18 +90,7 @@ func TestSoakHeap(t *testing.T) {
 		}
 		fmt.Fprintf(&b, "  - {name: d%d, lid: %d, labels: {rack: r%d}}\n", i, lid, i%8)
 	}
-	cfgFile := filepath.Join(t.TempDir(), "soak.yml")
-	writeConfig(t, cfgFile, b.String())
-	s, err := New(Options{ConfigFile: cfgFile, HostAgent: true, SimFaults: true,
-		IB: ibopen.Config{Transport: "sim", SimAgents: "all", SimSeed: 1}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg := collector.NewRegistry(s.Collectors()...)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { s.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
+	reg := runSoakService(t, b.String(), true, ibopen.Config{Transport: "sim", SimAgents: "all", SimSeed: 1})
 
 	start := time.Now()
 	tick := time.NewTicker(30 * time.Second)
