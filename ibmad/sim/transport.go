@@ -27,6 +27,7 @@ type Transport struct {
 	closeOnce sync.Once
 	pool      sync.Pool
 	overflow  atomic.Uint64
+	all       atomic.Bool // AcceptAll
 }
 
 var _ ibmad.Transport = (*Transport)(nil)
@@ -121,6 +122,9 @@ func (t *Transport) Unregister(class ibmad.MgmtClass, oui ibmad.OUI) {
 }
 
 func (t *Transport) accepts(m *ibmad.MAD) bool {
+	if t.all.Load() {
+		return true
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	class, meth := m.MgmtClass(), m.Method()
