@@ -20,6 +20,8 @@ import (
 	"log"
 	"os"
 	"os/signal"
+	"runtime"
+	"runtime/pprof"
 	"syscall"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -35,6 +37,7 @@ func run(args []string, stdout, stderr io.Writer, stop <-chan struct{}) int {
 	var c ibopen.Config
 	var sock string
 	var verbose bool
+	var heapProfile string
 	app := kingpin.New("ibtracer-fabric", "Serve a simulated InfiniBand fabric over the ibsim socket protocol.")
 	app.UsageWriter(stdout)
 	app.ErrorWriter(stderr)
@@ -43,6 +46,8 @@ func run(args []string, stdout, stderr io.Writer, stop <-chan struct{}) int {
 	app.Flag("sock.name", "Base name of the abstract sockets (@NAME:ctl); default $IBSIM_SOCKNAME, else \"sim\".").
 		StringVar(&sock)
 	app.Flag("verbose", "Log every client that attaches or detaches.").Short('v').BoolVar(&verbose)
+	app.Flag("heap.profile", "Write a heap profile of this process (the fabric's memory) to this file when it stops.").
+		StringVar(&heapProfile)
 	if _, err := app.Parse(args); err != nil {
 		fmt.Fprintf(stderr, "ibtracer-fabric: %v\n", err)
 		return 2
@@ -81,6 +86,26 @@ func run(args []string, stdout, stderr io.Writer, stop <-chan struct{}) int {
 		fmt.Fprintf(stderr, "ibtracer-fabric: %v\n", err)
 		code = 1
 	}
+	if heapProfile != "" {
+		if err := writeHeapProfile(heapProfile); err != nil {
+			fmt.Fprintf(stderr, "ibtracer-fabric: heap profile: %v\n", err)
+			code = 1
+		}
+	}
 	srv.Close()
 	return code
+}
+
+// writeHeapProfile writes the live heap after a collection.
+func writeHeapProfile(path string) error {
+	runtime.GC()
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
