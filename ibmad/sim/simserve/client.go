@@ -94,6 +94,7 @@ func isRequest(m *ibmad.MAD) bool {
 func (cl *client) fromClient() {
 	defer cl.s.wg.Done()
 	var buf [512]byte
+	var p ibmad.Packet // Send copies it: one for the client's lifetime
 	for {
 		n, err := cl.conn.Read(buf[:])
 		if err != nil {
@@ -102,7 +103,7 @@ func (cl *client) fromClient() {
 			}
 			return
 		}
-		var p ibmad.Packet
+		p = ibmad.Packet{}
 		r, err := parseRequest(buf[:n], &p.MAD)
 		if err != nil {
 			cl.dropped.Add(1)
