@@ -13,6 +13,7 @@
 #   usage: scripts/bench-exporter.sh [seconds=150] [destinations=10000]
 #   SRC=<checkout> builds the exporter from another tree (a before/after
 #   comparison); the fabric is always built from this one.
+#   FABRIC_HEAP=<file> writes the fabric process's heap profile there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 here=$PWD
@@ -49,7 +50,8 @@ cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 mib() { awk -v k="$2:" '$1 == k {printf "%.0f", $2 / 1024}' "/proc/$1/status"; }
 export IBSIM_SOCKNAME="bench$$_$RANDOM"
 
-"$work/ibtracer-fabric" --sim.topology="$work/fabric.net" --sim.agents=all > "$work/fabric.log" 2>&1 &
+"$work/ibtracer-fabric" --sim.topology="$work/fabric.net" --sim.agents=all ${FABRIC_HEAP:+--heap.profile="$FABRIC_HEAP"} \
+	> "$work/fabric.log" 2>&1 &
 fpid=$!
 for ((i = 0; i < 600; i++)); do
 	grep -q '^ibtracer-fabric: serving' "$work/fabric.log" && break
