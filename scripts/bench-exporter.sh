@@ -3,14 +3,17 @@
 # fabric of 10,240 CA ports (a two-level fat tree of 128 leaves, 64 spines,
 # 80 hosts per leaf), traced every 60 s, agents on every node.
 #
-# Two runs of the same binary on the same fabric: first with no
-# destination (the simulated fabric alone: its peak RSS is the baseline),
-# then with the destinations. Reports the exporter's CPU share, its peak
-# RSS and that RSS minus the baseline (the exporter's own part), and
-# /metrics scrape time and size. Per-hop series are off (hops: false) when
-# the binary knows the key. Loopback only; everything it starts it stops.
+# The fabric runs in a process of its own (cmd/ibtracer-fabric: the
+# simulated fabric, its agents, served over ibsim's socket protocol), and
+# the exporter attaches to it with --ib.transport=ibsim, so the exporter
+# process's peak RSS (VmHWM) and CPU are the exporter's alone; the
+# fabric's are reported apart. Also reports /metrics scrape time and size.
+# Per-hop series are off (hops: false) when the binary knows the key.
+# Loopback and abstract sockets only; everything it starts it stops.
 #   usage: scripts/bench-exporter.sh [seconds=150] [destinations=10000]
-#   SRC=<checkout> builds another tree (a before/after comparison).
+#   SRC=<checkout> builds the exporter from another tree (a before/after
+#   comparison); the fabric is always built from this one.
+#   FABRIC_HEAP=<file> writes the fabric process's heap profile there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 here=$PWD
@@ -19,59 +22,71 @@ secs=${1:-150}
 n=${2:-10000}
 work=$(mktemp -d)
 pid=
-trap '[ -n "$pid" ] && { kill $pid 2>/dev/null || true; wait $pid 2>/dev/null || true; }; rm -rf "$work"' EXIT
+fpid=
+cleanup() {
+	for p in $pid $fpid; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+	rm -rf "$work"
+}
+trap cleanup EXIT
 
 python3 /work/shared/tools/gen_fattree.py 128 64 80 > "$work/fabric.net" 2>/dev/null ||
 	python3 ../shared/tools/gen_fattree.py 128 64 80 > "$work/fabric.net"
 hops=""
 grep -q 'yaml:"hops"' "$src"/collector/config/*.go && hops=", hops: false"
-# LIDs: 192 switches first (1..192), then the hosts from 193 (sim order).
-config() {
+# LIDs: 192 switches first (1..192), then the hosts from 193 (sim order);
+# the exporter attaches at the first host (LID 193).
+{
 	echo "interval: 60s"
 	echo "timeout: 500ms"
 	echo "retries: 1"
 	echo "concurrency: 32"
-	if [ "$1" -eq 0 ]; then echo "destinations: []"; return; fi
 	echo "destinations:"
-	for ((i = 0; i < $1; i++)); do echo "  - {name: d$i, lid: $((194 + i))$hops}"; done
-}
-config 0 > "$work/baseline.yml"
-config "$n" > "$work/config.yml"
+	for ((i = 0; i < n; i++)); do echo "  - {name: d$i, lid: $((194 + i))$hops}"; done
+} > "$work/config.yml"
 (cd "$src" && CGO_ENABLED=0 go build -o "$work/ibtracer_exporter" .)
+CGO_ENABLED=0 go build -o "$work/ibtracer-fabric" ./cmd/ibtracer-fabric
 ticks=$(getconf CLK_TCK)
-cpu() { awk '{print $14 + $15}' "/proc/$pid/stat"; }
-hwm() { awk '/VmHWM/ {printf "%.0f", $2 / 1024}' "/proc/$pid/status"; }
-start() {
-	port=$((20000 + RANDOM % 20000))
-	"$work/ibtracer_exporter" --config.file="$1" --web.listen-address="127.0.0.1:$port" \
-		--ib.transport=sim --sim.topology="$work/fabric.net" --sim.agents=all --log.level=error &
-	pid=$!
-	until curl -sf "127.0.0.1:$port/-/healthy" > /dev/null; do sleep 0.5; done
-}
-stop() { kill "$pid"; wait "$pid" 2>/dev/null || true; pid=; }
+cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+mib() { awk -v k="$2:" '$1 == k {printf "%.0f", $2 / 1024}' "/proc/$1/status"; }
+export IBSIM_SOCKNAME="bench$$_$RANDOM"
 
-# The fabric alone: no destination, the same settle time as a scrape sees.
-start "$work/baseline.yml"
-sleep 20
-curl -s -o "$work/baseline.txt" "127.0.0.1:$port/metrics"
-base=$(hwm)
-echo "fabric alone: $(grep -E '^(go_goroutines|go_memstats_(heap_inuse|stack_inuse)_bytes) ' "$work/baseline.txt" | tr '\n' ' ')"
-stop
+"$work/ibtracer-fabric" --sim.topology="$work/fabric.net" --sim.agents=all ${FABRIC_HEAP:+--heap.profile="$FABRIC_HEAP"} \
+	> "$work/fabric.log" 2>&1 &
+fpid=$!
+for ((i = 0; i < 600; i++)); do
+	grep -q '^ibtracer-fabric: serving' "$work/fabric.log" && break
+	kill -0 "$fpid" 2>/dev/null || { cat "$work/fabric.log"; exit 1; }
+	sleep 0.5
+done
+grep -q '^ibtracer-fabric: serving' "$work/fabric.log" || { echo "the fabric did not start"; cat "$work/fabric.log"; exit 1; }
+fabric_ready=$(mib "$fpid" VmRSS)
 
-start "$work/config.yml"
-start_cpu=$(cpu)
+port=$((20000 + RANDOM % 20000))
+"$work/ibtracer_exporter" --config.file="$work/config.yml" --web.listen-address="127.0.0.1:$port" \
+	--ib.transport=ibsim --log.level=error &
+pid=$!
+until curl -sf "127.0.0.1:$port/-/healthy" > /dev/null; do
+	kill -0 "$pid" 2>/dev/null || { echo "the exporter exited"; exit 1; }
+	sleep 0.5
+done
+start_cpu=$(cpu "$pid")
+fstart_cpu=$(cpu "$fpid")
 t0=$(date +%s.%N)
 sleep "$secs"
-end_cpu=$(cpu)
+end_cpu=$(cpu "$pid")
+fend_cpu=$(cpu "$fpid")
 t1=$(date +%s.%N)
 echo "destinations: $n, fabric: $(grep -c '^Hca' "$work/fabric.net") CA ports, interval 60s, measured ${secs}s${hops:+, hop series off}"
-awk -v c0="$start_cpu" -v c1="$end_cpu" -v t0="$t0" -v t1="$t1" -v hz="$ticks" \
-	'BEGIN { printf "cpu share: %.1f%% of one core\n", 100 * (c1 - c0) / hz / (t1 - t0) }'
+share() {
+	awk -v c0="$1" -v c1="$2" -v t0="$t0" -v t1="$t1" -v hz="$ticks" \
+		'BEGIN { printf "%.1f%% of one core", 100 * (c1 - c0) / hz / (t1 - t0) }'
+}
+echo "exporter cpu share: $(share "$start_cpu" "$end_cpu")"
 for i in 1 2 3; do
 	curl -s -o "$work/metrics.txt" -w "scrape: %{time_total} s, %{size_download} bytes\n" "127.0.0.1:$port/metrics"
 done
-peak=$(hwm)
-echo "peak RSS: $peak MiB (fabric alone: $base MiB; exporter part: $((peak - base)) MiB)"
+echo "exporter peak RSS (VmHWM): $(mib "$pid" VmHWM) MiB (now $(mib "$pid" VmRSS) MiB): the exporter's own process"
+echo "fabric process (ibtracer-fabric, separate): peak RSS $(mib "$fpid" VmHWM) MiB, $fabric_ready MiB when ready; cpu share $(share "$fstart_cpu" "$fend_cpu")"
 echo "series: $(grep -vc '^#' "$work/metrics.txt")"
 echo "destinations traced: $(grep -c '^ibtracer_trace_success{.*} 1' "$work/metrics.txt") ok of $n"
 grep -E '^ibtracer_mad_(requests|timeouts)_total' "$work/metrics.txt" | head -8

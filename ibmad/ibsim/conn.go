@@ -62,6 +62,7 @@ type Transport struct {
 	closed   atomic.Bool
 	closeMu  sync.Once
 	sendBufs sync.Pool
+	recvBufs sync.Pool
 }
 
 var _ ibmad.Transport = (*Transport)(nil)

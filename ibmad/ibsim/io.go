@@ -107,16 +107,23 @@ func (t *Transport) Send(p *ibmad.Packet) error {
 	return nil
 }
 
+// recv reads one datagram into p. Its buffer comes from a pool: one per
+// read would be garbage at the rate of the MADs.
 func (t *Transport) recv(p *ibmad.Packet) error {
-	var buf [512]byte
-	n, err := t.data.Read(buf[:])
+	bp, _ := t.recvBufs.Get().(*[]byte)
+	if bp == nil {
+		b := make([]byte, 512)
+		bp = &b
+	}
+	defer t.recvBufs.Put(bp)
+	n, err := t.data.Read(*bp)
 	if err != nil {
 		if t.closed.Load() {
 			return ibmad.ErrClosed
 		}
 		return err
 	}
-	return unmarshalRequest(buf[:n], p)
+	return unmarshalRequest((*bp)[:n], p)
 }
 
 // Recv returns the next MAD for this client. A datagram that is not a

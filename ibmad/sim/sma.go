@@ -22,9 +22,7 @@ func (f *Fabric) sma(node *Node, in *Port, m *ibmad.MAD) {
 	clear(data)
 	switch m.AttrID() {
 	case ibmad.AttrNodeInfo:
-		ni := ibmad.NodeInfo{BaseVersion: 1, ClassVersion: 1, NodeType: node.Type, NumPorts: uint8(node.NumPorts()),
-			SystemImageGUID: node.GUID, NodeGUID: node.GUID, PortGUID: node.portGUID(in.Num), PartitionCap: 64,
-			DeviceID: node.DeviceID, Revision: 1, LocalPortNum: in.Num, VendorID: node.VendorID}
+		ni := nodeInfo(node, in)
 		_ = ni.MarshalTo(data)
 	case ibmad.AttrNodeDescription:
 		d := ibmad.NewNodeDescription(node.Desc)
@@ -72,6 +70,13 @@ func (f *Fabric) sma(node *Node, in *Port, m *ibmad.MAD) {
 		status = ibmad.StatusMethodUnsupported
 	}
 	m.SetStatus(status)
+}
+
+// nodeInfo is the NodeInfo node's SMA answers through port in.
+func nodeInfo(node *Node, in *Port) ibmad.NodeInfo {
+	return ibmad.NodeInfo{BaseVersion: 1, ClassVersion: 1, NodeType: node.Type, NumPorts: uint8(node.NumPorts()),
+		SystemImageGUID: node.GUID, NodeGUID: node.GUID, PortGUID: node.portGUID(in.Num), PartitionCap: 64,
+		DeviceID: node.DeviceID, Revision: 1, LocalPortNum: in.Num, VendorID: node.VendorID}
 }
 
 // portInfo builds PortInfo of port p of node, read through port in.

@@ -22,11 +22,17 @@ type Transport struct {
 	mu   sync.Mutex
 	regs []ibmad.Registration
 
-	queue     chan *ibmad.Packet
+	// The receive queue grows as MADs arrive, up to QueueDepth: most
+	// transports (the agents of a large fabric) rarely hold more than one.
+	qmu       sync.Mutex
+	q         []*ibmad.Packet // q[qhead:] waits, oldest first
+	qhead     int
+	ready     chan struct{} // a token: the queue may hold a MAD
 	closed    chan struct{}
 	closeOnce sync.Once
 	pool      sync.Pool
 	overflow  atomic.Uint64
+	all       atomic.Bool // AcceptAll
 }
 
 var _ ibmad.Transport = (*Transport)(nil)
@@ -61,7 +67,7 @@ func (f *Fabric) Attach(name string, port int) (*Transport, error) {
 		p = n.Ports[port]
 	}
 	t := &Transport{f: f, node: n, port: p, hiTID: f.nextHiTID.Add(1),
-		queue: make(chan *ibmad.Packet, QueueDepth), closed: make(chan struct{})}
+		ready: make(chan struct{}, 1), closed: make(chan struct{})}
 	t.pool.New = func() any { return new(ibmad.Packet) }
 	for {
 		old := n.transports.Load()
@@ -121,6 +127,9 @@ func (t *Transport) Unregister(class ibmad.MgmtClass, oui ibmad.OUI) {
 }
 
 func (t *Transport) accepts(m *ibmad.MAD) bool {
+	if t.all.Load() {
+		return true
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	class, meth := m.MgmtClass(), m.Method()
@@ -155,13 +164,47 @@ func (t *Transport) Port() (ibmad.PortAttributes, error) {
 
 // Recv blocks until a MAD arrives or the transport is closed.
 func (t *Transport) Recv(p *ibmad.Packet) error {
-	select {
-	case q := <-t.queue:
-		*p = *q
-		t.pool.Put(q)
+	for {
+		if q := t.pop(); q != nil {
+			*p = *q
+			t.pool.Put(q)
+			return nil
+		}
+		select {
+		case <-t.ready:
+		case <-t.closed:
+			return ibmad.ErrClosed
+		}
+	}
+}
+
+// pop takes the oldest queued MAD, or nil.
+func (t *Transport) pop() *ibmad.Packet {
+	t.qmu.Lock()
+	defer t.qmu.Unlock()
+	if t.qhead == len(t.q) {
 		return nil
-	case <-t.closed:
-		return ibmad.ErrClosed
+	}
+	p := t.q[t.qhead]
+	t.q[t.qhead] = nil
+	t.qhead++
+	if t.qhead == len(t.q) {
+		t.qhead = 0
+		t.q = t.q[:0]
+		if cap(t.q) > 64 {
+			t.q = nil // a burst's backing array goes
+		}
+	} else {
+		t.signal() // another receiver may wait for the rest
+	}
+	return p
+}
+
+// signal leaves a token for a receiver; it never blocks.
+func (t *Transport) signal() {
+	select {
+	case t.ready <- struct{}{}:
+	default:
 	}
 }
 
@@ -204,12 +247,21 @@ func (t *Transport) enqueue(p *ibmad.Packet) {
 		t.pool.Put(p)
 		return
 	}
-	select {
-	case t.queue <- p:
-	default:
+	t.qmu.Lock()
+	if len(t.q)-t.qhead >= QueueDepth {
+		t.qmu.Unlock()
 		t.overflow.Add(1)
 		t.pool.Put(p)
+		return
 	}
+	if len(t.q) == cap(t.q) && t.qhead > 0 { // reuse the taken slots
+		n := copy(t.q, t.q[t.qhead:])
+		clear(t.q[n:])
+		t.q, t.qhead = t.q[:n], 0
+	}
+	t.q = append(t.q, p)
+	t.qmu.Unlock()
+	t.signal()
 }
 
 // Send injects p into the fabric from the attached port.

@@ -43,6 +43,11 @@ func AddFlags(app *kingpin.Application, c *Config, short bool) {
 	port.IntVar(&c.Port)
 	app.Flag("ibsim.node", "ibsim node to attach to (default $SIM_HOST); the socket name comes from $IBSIM_SOCKNAME as for the stock tools.").
 		StringVar(&c.IbsimNode)
+	AddSimFlags(app, c)
+}
+
+// AddSimFlags registers the flags of the simulated fabric (--sim.*).
+func AddSimFlags(app *kingpin.Application, c *Config) {
 	app.Flag("sim.topology", "Topology file (ibnetdiscover/ibsim format) for --ib.transport=sim; default: a built-in demo fat tree.").
 		StringVar(&c.SimTopology)
 	app.Flag("sim.node", "Node of the simulated fabric this program runs on; default: the first CA.").StringVar(&c.SimNode)
@@ -106,6 +111,26 @@ func (c *Config) Open(acceptRequests bool) (*Opened, error) {
 }
 
 func (c *Config) openSim() (*Opened, error) {
+	o, err := c.OpenFabric()
+	if err != nil {
+		return nil, err
+	}
+	t, err := o.Fabric.Attach(o.Node, c.Port)
+	if err != nil {
+		o.Close()
+		return nil, err
+	}
+	o.Transport = t
+	return o, nil
+}
+
+// OpenFabric builds the simulated fabric the --sim.* flags select and
+// starts the vendor agents --sim.agents asks for, on every selected node
+// but the one this program runs on (--sim.node, default the first CA),
+// which it returns as Node. Transport stays nil: --ib.transport=sim
+// attaches one there, and cmd/ibtracer-fabric serves the fabric to other
+// processes instead.
+func (c *Config) OpenFabric() (*Opened, error) {
 	topo := DemoTopology()
 	if c.SimTopology != "" {
 		var err error
@@ -128,12 +153,10 @@ func (c *Config) openSim() (*Opened, error) {
 				break
 			}
 		}
+	} else if f.Node(node) == nil {
+		return nil, fmt.Errorf("--sim.node %q: no such node in the simulated fabric", node)
 	}
-	t, err := f.Attach(node, c.Port)
-	if err != nil {
-		return nil, err
-	}
-	o := &Opened{Transport: t, Fabric: f, Node: node}
+	o := &Opened{Fabric: f, Node: node}
 	if err := o.startSimAgents(c.SimAgents, node, c.SimSeed); err != nil {
 		o.Close()
 		return nil, err
