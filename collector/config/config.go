@@ -188,6 +188,15 @@ func Parse(file string, b []byte) (*Config, error) {
 	if err := c.defaults(file); err != nil {
 		return nil, err
 	}
+	// The per-key lines serve validation's messages only; kept, they cost
+	// hundreds of bytes a destination for as long as the configuration
+	// runs (docs/metrics.md, "Memory").
+	for i := range c.Destinations {
+		c.Destinations[i].lines = nil
+	}
+	for i := range c.Discover {
+		c.Discover[i].lines = nil
+	}
 	return c, nil
 }
 
