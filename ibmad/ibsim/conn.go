@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
+	"github.com/ibtracer/ibtracer_exporter/ibmad/ibsim/simwire"
 )
 
 // Options say which ibsim to reach and how to attach.
@@ -81,7 +82,7 @@ func Dial(o Options) (*Transport, error) {
 		o.Timeout = 2 * time.Second
 	}
 	t := &Transport{opts: o}
-	t.sendBufs.New = func() any { b := make([]byte, requestSize); return &b }
+	t.sendBufs.New = func() any { b := make([]byte, simwire.RequestSize); return &b }
 	var id uint32
 	var err error
 	if o.ServerName == "" {
@@ -212,7 +213,7 @@ func (t *Transport) call(typ uint32, data []byte) ([]byte, error) {
 	if err := r.unmarshal(buf[:n]); err != nil {
 		return nil, err
 	}
-	if r.typ == ctlError {
+	if r.typ == simwire.CtlError {
 		return nil, errCtl
 	}
 	return r.data[:], nil
@@ -223,7 +224,7 @@ var errCtl = errors.New("ibsim: request refused")
 // connect attaches to the node and connects the data socket to the
 // per-client socket ibsim assigned.
 func (t *Transport) connect(id uint32) error {
-	info := make([]byte, clientInfoSize)
+	info := make([]byte, simwire.ClientInfoSize)
 	le := func(off int, v uint32) {
 		info[off], info[off+1], info[off+2], info[off+3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
 	}
@@ -233,7 +234,7 @@ func (t *Transport) connect(id uint32) error {
 		le(8, 1)
 	}
 	copy(info[12:43], t.opts.Node)
-	reply, err := t.call(ctlConnect, info)
+	reply, err := t.call(simwire.CtlConnect, info)
 	if errors.Is(err, errCtl) {
 		node := t.opts.Node
 		if node == "" {
@@ -241,7 +242,7 @@ func (t *Transport) connect(id uint32) error {
 		}
 		return fmt.Errorf("ibsim at %s refused to attach a client at node %q: the node is unknown, "+
 			"ibsim already serves its maximum of %d clients, or (with requests accepted) another client "+
-			"on that node already receives requests", t.where(), node, maxClients)
+			"on that node already receives requests", t.where(), node, simwire.MaxClients)
 	}
 	if err != nil {
 		return err
@@ -338,7 +339,7 @@ func (t *Transport) ClientID() uint32 { return t.clientID }
 // Close disconnects from ibsim.
 func (t *Transport) Close() error {
 	t.closeMu.Do(func() {
-		_, _ = t.call(ctlDisconnect, nil)
+		_, _ = t.call(simwire.CtlDisconnect, nil)
 		t.closed.Store(true)
 		t.closeSockets()
 	})

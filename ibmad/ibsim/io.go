@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
+	"github.com/ibtracer/ibtracer_exporter/ibmad/ibsim/simwire"
 )
 
 // Register records which unsolicited requests to pass up. ibsim itself has
@@ -55,8 +56,8 @@ func (t *Transport) Port() (ibmad.PortAttributes, error) {
 	if t.closed.Load() {
 		return ibmad.PortAttributes{}, ibmad.ErrClosed
 	}
-	req := make([]byte, ctlDataSize) // data[0] = 0: the client's own port
-	reply, err := t.call(ctlGetPortInfo, req)
+	req := make([]byte, simwire.CtlDataSize) // data[0] = 0: the client's own port
+	reply, err := t.call(simwire.CtlGetPortInfo, req)
 	if err != nil {
 		if t.closed.Load() {
 			return ibmad.PortAttributes{}, ibmad.ErrClosed

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
+	"github.com/ibtracer/ibtracer_exporter/ibmad/ibsim/simwire"
 )
 
 // TestRecvDoesNotAllocate: receiving a response costs no heap
@@ -30,7 +31,7 @@ func TestRecvDoesNotAllocate(t *testing.T) {
 	tr := &Transport{data: in, nodeInfo: ibmad.NodeInfo{NodeType: ibmad.NodeTypeCA, LocalPortNum: 1}}
 	var p ibmad.Packet
 	p.MAD[0], p.MAD[1], p.MAD[2], p.MAD[3] = 1, byte(ibmad.ClassSubnDR), 1, byte(ibmad.MethodGetResp)
-	req := make([]byte, requestSize)
+	req := make([]byte, simwire.RequestSize)
 	marshalRequest(req, &p, ibmad.QP0)
 	var got ibmad.Packet
 	allocs := testing.AllocsPerRun(200, func() {

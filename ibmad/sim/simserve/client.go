@@ -8,6 +8,7 @@ import (
 	"syscall"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
+	"github.com/ibtracer/ibtracer_exporter/ibmad/ibsim/simwire"
 	"github.com/ibtracer/ibtracer_exporter/ibmad/sim"
 )
 
@@ -127,7 +128,7 @@ func (cl *client) fromClient() {
 func (cl *client) toClient() {
 	defer cl.s.wg.Done()
 	var p ibmad.Packet
-	var buf [reqSize]byte
+	var buf [simwire.RequestSize]byte
 	for {
 		if err := cl.tr.Recv(&p); err != nil {
 			return
@@ -138,7 +139,7 @@ func (cl *client) toClient() {
 			r.length = uint64(p.Len)
 		}
 		if p.TimedOut {
-			r.status = statusTimedOut
+			r.status = simwire.ETimedOut
 		}
 		if m.MgmtClass().IsSMP() {
 			r.dqp = ibmad.QP0

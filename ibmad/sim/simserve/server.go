@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
+	"github.com/ibtracer/ibtracer_exporter/ibmad/ibsim/simwire"
 	"github.com/ibtracer/ibtracer_exporter/ibmad/sim"
 )
 
@@ -166,7 +167,7 @@ func (s *Server) client(id uint32) *client {
 
 // handle answers one control message in place.
 func (s *Server) handle(c ctlMsg) {
-	if c.typ() == ctlConnect {
+	if c.typ() == simwire.CtlConnect {
 		if err := s.connect(c); err != nil {
 			s.logf("simserve: connect refused: %v", err)
 			c.fail()
@@ -175,48 +176,48 @@ func (s *Server) handle(c ctlMsg) {
 	}
 	cl := s.client(c.clientID())
 	if cl == nil {
-		if c.typ() != ctlDisconnect { // a disconnect of nobody is done already
+		if c.typ() != simwire.CtlDisconnect { // a disconnect of nobody is done already
 			s.logf("simserve: control message type %d from unknown client %d refused", c.typ(), c.clientID())
 			c.fail()
 		}
 		return
 	}
 	switch c.typ() {
-	case ctlDisconnect:
+	case simwire.CtlDisconnect:
 		s.detach(cl, "disconnected")
-	case ctlGetPort:
+	case simwire.CtlGetPort:
 		d := c.reply() // struct sim_port: lid (u16), state (u8)
 		pi, _ := cl.tr.PortInfo(0)
 		le.PutUint16(d[0:], pi.LID)
 		d[2] = byte(pi.PortState)
-	case ctlGetVendor:
+	case simwire.CtlGetVendor:
 		d := c.reply() // struct sim_vendor: vendor id, part id, hw version (u32), fw version (u64 at 16)
 		ni := cl.tr.NodeInfo()
 		le.PutUint32(d[0:], ni.VendorID)
 		le.PutUint32(d[4:], uint32(ni.DeviceID))
 		le.PutUint32(d[8:], ni.Revision)
 		le.PutUint64(d[16:], 1)
-	case ctlGetGID:
+	case simwire.CtlGetGID:
 		d := c.reply() // GID prefix and node GUID, network order
 		pi, _ := cl.tr.PortInfo(0)
 		ni := cl.tr.NodeInfo()
 		be64(d[0:], pi.GIDPrefix)
 		be64(d[8:], uint64(ni.NodeGUID))
-	case ctlGetGUID:
+	case simwire.CtlGetGUID:
 		be64(c.reply(), uint64(cl.tr.NodeInfo().NodeGUID))
-	case ctlGetNodeInfo:
+	case simwire.CtlGetNodeInfo:
 		ni := cl.tr.NodeInfo()
 		_ = ni.MarshalTo(c.reply())
-	case ctlGetPortInfo:
+	case simwire.CtlGetPortInfo:
 		num := int(c.data()[0]) // 0 or out of range: the client's own port
 		pi, ok := cl.tr.PortInfo(num)
 		if !ok {
 			pi, _ = cl.tr.PortInfo(int(cl.tr.PortNum()))
 		}
 		_ = pi.MarshalTo(c.reply())
-	case ctlSetISSM:
+	case simwire.CtlSetISSM:
 		cl.setISSM(le.Uint32(c.data()) != 0)
-	case ctlGetPKeys:
+	case simwire.CtlGetPKeys:
 		d := c.reply() // the P_Key table, network order: the default partition only
 		d[0], d[1] = 0xff, 0xff
 	default:
@@ -253,7 +254,7 @@ func (s *Server) findNode(id string) *sim.Node {
 func (s *Server) connect(c ctlMsg) error {
 	info := c.data()
 	pid, qp, issm := le.Uint32(info[0:]), le.Uint32(info[4:]), le.Uint32(info[8:]) != 0
-	want := cString(info[infoNodeOff : infoNodeOff+infoNodeSize])
+	want := cString(info[simwire.InfoNodeOff : simwire.InfoNodeOff+simwire.InfoNodeSize])
 	node := s.findNode(want)
 	if node == nil {
 		return fmt.Errorf("client %d names unknown node %q", pid, want)
@@ -282,9 +283,9 @@ func (s *Server) connect(c ctlMsg) error {
 	}
 	s.clients[id] = cl
 	le.PutUint32(info[0:], id)
-	name := info[infoNodeOff : infoNodeOff+infoNodeSize]
+	name := info[simwire.InfoNodeOff : simwire.InfoNodeOff+simwire.InfoNodeSize]
 	clear(name)
-	copy(name[:infoNodeSize-1], node.Name)
+	copy(name[:simwire.InfoNodeSize-1], node.Name)
 	s.logf("simserve: client %d (pid %d) attached at %q port %d%s", id, pid, node.Name, cl.tr.PortNum(),
 		map[bool]string{true: ", receives requests"}[issm])
 	return nil

@@ -5,40 +5,7 @@ import (
 	"fmt"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
-)
-
-// ibsim's wire structures (ibsim include/ibsim.h, x86_64 layout).
-const (
-	ctlSize     = 80 // struct sim_ctl: magic, clientid, type, len (host order), data[64]
-	ctlDataOff  = 16
-	ctlDataSize = 64
-	ctlMagic    = 0xdeadbeef
-
-	reqSize   = 288 // struct sim_request: dlid, slid, dqp, sqp, status (u32), pad, length (u64), mad[256]
-	reqLenOff = 24
-	reqMADOff = 32
-
-	// struct sim_client_info in a CONNECT's data: id, qp, issm (host
-	// order), nodeid[32].
-	infoNodeOff  = 12
-	infoNodeSize = 32
-
-	statusTimedOut = 110 // ETIMEDOUT, in a request's status
-)
-
-// Control message types (enum SIM_CTL_TYPES).
-const (
-	ctlError = iota
-	ctlConnect
-	ctlDisconnect
-	ctlGetPort
-	ctlGetVendor
-	ctlGetGID
-	ctlGetGUID
-	ctlGetNodeInfo
-	ctlGetPortInfo
-	ctlSetISSM
-	ctlGetPKeys
+	"github.com/ibtracer/ibtracer_exporter/ibmad/ibsim/simwire"
 )
 
 var le = binary.LittleEndian
@@ -48,19 +15,19 @@ var le = binary.LittleEndian
 type ctlMsg []byte
 
 func parseCtl(b []byte) (ctlMsg, error) {
-	if len(b) != ctlSize {
-		return nil, fmt.Errorf("control message of %d bytes, want %d", len(b), ctlSize)
+	if len(b) != simwire.CtlSize {
+		return nil, fmt.Errorf("control message of %d bytes, want %d", len(b), simwire.CtlSize)
 	}
-	if m := le.Uint32(b); m != ctlMagic {
-		return nil, fmt.Errorf("control message with magic %#x, want %#x", m, uint32(ctlMagic))
+	if m := le.Uint32(b); m != simwire.Magic {
+		return nil, fmt.Errorf("control message with magic %#x, want %#x", m, uint32(simwire.Magic))
 	}
 	return ctlMsg(b), nil
 }
 
 func (c ctlMsg) clientID() uint32 { return le.Uint32(c[4:]) }
 func (c ctlMsg) typ() uint32      { return le.Uint32(c[8:]) }
-func (c ctlMsg) data() []byte     { return c[ctlDataOff : ctlDataOff+ctlDataSize] }
-func (c ctlMsg) fail()            { le.PutUint32(c[8:], ctlError) }
+func (c ctlMsg) data() []byte     { return c[simwire.CtlDataOff : simwire.CtlDataOff+simwire.CtlDataSize] }
+func (c ctlMsg) fail()            { le.PutUint32(c[8:], simwire.CtlError) }
 
 // reply clears the data and returns it for the answer to fill.
 func (c ctlMsg) reply() []byte {
@@ -90,26 +57,26 @@ type request struct {
 }
 
 func parseRequest(b []byte, mad *ibmad.MAD) (request, error) {
-	if len(b) != reqSize {
-		return request{}, fmt.Errorf("data packet of %d bytes, want %d", len(b), reqSize)
+	if len(b) != simwire.RequestSize {
+		return request{}, fmt.Errorf("data packet of %d bytes, want %d", len(b), simwire.RequestSize)
 	}
 	be := binary.BigEndian
 	r := request{dlid: be.Uint16(b[0:]), slid: be.Uint16(b[4:]), dqp: be.Uint32(b[8:]), sqp: be.Uint32(b[12:]),
-		status: be.Uint32(b[16:]), length: be.Uint64(b[reqLenOff:])}
-	copy(mad[:], b[reqMADOff:])
+		status: be.Uint32(b[16:]), length: be.Uint64(b[simwire.RequestLenOff:])}
+	copy(mad[:], b[simwire.RequestMADOff:])
 	return r, nil
 }
 
 func (r *request) marshal(b []byte, mad *ibmad.MAD) {
-	clear(b[:reqMADOff])
+	clear(b[:simwire.RequestMADOff])
 	be := binary.BigEndian
 	be.PutUint16(b[0:], r.dlid)
 	be.PutUint16(b[4:], r.slid)
 	be.PutUint32(b[8:], r.dqp)
 	be.PutUint32(b[12:], r.sqp)
 	be.PutUint32(b[16:], r.status)
-	be.PutUint64(b[reqLenOff:], r.length)
-	copy(b[reqMADOff:], mad[:])
+	be.PutUint64(b[simwire.RequestLenOff:], r.length)
+	copy(b[simwire.RequestMADOff:], mad[:])
 }
 
 // abstractName is an abstract socket name as ibsim and libumad2sim bind
