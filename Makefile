@@ -24,6 +24,7 @@ LDFLAGS    ?= -X '$(VERSION_PKG).Version=$(VERSION)' -X '$(VERSION_PKG).Revision
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BINDIR)/ibtracer_exporter .
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BINDIR)/ibtracer ./cmd/ibtracer
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BINDIR)/ibtracer-fabric ./cmd/ibtracer-fabric
 
 # The test command README.md and .ci/run use. The libibmad cross-check
 # needs cgo and Debian's libibmad-dev (installed by .ci/run). Every test runs

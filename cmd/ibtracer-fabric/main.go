@@ -24,6 +24,8 @@ import (
 	"runtime/pprof"
 	"syscall"
 
+	promversion "github.com/prometheus/common/version"
+
 	"github.com/alecthomas/kingpin/v2"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad/sim/simserve"
@@ -42,6 +44,7 @@ func run(args []string, stdout, stderr io.Writer, stop <-chan struct{}) int {
 	app.UsageWriter(stdout)
 	app.ErrorWriter(stderr)
 	app.HelpFlag.Short('h')
+	app.Version(promversion.Print("ibtracer-fabric"))
 	ibopen.AddSimFlags(app, &c)
 	app.Flag("sock.name", "Base name of the abstract sockets (@NAME:ctl); default $IBSIM_SOCKNAME, else \"sim\".").
 		StringVar(&sock)

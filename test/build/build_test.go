@@ -31,7 +31,7 @@ const (
 func makeBuild(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
-		t.Skip("builds both binaries: not in -short")
+		t.Skip("builds the binaries: not in -short")
 	}
 	if _, err := exec.LookPath("make"); err != nil {
 		t.Skip("no make")
@@ -49,7 +49,7 @@ func makeBuild(t *testing.T) string {
 
 func TestMakeBuild(t *testing.T) {
 	dir := makeBuild(t)
-	for _, name := range []string{"ibtracer_exporter", "ibtracer"} {
+	for _, name := range []string{"ibtracer_exporter", "ibtracer", "ibtracer-fabric"} {
 		bin := filepath.Join(dir, name)
 		t.Run(name, func(t *testing.T) {
 			checkStatic(t, bin)
