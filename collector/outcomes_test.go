@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
+	"github.com/ibtracer/ibtracer_exporter/internal/memtest"
 	"github.com/ibtracer/ibtracer_exporter/trace"
 )
 
@@ -50,21 +51,14 @@ func TestOutcomesKeepNoLabelSets(t *testing.T) {
 	}
 	later = append(later, fail(trace.StatusTooLong, trace.ReasonTooLong), fail(trace.StatusResolve, trace.ReasonSA),
 		&trace.Result{Status: trace.StatusMismatch, Reason: trace.ReasonMismatch, Start: start, Duration: time.Millisecond, Hops: hops})
-	heap := func() uint64 {
-		runtime.GC()
-		runtime.GC()
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		return ms.HeapAlloc
-	}
-	before := heap()
+	before := memtest.HeapAlloc()
 	for _, s := range dests {
 		for _, r := range later {
 			s.record(r)
 		}
 		s.record(first) // the same last result as before
 	}
-	grew := int64(heap()) - int64(before)
+	grew := int64(memtest.HeapAlloc()) - int64(before)
 	runtime.KeepAlive(later)
 	t.Logf("%d more kinds of outcome: %d bytes kept per destination", len(later), grew/n)
 	if grew/n > 64 {

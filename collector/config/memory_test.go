@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/ibtracer/ibtracer_exporter/internal/memtest"
 )
 
 // A parsed configuration keeps no per-key line maps: they serve the error
@@ -17,20 +19,13 @@ func TestParsedConfigKeepsNoLineMaps(t *testing.T) {
 	for i := 0; i < n; i++ {
 		fmt.Fprintf(&b, "  - {name: d%d, lid: %d, hops: false}\n", i, 194+i)
 	}
-	heap := func() uint64 {
-		runtime.GC()
-		runtime.GC()
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		return ms.HeapAlloc
-	}
 	src := []byte(b.String())
-	before := heap()
+	before := memtest.HeapAlloc()
 	c, err := Parse("big.yml", src)
 	if err != nil {
 		t.Fatal(err)
 	}
-	kept := int64(heap()) - int64(before)
+	kept := int64(memtest.HeapAlloc()) - int64(before)
 	runtime.KeepAlive(c)
 	per := kept / n
 	t.Logf("%d destinations: %d bytes kept per destination", n, per)

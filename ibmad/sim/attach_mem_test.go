@@ -1,10 +1,10 @@
 package sim
 
 import (
-	"runtime"
 	"testing"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
+	"github.com/ibtracer/ibtracer_exporter/internal/memtest"
 )
 
 // TestIdleTransportIsSmall: a transport that receives nothing holds
@@ -22,9 +22,7 @@ func TestIdleTransportIsSmall(t *testing.T) {
 	}
 	const n = 2000
 	trs := make([]*Transport, 0, n)
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
+	before := memtest.HeapAlloc()
 	for i := 0; i < n; i++ {
 		tr, err := f.Attach("H0-0", 0)
 		if err != nil {
@@ -32,9 +30,7 @@ func TestIdleTransportIsSmall(t *testing.T) {
 		}
 		trs = append(trs, tr)
 	}
-	runtime.GC()
-	runtime.ReadMemStats(&after)
-	per := (int64(after.HeapAlloc) - int64(before.HeapAlloc)) / n
+	per := (int64(memtest.HeapAlloc()) - int64(before)) / n
 	// The node's transport list is copied on every Attach: that garbage
 	// is collected, the list itself is 8 bytes a transport.
 	t.Logf("%d bytes per idle transport", per)
