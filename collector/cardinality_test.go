@@ -3,6 +3,7 @@ package collector
 import (
 	"bytes"
 	"fmt"
+	"math/rand"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
@@ -181,5 +182,42 @@ ibtracer_interval_seconds 3600
 `
 	if err := testutil.CollectAndCompare(e, strings.NewReader(want), "ibtracer_interval_seconds", "ibtracer_destination_interval_seconds"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The /metrics text of scripts/bench-exporter.sh's setup (10,000
+// destinations named d0..d9999 at LIDs from 194, hop series off, every
+// destination traced once over a 5-hop path with an agent at each hop)
+// is at most 5 MB (issue "Fleet scale"; docs/metrics.md, "Series
+// budget"). Values vary as real traces' do: durations, agent round trips
+// and end times are drawn at random, with a fixed seed.
+func TestScrapeTextAtBenchScale(t *testing.T) {
+	const n, limit = 10000, 5000000
+	var b strings.Builder
+	b.WriteString("interval: 1m\ndestinations:\n")
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "  - {name: d%d, lid: %d, hops: false}\n", i, 194+i)
+	}
+	e := New(log.NewNopLogger(), "")
+	defer e.Stop()
+	e.Apply(mustConfig(t, b.String()))
+	rnd := rand.New(rand.NewSource(1))
+	for i, s := range e.destinations() {
+		hops := []trace.Hop{{Hop: 0, NodeGUID: 0x10, NodeType: ibmad.NodeTypeCA, Agent: trace.AgentSource}}
+		for h := 1; h <= 5; h++ {
+			hops = append(hops, trace.Hop{Hop: h, NodeGUID: ibmad.GUID(0x1000 + h*97 + i), NodeType: ibmad.NodeTypeSwitch,
+				LID: uint16(h + i), InPort: 1, OutPort: 2, Agent: trace.AgentValidated,
+				AgentRTT: time.Duration(3000 + rnd.Intn(40000))})
+		}
+		s.record(&trace.Result{Status: trace.StatusOK, Start: time.Unix(1795378698, int64(rnd.Intn(1e9))),
+			Duration: time.Duration(100000 + rnd.Intn(2000000)), MADs: 1, Hops: hops})
+	}
+	perDest, fixed, text := seriesCount(t, e)
+	if len(perDest) != n {
+		t.Fatalf("%d destinations in the scrape, want %d", len(perDest), n)
+	}
+	t.Logf("%d destinations: %d bytes of text, %d series (%d fixed)", n, len(text), fixed+n*perDest["d1234"], fixed)
+	if len(text) > limit {
+		t.Errorf("/metrics is %d bytes of text at %d destinations, want at most %d", len(text), n, limit)
 	}
 }

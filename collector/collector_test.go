@@ -101,12 +101,16 @@ ibtracer_trace_mads_total{destination="idle",rack=""} 0
 		"ibtracer_unsupported_hops_total", "ibtracer_trace_success", "ibtracer_hop_info", "ibtracer_trace_mads_total"); err != nil {
 		t.Fatal(err)
 	}
-	// Results and failure reasons appear once they occurred; the
-	// histograms are the exporter's, not the destinations'.
+	// Failure reasons appear once they occurred; the traces by result and
+	// the histograms are the exporter's, not the destinations'.
 	wantResults := `
-# HELP ibtracer_traces_total Traces by result (a result appears once it occurred).
+# HELP ibtracer_traces_total Traces of all destinations together, by result.
 # TYPE ibtracer_traces_total counter
-ibtracer_traces_total{destination="db01",rack="r7",result="ok"} 2
+ibtracer_traces_total{result="mismatch"} 0
+ibtracer_traces_total{result="ok"} 2
+ibtracer_traces_total{result="resolve_failed"} 0
+ibtracer_traces_total{result="too_long"} 0
+ibtracer_traces_total{result="unreachable"} 0
 `
 	if err := testutil.CollectAndCompare(e, strings.NewReader(wantResults), "ibtracer_traces_total", "ibtracer_trace_failures_total"); err != nil {
 		t.Fatal(err)
@@ -239,11 +243,7 @@ destinations:
 		s := e.dests[name]
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		var n uint64
-		for _, v := range s.results {
-			n += v
-		}
-		return n
+				return s.traces
 	}
 	// a and b keep their 1 s rhythm while dead's traces time out.
 	start := time.Now()

@@ -24,6 +24,11 @@ var (
 // docs/metrics.md, "Series budget").
 type hists struct {
 	duration, latency prometheus.Histogram
+	// traces counts every destination's traces by result, one series per
+	// result: per destination, trace_success and trace_failures_total
+	// carry it (docs/metrics.md, "Series budget").
+	traces   *prometheus.CounterVec
+	byResult [len(allResults)]prometheus.Counter // its series, in allResults' order
 }
 
 func newHists() *hists {
@@ -34,11 +39,17 @@ func newHists() *hists {
 			NativeHistogramMinResetDuration: time.Hour,
 		})
 	}
-	return &hists{
+	h := &hists{
 		duration: native("trace_duration_seconds", "How long traces took, all destinations together.", durationBuckets),
 		latency: native("latency_seconds",
 			"Round-trip time of the validation MAD to a destination's own agent (end-to-end latency), all destinations together.", latencyBuckets),
+		traces: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "traces_total",
+			Help: "Traces of all destinations together, by result."}, []string{"result"}),
 	}
+	for i, r := range allResults {
+		h.byResult[i] = h.traces.WithLabelValues(string(r)) // every result from the first scrape
+	}
+	return h
 }
 
 // destState is one configured destination and what its traces found.
@@ -52,14 +63,13 @@ type destState struct {
 	atPhase bool
 	hists   *hists
 
-	// Label pairs of its series (see labels.go): fixed ones, the ok
-	// result's (nil until one), and the per-hop ones of the last trace
-	// (nil: build them at the next scrape). The other results' and the
-	// failure reasons' are built by the scrape that shows them: kept, they
-	// would grow the heap with every kind of failure a destination meets
-	// (docs/metrics.md, "Memory").
-	base, info, okSet labelSet
-	hopSets           []hopLabels
+	// Label pairs of its series (see labels.go): fixed ones and the
+	// per-hop ones of the last trace (nil: build them at the next scrape).
+	// The failure reasons' are built by the scrape that shows them: kept,
+	// they would grow the heap with every kind of failure a destination
+	// meets (docs/metrics.md, "Memory").
+	base, info labelSet
+	hopSets    []hopLabels
 
 	sch  schedState    // schedule.go, under Exporter.schedMu
 	done chan struct{} // closed once stopped and no trace of it runs
@@ -78,7 +88,7 @@ type destState struct {
 	mismatched   uint64 // hops mismatched, summed over traces
 	unsupported  uint64 // hops without an agent, summed over traces
 	mads         uint64
-	results      [len(allResults)]uint64  // in allResults' order
+	traces       uint64                   // traces recorded, of every result
 	failures     *[len(allReasons)]uint64 // in allReasons' order; nil until a failure
 
 	ops opsState // what the logs and /traces remember (logstate.go)
@@ -124,9 +134,9 @@ func (s *destState) record(r *trace.Result) {
 func (s *destState) recordLocked(r *trace.Result, off int) {
 	now := r.Start.Add(r.Duration)
 	if i := resultIndex(r.Status); i >= 0 {
-		s.results[i]++
-		if r.Status == trace.StatusOK && s.okSet == nil {
-			s.okSet = s.base.with(resultPairs[i])
+		s.traces++
+		if s.hists != nil {
+			s.hists.byResult[i].Inc()
 		}
 	}
 	if j := reasonIndex(r.Reason); r.Status != trace.StatusOK && j >= 0 {

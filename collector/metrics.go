@@ -12,15 +12,15 @@ import (
 	"github.com/ibtracer/ibtracer_exporter/trace"
 )
 
-// The bounded label values of traces_total and trace_failures_total: a
-// destination's series of one appears once it occurred (docs/metrics.md).
+// The bounded label values of traces_total (every result from the first
+// scrape) and trace_failures_total (a destination's series of a reason
+// appears once it occurred; docs/metrics.md).
 var (
 	allResults = [...]trace.Status{trace.StatusOK, trace.StatusMismatch, trace.StatusUnreachable, trace.StatusTooLong,
 		trace.StatusResolve} // device errors are skipped traces, not results (ibtracer_traces_skipped_total)
 	allReasons = [...]trace.Reason{trace.ReasonNoRoute, trace.ReasonPortDown, trace.ReasonTimeout, trace.ReasonLoop,
 		trace.ReasonTooLong, trace.ReasonSA, trace.ReasonMismatch, trace.ReasonBadConfig}
 	// Their label pairs, shared by every destination's label sets.
-	resultPairs = outcomePairs("result", allResults[:])
 	reasonPairs = outcomePairs("reason", allReasons[:])
 	madClasses  = []ibmad.MgmtClass{ibmad.ClassSubnDR, ibmad.ClassSubnLID, ibmad.ClassSubnAdm, ibmad.ClassIBTracer}
 	dropReasons = ibmad.DropReasons()
@@ -67,6 +67,7 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	e.collectHealth(ch, names, dests)
 	e.hists.duration.Collect(ch)
 	e.hists.latency.Collect(ch)
+	e.hists.traces.Collect(ch)
 	if engine != nil {
 		collectEngine(ch, engine.Stats())
 		collectBudget(ch, engine.BudgetStats())
@@ -95,7 +96,6 @@ func (e *Exporter) collectDestinations(ch chan<- prometheus.Metric, names []stri
 		dLastDur  = desc("last_trace_duration_seconds", "How long the last trace took (0: none yet).", lab()...)
 		dLastLat  = desc("last_latency_seconds", "Round-trip time of the validation MAD to the destination's own agent, "+
 			"from the last trace that measured it (0: none yet).", lab()...)
-		dTraces   = desc("traces_total", "Traces by result (a result appears once it occurred).", lab("result")...)
 		dFailures = desc("trace_failures_total", "Failed traces by reason (a reason appears once it occurred).", lab("reason")...)
 		dHops     = desc("path_hops", "Links the last traced path crosses: the nodes after the source, destination included.", lab()...)
 		dChanges  = desc("path_changes_total", helpChanges, lab()...)
@@ -117,7 +117,7 @@ func (e *Exporter) collectDestinations(ch chan<- prometheus.Metric, names []stri
 	for _, s := range dests {
 		s.mu.Lock()
 		// One allocation per destination for its fixed-label samples.
-		samples := make([]sample, 0, 20+len(allResults)+len(allReasons))
+		samples := make([]sample, 0, 20+len(allReasons))
 		emit := func(d *prometheus.Desc, l labelSet, typ prometheus.ValueType, val float64) {
 			samples = append(samples, sample{desc: d, labels: l, typ: typ, val: val})
 			ch <- &samples[len(samples)-1]
@@ -143,15 +143,6 @@ func (e *Exporter) collectDestinations(ch chan<- prometheus.Metric, names []stri
 		g(dLastTime, lastTime)
 		g(dLastDur, float64(s.lastDuration.Microseconds())/1e6)
 		g(dLastLat, float64(s.lastLatency.Nanoseconds()/100)/1e7) // 0.1 µs
-		for i, n := range s.results {
-			if n > 0 {
-				l := s.okSet
-				if allResults[i] != trace.StatusOK || l == nil {
-					l = s.base.with(resultPairs[i])
-				}
-				emit(dTraces, l, prometheus.CounterValue, float64(n))
-			}
-		}
 		if s.failures != nil {
 			for j, n := range s.failures {
 				if n > 0 {

@@ -62,10 +62,13 @@ destinations:
 # TYPE ibtracer_path_distinct_routes gauge
 ibtracer_path_distinct_routes{destination="multi"} %d
 ibtracer_path_distinct_routes{destination="single"} 1
-# HELP ibtracer_traces_total Traces by result (a result appears once it occurred).
+# HELP ibtracer_traces_total Traces of all destinations together, by result.
 # TYPE ibtracer_traces_total counter
-ibtracer_traces_total{destination="multi",result="ok"} 4
-ibtracer_traces_total{destination="single",result="ok"} 1
+ibtracer_traces_total{result="mismatch"} 0
+ibtracer_traces_total{result="ok"} 5
+ibtracer_traces_total{result="resolve_failed"} 0
+ibtracer_traces_total{result="too_long"} 0
+ibtracer_traces_total{result="unreachable"} 0
 `, ps.Distinct)
 	if err := testutil.CollectAndCompare(e, strings.NewReader(want), "ibtracer_path_distinct_routes", "ibtracer_traces_total"); err != nil {
 		t.Fatal(err)

@@ -57,9 +57,8 @@ func TestHistogramQueriesNativeAndClassic(t *testing.T) {
 	rtt := client.NewHistogramVec(opts("ibtracer_mad_rtt_seconds", []float64{.0001, .0005, .001, .005}, nil), []string{"class"})
 	db := client.Labels{"destination": "db"}
 	lastLat := client.NewGauge(client.GaugeOpts{Name: "ibtracer_last_latency_seconds", Help: "l", ConstLabels: db})
-	traces := client.NewCounter(client.CounterOpts{Name: "ibtracer_traces_total", Help: "t",
-		ConstLabels: client.Labels{"destination": "db", "result": "ok"}})
-	reg.MustRegister(lat, dur, rtt, lastLat, traces)
+	lastTime := client.NewGauge(client.GaugeOpts{Name: "ibtracer_last_trace_timestamp_seconds", Help: "t", ConstLabels: db})
+	reg.MustRegister(lat, dur, rtt, lastLat, lastTime)
 	ctx, stop := context.WithCancel(context.Background())
 	t.Cleanup(stop)
 	go func() {
@@ -72,7 +71,7 @@ func TestHistogramQueriesNativeAndClassic(t *testing.T) {
 			case <-tick.C:
 				lat.Observe(0.004)
 				lastLat.Set(0.004)
-				traces.Inc()
+				lastTime.SetToCurrentTime()
 				dur.Observe(0.02)
 				rtt.WithLabelValues("SubnDR").Observe(0.0003)
 			}
@@ -99,8 +98,8 @@ func TestHistogramQueriesNativeAndClassic(t *testing.T) {
 			addr := startPrometheus(t, prom, targetAddr, rules, mode.flags...)
 			vars := strings.NewReplacer("$job", ".*", "$instance", ".*", "$destination", ".*", "$__rate_interval", "30s")
 			// Wait for IBTracerLatencyHigh to be pending: its expression
-			// holds once 20 round trips are in, above the threshold of
-			// the recording rule.
+			// holds once the values of 20 traces are in, above the
+			// threshold of the recording rule.
 			pending := `ALERTS{alertname="IBTracerLatencyHigh",alertstate="pending",destination="db"}`
 			deadline := time.Now().Add(90 * time.Second)
 			for {
