@@ -243,7 +243,7 @@ destinations:
 		s := e.dests[name]
 		s.mu.Lock()
 		defer s.mu.Unlock()
-				return s.traces
+		return s.traces
 	}
 	// a and b keep their 1 s rhythm while dead's traces time out.
 	start := time.Now()

@@ -19,7 +19,7 @@ func traceCount(e *Exporter, name string) uint64 {
 	e.mu.RUnlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-		return s.traces
+	return s.traces
 }
 
 // Changing concurrency on reload while traces are in flight: every
