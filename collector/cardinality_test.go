@@ -50,7 +50,7 @@ func recordMix(dests []*destState) {
 	}
 }
 
-var destLabelRe = regexp.MustCompile(`destination="([^"]*)"`)
+var destLabelRe = regexp.MustCompile(`dest="([^"]*)"`)
 
 // seriesCount scrapes e and returns the series of each destination and
 // the series with no destination label, and the exposition text.
@@ -175,7 +175,7 @@ func TestIntervalSeries(t *testing.T) {
 	e.Apply(mustConfig(t, "interval: 1h\ndestinations:\n  - {name: a, lid: 1}\n  - {name: b, lid: 2, interval: 30s}\n  - {name: c, lid: 3, interval: 1h}\n"))
 	want := `# HELP ibtracer_destination_interval_seconds Trace interval of the destination, when not the configuration's (ibtracer_interval_seconds).
 # TYPE ibtracer_destination_interval_seconds gauge
-ibtracer_destination_interval_seconds{destination="b"} 30
+ibtracer_destination_interval_seconds{dest="b"} 30
 # HELP ibtracer_interval_seconds The configuration's trace interval: every destination's that has no ibtracer_destination_interval_seconds of its own.
 # TYPE ibtracer_interval_seconds gauge
 ibtracer_interval_seconds 3600

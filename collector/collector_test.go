@@ -61,40 +61,40 @@ destinations:
 	want := `
 # HELP ibtracer_path_changes_total Times the traced path (nodes and ports) changed.
 # TYPE ibtracer_path_changes_total counter
-ibtracer_path_changes_total{destination="db01",rack="r7"} 1
-ibtracer_path_changes_total{destination="idle",rack=""} 0
+ibtracer_path_changes_total{dest="db01",rack="r7"} 1
+ibtracer_path_changes_total{dest="idle",rack=""} 0
 # HELP ibtracer_path_hops Links the last traced path crosses: the nodes after the source, destination included.
 # TYPE ibtracer_path_hops gauge
-ibtracer_path_hops{destination="db01",rack="r7"} 2
-ibtracer_path_hops{destination="idle",rack=""} 0
+ibtracer_path_hops{dest="db01",rack="r7"} 2
+ibtracer_path_hops{dest="idle",rack=""} 0
 # HELP ibtracer_path_last_change_timestamp_seconds When the path last changed (0: never).
 # TYPE ibtracer_path_last_change_timestamp_seconds gauge
-ibtracer_path_last_change_timestamp_seconds{destination="db01",rack="r7"} 1.800000060003e+09
-ibtracer_path_last_change_timestamp_seconds{destination="idle",rack=""} 0
+ibtracer_path_last_change_timestamp_seconds{dest="db01",rack="r7"} 1.800000060003e+09
+ibtracer_path_last_change_timestamp_seconds{dest="idle",rack=""} 0
 # HELP ibtracer_path_validated_hops Hops of the last trace whose agent confirmed the ingress port.
 # TYPE ibtracer_path_validated_hops gauge
-ibtracer_path_validated_hops{destination="db01",rack="r7"} 1
-ibtracer_path_validated_hops{destination="idle",rack=""} 0
+ibtracer_path_validated_hops{dest="db01",rack="r7"} 1
+ibtracer_path_validated_hops{dest="idle",rack=""} 0
 # HELP ibtracer_path_unsupported_hops Hops of the last trace without the vendor agent.
 # TYPE ibtracer_path_unsupported_hops gauge
-ibtracer_path_unsupported_hops{destination="db01",rack="r7"} 1
-ibtracer_path_unsupported_hops{destination="idle",rack=""} 0
+ibtracer_path_unsupported_hops{dest="db01",rack="r7"} 1
+ibtracer_path_unsupported_hops{dest="idle",rack=""} 0
 # HELP ibtracer_unsupported_hops_total Hops without the vendor agent, summed over traces.
 # TYPE ibtracer_unsupported_hops_total counter
-ibtracer_unsupported_hops_total{destination="db01",rack="r7"} 2
-ibtracer_unsupported_hops_total{destination="idle",rack=""} 0
+ibtracer_unsupported_hops_total{dest="db01",rack="r7"} 2
+ibtracer_unsupported_hops_total{dest="idle",rack=""} 0
 # HELP ibtracer_trace_success 1 if the last trace reached the destination and found no port mismatch.
 # TYPE ibtracer_trace_success gauge
-ibtracer_trace_success{destination="db01",rack="r7"} 1
-ibtracer_trace_success{destination="idle",rack=""} 0
+ibtracer_trace_success{dest="db01",rack="r7"} 1
+ibtracer_trace_success{dest="idle",rack=""} 0
 # HELP ibtracer_hop_info The last traced path, one series per hop.
 # TYPE ibtracer_hop_info gauge
-ibtracer_hop_info{destination="db01",hop="1",in_port="1",lid="2",node_desc="leaf",node_guid="0x0000000000000020",node_type="switch",out_port="5",port_guid="0x0000000000000021",rack="r7"} 1
-ibtracer_hop_info{destination="db01",hop="2",in_port="1",lid="9",node_desc="db01",node_guid="0x0000000000000030",node_type="ca",out_port="0",port_guid="0x0000000000000031",rack="r7"} 1
+ibtracer_hop_info{dest="db01",hop="1",in_port="1",lid="2",node_desc="leaf",node_guid="0x0000000000000020",node_type="switch",out_port="5",port_guid="0x0000000000000021",rack="r7"} 1
+ibtracer_hop_info{dest="db01",hop="2",in_port="1",lid="9",node_desc="db01",node_guid="0x0000000000000030",node_type="ca",out_port="0",port_guid="0x0000000000000031",rack="r7"} 1
 # HELP ibtracer_trace_mads_total MADs spent tracing the destination.
 # TYPE ibtracer_trace_mads_total counter
-ibtracer_trace_mads_total{destination="db01",rack="r7"} 24
-ibtracer_trace_mads_total{destination="idle",rack=""} 0
+ibtracer_trace_mads_total{dest="db01",rack="r7"} 24
+ibtracer_trace_mads_total{dest="idle",rack=""} 0
 `
 	if err := testutil.CollectAndCompare(e, strings.NewReader(want), "ibtracer_path_changes_total", "ibtracer_path_hops",
 		"ibtracer_path_last_change_timestamp_seconds", "ibtracer_path_validated_hops", "ibtracer_path_unsupported_hops",
@@ -121,12 +121,12 @@ ibtracer_traces_total{result="unreachable"} 0
 	wantLast := `
 # HELP ibtracer_last_latency_seconds Round-trip time of the validation MAD to the destination's own agent, from the last trace that measured it (0: none yet).
 # TYPE ibtracer_last_latency_seconds gauge
-ibtracer_last_latency_seconds{destination="db01",rack="r7"} 7e-06
-ibtracer_last_latency_seconds{destination="idle",rack=""} 0
+ibtracer_last_latency_seconds{dest="db01",rack="r7"} 7e-06
+ibtracer_last_latency_seconds{dest="idle",rack=""} 0
 # HELP ibtracer_last_trace_duration_seconds How long the last trace took (0: none yet).
 # TYPE ibtracer_last_trace_duration_seconds gauge
-ibtracer_last_trace_duration_seconds{destination="db01",rack="r7"} 0.003
-ibtracer_last_trace_duration_seconds{destination="idle",rack=""} 0
+ibtracer_last_trace_duration_seconds{dest="db01",rack="r7"} 0.003
+ibtracer_last_trace_duration_seconds{dest="idle",rack=""} 0
 `
 	if err := testutil.CollectAndCompare(e, strings.NewReader(wantLast), "ibtracer_last_latency_seconds", "ibtracer_last_trace_duration_seconds"); err != nil {
 		t.Fatal(err)
@@ -149,8 +149,8 @@ func TestReloadAddsAndRemovesSeries(t *testing.T) {
 	want := `
 # HELP ibtracer_trace_success 1 if the last trace reached the destination and found no port mismatch.
 # TYPE ibtracer_trace_success gauge
-ibtracer_trace_success{destination="a"} 1
-ibtracer_trace_success{destination="c"} 0
+ibtracer_trace_success{dest="a"} 1
+ibtracer_trace_success{dest="c"} 0
 `
 	if err := testutil.CollectAndCompare(e, strings.NewReader(want), "ibtracer_trace_success"); err != nil {
 		t.Fatal(err)

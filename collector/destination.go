@@ -100,7 +100,7 @@ func newDestState(d config.Destination, labelNames []string, h *hists) *destStat
 	for _, k := range labelNames {
 		values = append(values, d.Labels[k])
 	}
-	base := newLabelSet(append([]string{"destination"}, labelNames...), values)
+	base := newLabelSet(append([]string{destLabel}, labelNames...), values)
 	target := d.Target()
 	return &destState{cfg: d, target: target, labels: values, done: make(chan struct{}), hops: d.HopSeries(), hists: h,
 		base: base, info: base.with(pair("address", target.Address()), pair("ibtracer_args", target.Args())),

@@ -104,7 +104,7 @@ func TestHealthSeriesOncePerLink(t *testing.T) {
 	e.mu.Unlock()
 	e.traceAll(t, dests)
 	out := scrape(t, e)
-	if !strings.Contains(out, `verdict="below_expected"`) || !strings.Contains(out, `ibtracer_path_healthy{destination="`+dests[len(dests)-1]+`"} 0`) {
+	if !strings.Contains(out, `verdict="below_expected"`) || !strings.Contains(out, `ibtracer_path_healthy{dest="`+dests[len(dests)-1]+`"} 0`) {
 		t.Fatalf("no degraded link:\n%s", grep(out, "path_healthy", "link_status"))
 	}
 	if !strings.Contains(out, `ibtracer_link_width_lanes{node_guid=`) || !strings.Contains(out, "} 1\n") {

@@ -68,14 +68,14 @@ func TestOutcomesKeepNoLabelSets(t *testing.T) {
 	// The scrape still shows every outcome that occurred, and only those.
 	want := `# HELP ibtracer_trace_failures_total Failed traces by reason (a reason appears once it occurred).
 # TYPE ibtracer_trace_failures_total counter
-ibtracer_trace_failures_total{destination="d0001",rack="r0",reason="bad_destination"} 1
-ibtracer_trace_failures_total{destination="d0001",rack="r0",reason="loop"} 1
-ibtracer_trace_failures_total{destination="d0001",rack="r0",reason="no_route"} 1
-ibtracer_trace_failures_total{destination="d0001",rack="r0",reason="port_down"} 1
-ibtracer_trace_failures_total{destination="d0001",rack="r0",reason="port_mismatch"} 2
-ibtracer_trace_failures_total{destination="d0001",rack="r0",reason="sa_error"} 2
-ibtracer_trace_failures_total{destination="d0001",rack="r0",reason="timeout"} 3
-ibtracer_trace_failures_total{destination="d0001",rack="r0",reason="too_many_hops"} 2
+ibtracer_trace_failures_total{dest="d0001",rack="r0",reason="bad_destination"} 1
+ibtracer_trace_failures_total{dest="d0001",rack="r0",reason="loop"} 1
+ibtracer_trace_failures_total{dest="d0001",rack="r0",reason="no_route"} 1
+ibtracer_trace_failures_total{dest="d0001",rack="r0",reason="port_down"} 1
+ibtracer_trace_failures_total{dest="d0001",rack="r0",reason="port_mismatch"} 2
+ibtracer_trace_failures_total{dest="d0001",rack="r0",reason="sa_error"} 2
+ibtracer_trace_failures_total{dest="d0001",rack="r0",reason="timeout"} 3
+ibtracer_trace_failures_total{dest="d0001",rack="r0",reason="too_many_hops"} 2
 # HELP ibtracer_traces_total Traces of all destinations together, by result.
 # TYPE ibtracer_traces_total counter
 ibtracer_traces_total{result="mismatch"} 1

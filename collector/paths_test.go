@@ -60,8 +60,8 @@ destinations:
 	want := fmt.Sprintf(`
 # HELP ibtracer_path_distinct_routes Distinct paths to the destination port in the last trace: with paths: all, among the LIDs of its LMC range; otherwise 1 when the last trace reached it, 0 when not.
 # TYPE ibtracer_path_distinct_routes gauge
-ibtracer_path_distinct_routes{destination="multi"} %d
-ibtracer_path_distinct_routes{destination="single"} 1
+ibtracer_path_distinct_routes{dest="multi"} %d
+ibtracer_path_distinct_routes{dest="single"} 1
 # HELP ibtracer_traces_total Traces of all destinations together, by result.
 # TYPE ibtracer_traces_total counter
 ibtracer_traces_total{result="mismatch"} 0
@@ -92,11 +92,11 @@ ibtracer_traces_total{result="unreachable"} 0
 	wantChanges := `
 # HELP ibtracer_path_changes_total Times the traced path (nodes and ports) changed.
 # TYPE ibtracer_path_changes_total counter
-ibtracer_path_changes_total{destination="multi",lid_offset="0"} 0
-ibtracer_path_changes_total{destination="multi",lid_offset="1"} 1
-ibtracer_path_changes_total{destination="multi",lid_offset="2"} 0
-ibtracer_path_changes_total{destination="multi",lid_offset="3"} 0
-ibtracer_path_changes_total{destination="single"} 0
+ibtracer_path_changes_total{dest="multi",lid_offset="0"} 0
+ibtracer_path_changes_total{dest="multi",lid_offset="1"} 1
+ibtracer_path_changes_total{dest="multi",lid_offset="2"} 0
+ibtracer_path_changes_total{dest="multi",lid_offset="3"} 0
+ibtracer_path_changes_total{dest="single"} 0
 `
 	if err := testutil.CollectAndCompare(e, strings.NewReader(wantChanges), "ibtracer_path_changes_total"); err != nil {
 		t.Fatal(err)

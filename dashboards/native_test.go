@@ -55,7 +55,7 @@ func TestHistogramQueriesNativeAndClassic(t *testing.T) {
 	lat := client.NewHistogram(opts("ibtracer_latency_seconds", []float64{.0001, .0005, .001, .005, .025}, nil))
 	dur := client.NewHistogram(opts("ibtracer_trace_duration_seconds", []float64{.001, .005, .025, .1}, nil))
 	rtt := client.NewHistogramVec(opts("ibtracer_mad_rtt_seconds", []float64{.0001, .0005, .001, .005}, nil), []string{"class"})
-	db := client.Labels{"destination": "db"}
+	db := client.Labels{"dest": "db"}
 	lastLat := client.NewGauge(client.GaugeOpts{Name: "ibtracer_last_latency_seconds", Help: "l", ConstLabels: db})
 	lastTime := client.NewGauge(client.GaugeOpts{Name: "ibtracer_last_trace_timestamp_seconds", Help: "t", ConstLabels: db})
 	reg.MustRegister(lat, dur, rtt, lastLat, lastTime)
@@ -100,7 +100,7 @@ func TestHistogramQueriesNativeAndClassic(t *testing.T) {
 			// Wait for IBTracerLatencyHigh to be pending: its expression
 			// holds once the values of 20 traces are in, above the
 			// threshold of the recording rule.
-			pending := `ALERTS{alertname="IBTracerLatencyHigh",alertstate="pending",destination="db"}`
+			pending := `ALERTS{alertname="IBTracerLatencyHigh",alertstate="pending",dest="db"}`
 			deadline := time.Now().Add(90 * time.Second)
 			for {
 				n, err := promtest.Query(addr, pending)

@@ -54,7 +54,7 @@ func TestPathGraphQueries(t *testing.T) {
 	}
 	var in strings.Builder
 	for _, inst := range []string{"a:9684", "b:9684"} {
-		base := fmt.Sprintf(`instance="%s",job="ibtracer",destination="db"`, inst)
+		base := fmt.Sprintf(`instance="%s",job="ibtracer",dest="db"`, inst)
 		fmt.Fprintf(&in, "  - series: 'ibtracer_destination_info{%s,address=\"lid 3\",ibtracer_args=\"-l 3\"}'\n    values: 1x5\n", base)
 		for _, h := range paths[inst] {
 			fmt.Fprintf(&in, "  - series: 'ibtracer_hop_info{%s,hop=\"%s\",node_guid=\"%s\",port_guid=\"%s\",node_desc=\"%s\",node_type=\"%s\",lid=\"%s\",in_port=\"%s\",out_port=\"%s\"}'\n    values: 1x5\n",

@@ -50,7 +50,7 @@ func flapTest() string {
 			values = "0x10 1x4 2x45" // changes at 11m and 15m
 		}
 		for d := 1; d <= flapDestinations; d++ {
-			fmt.Fprintf(&b, "  - series: ibtracer_path_changes_total{instance=\"s%02d:9684\",job=\"ibtracer\",destination=\"d%02d\"}\n    values: %s\n", s, d, values)
+			fmt.Fprintf(&b, "  - series: ibtracer_path_changes_total{instance=\"s%02d:9684\",job=\"ibtracer\",dest=\"d%02d\"}\n    values: %s\n", s, d, values)
 		}
 	}
 	b.WriteString("  alert_rule_test:\n")

@@ -47,6 +47,7 @@ func TestLoadInvalid(t *testing.T) {
 		"invalid-duration.yml":          `testdata/invalid-duration.yml:1: "soon" is not a duration such as 30s or 1m`,
 		"invalid-guid.yml":              `testdata/invalid-guid.yml:3: destinations[0] (g).guid: "not-a-guid" is not a port GUID such as 0x0002c90300a1b2c3`,
 		"invalid-label.yml":             `testdata/invalid-label.yml:4: destinations[0] (l).labels: "hop" is set by the exporter; choose another name`,
+		"invalid-label-dest.yml":        `testdata/invalid-label-dest.yml:4: destinations[0] (l).labels: "dest" is set by the exporter; choose another name`,
 		"invalid-lid.yml":               "testdata/invalid-lid.yml:3: destinations[0] (m).lid: 49152 is not a unicast LID (1..49151)",
 		"invalid-missing-name.yml":      "testdata/invalid-missing-name.yml:2: destinations[0].name: missing: every destination needs a name",
 		"invalid-port-without-node.yml": "testdata/invalid-port-without-node.yml:4: destinations[0] (p).port: a port applies only to a node destination",

@@ -38,10 +38,10 @@ func TestIbsimRestartIsDeviceLoss(t *testing.T) {
 
 	up := func() float64 { return metric(t, reg, "ibtracer_device_up", nil) }
 	success := func() float64 {
-		return metric(t, reg, "ibtracer_trace_success", map[string]string{"destination": "h2"})
+		return metric(t, reg, "ibtracer_trace_success", map[string]string{"dest": "h2"})
 	}
 	lastTrace := func() float64 {
-		return metric(t, reg, "ibtracer_last_trace_timestamp_seconds", map[string]string{"destination": "h2"})
+		return metric(t, reg, "ibtracer_last_trace_timestamp_seconds", map[string]string{"dest": "h2"})
 	}
 	waitFor(t, 30*time.Second, "device_up 1 and a successful trace", func() bool { return up() == 1 && success() == 1 })
 
@@ -49,7 +49,7 @@ func TestIbsimRestartIsDeviceLoss(t *testing.T) {
 	fab.Kill()
 	waitFor(t, 20*time.Second, "device_up 0 after ibsim was killed", func() bool { return up() == 0 })
 	t.Logf("device_up 0 %v after the kill", time.Since(killed).Round(time.Millisecond))
-	if f := metric(t, reg, "ibtracer_trace_failures_total", map[string]string{"destination": "h2", "reason": "no_route"}); f > 0 {
+	if f := metric(t, reg, "ibtracer_trace_failures_total", map[string]string{"dest": "h2", "reason": "no_route"}); f > 0 {
 		t.Errorf("a dead ibsim was counted as %v no_route failures", f)
 	}
 
@@ -64,7 +64,7 @@ func TestIbsimRestartIsDeviceLoss(t *testing.T) {
 	if n := metric(t, reg, "ibtracer_device_losses_total", nil); n < 1 {
 		t.Errorf("device_losses_total %v after a kill", n)
 	}
-	if f := metric(t, reg, "ibtracer_trace_failures_total", map[string]string{"destination": "h2", "reason": "no_route"}); f > 0 {
+	if f := metric(t, reg, "ibtracer_trace_failures_total", map[string]string{"dest": "h2", "reason": "no_route"}); f > 0 {
 		t.Errorf("the ibsim restart was counted as %v no_route failures", f)
 	}
 }

@@ -38,7 +38,7 @@ func (w *webhook) ServeHTTP(_ http.ResponseWriter, r *http.Request) {
 	defer w.mu.Unlock()
 	for _, a := range msg.Alerts {
 		if a.Status == "firing" {
-			w.firing[a.Labels["alertname"]+"/"+a.Labels["destination"]] = true
+			w.firing[a.Labels["alertname"]+"/"+a.Labels["dest"]] = true
 		}
 	}
 }
@@ -84,7 +84,7 @@ func TestPrometheusAlertmanagerEndToEnd(t *testing.T) {
 	amAddr, promAddr := freePort(t), freePort(t)
 	amCfg := fmt.Sprintf(`route:
   receiver: test
-  group_by: [alertname, destination]
+  group_by: [alertname, dest]
   group_wait: 1s
   group_interval: 1s
   repeat_interval: 1h
@@ -122,7 +122,7 @@ scrape_configs:
 	// Prometheus has scraped a few times.
 	if !poll(30*time.Second, 200*time.Millisecond, func() bool {
 		var n int
-		n, err = promtest.Query(promAddr, `count_over_time(ibtracer_path_hops{destination="far"}[1m]) >= 5`)
+		n, err = promtest.Query(promAddr, `count_over_time(ibtracer_path_hops{dest="far"}[1m]) >= 5`)
 		return err == nil && n == 1
 	}) {
 		t.Fatalf("Prometheus did not scrape the exporter: %v", err)

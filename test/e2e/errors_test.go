@@ -14,11 +14,11 @@ func TestErrorsKeepServing(t *testing.T) {
 	p := startExporter(t, nil, "interval: 1s\ntimeout: 100ms\nretries: 1\ndestinations:\n"+
 		"  - {name: nowhere, lid: 4000}\n  - {name: ghost, gid: \"fe80::dead:beef\"}\n  - {name: fine, node: H2-2}\n", "--ib.transport=sim")
 	b := p.waitFor(20*time.Second, "failures counted", func(b string) bool {
-		nr, _ := value(b, `ibtracer_trace_failures_total{destination="nowhere",reason="no_route"}`)
-		sa, _ := value(b, `ibtracer_trace_failures_total{destination="ghost",reason="sa_error"}`)
+		nr, _ := value(b, `ibtracer_trace_failures_total{dest="nowhere",reason="no_route"}`)
+		sa, _ := value(b, `ibtracer_trace_failures_total{dest="ghost",reason="sa_error"}`)
 		return nr >= 1 && sa >= 1 && allTraced("fine")(b)
 	})
-	if v, _ := value(b, `ibtracer_trace_success{destination="fine"}`); v != 1 {
+	if v, _ := value(b, `ibtracer_trace_success{dest="fine"}`); v != 1 {
 		t.Fatal("a healthy destination suffered")
 	}
 	logs := p.Logs()
@@ -43,7 +43,7 @@ func TestErrorsKeepServing(t *testing.T) {
 		if strings.HasPrefix(line, "ibtracer_traces_total{") && !strings.HasSuffix(line, " 0") {
 			t.Errorf("a trace without a device was charged to the destination: %s", line)
 		}
-		if strings.HasPrefix(line, "ibtracer_trace_failures_total{") && strings.Contains(line, `destination="x"`) && !strings.HasSuffix(line, " 0") {
+		if strings.HasPrefix(line, "ibtracer_trace_failures_total{") && strings.Contains(line, `dest="x"`) && !strings.HasSuffix(line, " 0") {
 			t.Errorf("a failure without a device was charged to the destination: %s", line)
 		}
 	}

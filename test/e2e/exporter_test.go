@@ -67,13 +67,13 @@ func TestExporterOnIbsimMatchesIbtracer(t *testing.T) {
 		}
 		for metric, want := range map[string]int{"path_hops": r.PathHops, "path_validated_hops": validated,
 			"path_unsupported_hops": unsupported, "trace_success": 1} {
-			got, ok := value(body, fmt.Sprintf(`ibtracer_%s{destination=%q}`, metric, name))
+			got, ok := value(body, fmt.Sprintf(`ibtracer_%s{dest=%q}`, metric, name))
 			if !ok || int(got) != want {
 				t.Errorf("%s (%s): ibtracer_%s = %v, ibtracer --format json says %d", name, dests[name], metric, got, want)
 			}
 		}
 	}
-	if validated, _ := value(body, `ibtracer_path_validated_hops{destination="a"}`); validated != 1 {
+	if validated, _ := value(body, `ibtracer_path_validated_hops{dest="a"}`); validated != 1 {
 		t.Errorf("destination a (agent on H1-1): %v validated hops", validated)
 	}
 	// promtool's lint of the exposition.

@@ -211,7 +211,7 @@ func metric(body, name string, labels ...string) float64 {
 }
 
 func dmetric(body, name, dest string, labels ...string) float64 {
-	return metric(body, name, append([]string{"destination", dest}, labels...)...)
+	return metric(body, name, append([]string{"dest", dest}, labels...)...)
 }
 
 func lastTrace(body, dest string) time.Time {
@@ -406,8 +406,8 @@ func (m *matrix) reloadStorm(t *testing.T) {
 		names = append(names, strings.TrimSuffix(strings.Fields(d)[1], ","))
 	}
 	_, det, ok := m.check(t, 10*matrixInterval, "the last good configuration running", func(b string) bool {
-		_, near := value(b, `ibtracer_trace_success{destination="near"}`)
-		_, storm := value(b, `ibtracer_trace_success{destination="storm"}`)
+		_, near := value(b, `ibtracer_trace_success{dest="near"}`)
+		_, storm := value(b, `ibtracer_trace_success{dest="storm"}`)
 		return metric(b, "ibtracer_config_last_reload_successful") == 1 && !near && !storm && allTraced("final")(b)
 	})
 	if !ok {

@@ -140,11 +140,11 @@ func (m *matrix) flood(t *testing.T) {
 			want["class_version"]+want["random"])
 	}
 	for _, dest := range lidDests {
-		if n := d("ibtracer_last_trace_timestamp_seconds", "destination", dest); n <= 0 {
+		if n := d("ibtracer_last_trace_timestamp_seconds", "dest", dest); n <= 0 {
 			t.Errorf("%s was not traced during the flood", dest)
 		}
 		for _, l := range strings.Split(moved(before, b), "\n") {
-			if strings.Contains(l, fmt.Sprintf(`ibtracer_trace_failures_total{destination=%q`, dest)) {
+			if strings.Contains(l, fmt.Sprintf(`ibtracer_trace_failures_total{dest=%q`, dest)) {
 				t.Errorf("a trace of %s failed during the flood: %s", dest, strings.TrimSpace(l))
 			}
 		}

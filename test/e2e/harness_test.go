@@ -317,7 +317,7 @@ func value(body, series string) (float64, bool) {
 func allTraced(names ...string) func(string) bool {
 	return func(body string) bool {
 		for _, n := range names {
-			if v, ok := value(body, fmt.Sprintf(`ibtracer_last_trace_timestamp_seconds{destination=%q}`, n)); !ok || v == 0 {
+			if v, ok := value(body, fmt.Sprintf(`ibtracer_last_trace_timestamp_seconds{dest=%q}`, n)); !ok || v == 0 {
 				return false
 			}
 		}

@@ -25,7 +25,7 @@ func TestPathChange(t *testing.T) {
 	}
 	changes := func(name string) func(string) float64 {
 		return func(b string) float64 {
-			v, _ := value(b, fmt.Sprintf(`ibtracer_path_changes_total{destination=%q}`, name))
+			v, _ := value(b, fmt.Sprintf(`ibtracer_path_changes_total{dest=%q}`, name))
 			return v
 		}
 	}
@@ -43,7 +43,7 @@ func TestPathChange(t *testing.T) {
 	if n := changes("near")(b); n != 0 {
 		t.Fatalf("the other destination changed %v times", n)
 	}
-	if ts, _ := value(b, `ibtracer_path_last_change_timestamp_seconds{destination="far"}`); ts < float64(time.Now().Add(-time.Minute).Unix()) {
+	if ts, _ := value(b, `ibtracer_path_last_change_timestamp_seconds{dest="far"}`); ts < float64(time.Now().Add(-time.Minute).Unix()) {
 		t.Fatalf("last change timestamp %v", ts)
 	}
 }

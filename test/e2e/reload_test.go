@@ -22,7 +22,7 @@ func TestReload(t *testing.T) {
 		v, ok := value(b, "ibtracer_config_last_reload_successful")
 		return ok && v == 0
 	})
-	if _, ok := value(b, `ibtracer_trace_success{destination="two"}`); !ok {
+	if _, ok := value(b, `ibtracer_trace_success{dest="two"}`); !ok {
 		t.Fatal("the old configuration was not kept")
 	}
 	if !strings.Contains(p.Logs(), "configuration reload failed; keeping the old configuration") ||
@@ -37,7 +37,7 @@ func TestReload(t *testing.T) {
 	p.sighup()
 	p.waitFor(20*time.Second, "the new destination traced and the old one gone", func(b string) bool {
 		v, _ := value(b, "ibtracer_config_last_reload_successful")
-		_, two := value(b, `ibtracer_trace_success{destination="two"}`)
+		_, two := value(b, `ibtracer_trace_success{dest="two"}`)
 		return v == 1 && !two && allTraced("three")(b)
 	})
 }
