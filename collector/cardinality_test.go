@@ -193,13 +193,28 @@ ibtracer_interval_seconds 3600
 // and end times are drawn at random, with a fixed seed.
 func TestScrapeTextAtBenchScale(t *testing.T) {
 	const n, limit = 10000, 5000000
+	e := benchScaleExporter(t)
+	perDest, fixed, text := seriesCount(t, e)
+	if len(perDest) != n {
+		t.Fatalf("%d destinations in the scrape, want %d", len(perDest), n)
+	}
+	t.Logf("%d destinations: %d bytes of text, %d series (%d fixed)", n, len(text), fixed+n*perDest["d1234"], fixed)
+	if len(text) > limit {
+		t.Errorf("/metrics is %d bytes of text at %d destinations, want at most %d", len(text), n, limit)
+	}
+}
+
+// benchScaleExporter is the exporter of TestScrapeTextAtBenchScale.
+func benchScaleExporter(t *testing.T) *Exporter {
+	t.Helper()
+	const n = 10000
 	var b strings.Builder
 	b.WriteString("interval: 1m\ndestinations:\n")
 	for i := 0; i < n; i++ {
 		fmt.Fprintf(&b, "  - {name: d%d, lid: %d, hops: false}\n", i, 194+i)
 	}
 	e := New(log.NewNopLogger(), "")
-	defer e.Stop()
+	t.Cleanup(e.Stop)
 	e.Apply(mustConfig(t, b.String()))
 	rnd := rand.New(rand.NewSource(1))
 	for i, s := range e.destinations() {
@@ -212,12 +227,5 @@ func TestScrapeTextAtBenchScale(t *testing.T) {
 		s.record(&trace.Result{Status: trace.StatusOK, Start: time.Unix(1795378698, int64(rnd.Intn(1e9))),
 			Duration: time.Duration(100000 + rnd.Intn(2000000)), MADs: 1, Hops: hops})
 	}
-	perDest, fixed, text := seriesCount(t, e)
-	if len(perDest) != n {
-		t.Fatalf("%d destinations in the scrape, want %d", len(perDest), n)
-	}
-	t.Logf("%d destinations: %d bytes of text, %d series (%d fixed)", n, len(text), fixed+n*perDest["d1234"], fixed)
-	if len(text) > limit {
-		t.Errorf("/metrics is %d bytes of text at %d destinations, want at most %d", len(text), n, limit)
-	}
+	return e
 }
