@@ -21,7 +21,7 @@ import (
 // webhook collects the alerts Alertmanager posts.
 type webhook struct {
 	mu     sync.Mutex
-	firing map[string]bool // "alertname/destination"
+	firing map[string]bool // "alertname/dest"
 }
 
 func (w *webhook) ServeHTTP(_ http.ResponseWriter, r *http.Request) {
@@ -63,8 +63,9 @@ var forRe = regexp.MustCompile(`(?m)^(\s*)for: \S+$`)
 // exporter every second with the shipped rules (for: shortened), a real
 // Alertmanager posts to a webhook served here. Unlinking a link on a
 // traced path brings IBTracerPathChanged; stopping the agent on a
-// destination brings IBTracerAgentMissing. Every dashboard query returns
-// data from that Prometheus.
+// destination brings IBTracerAgentMissing; unlinking a destination's only
+// cable brings IBTracerDestinationUnreachable. Every dashboard query
+// returns data from that Prometheus.
 func TestPrometheusAlertmanagerEndToEnd(t *testing.T) {
 	skipShort(t)
 	prom := promtest.RequireTool(t, "prometheus", "prometheus")
@@ -185,6 +186,21 @@ scrape_configs:
 	// The agent on far2's destination stops: IBTracerAgentMissing.
 	agentEngine.Close()
 	hook.wait(t, "IBTracerAgentMissing/far2", 60*time.Second)
+
+	// near's only cable is pulled: its traces fail (port down, then no
+	// route once OpenSM has swept), which trace_failures_total counts:
+	// IBTracerDestinationUnreachable, and only for near.
+	if err := fab.Console(`Unlink "sw1"[2]`); err != nil {
+		t.Fatal(err)
+	}
+	hook.wait(t, "IBTracerDestinationUnreachable/near", 60*time.Second)
+	hook.mu.Lock()
+	defer hook.mu.Unlock()
+	for _, d := range []string{"far", "far2"} {
+		if hook.firing["IBTracerDestinationUnreachable/"+d] {
+			t.Errorf("IBTracerDestinationUnreachable fired for %s, which stayed reachable", d)
+		}
+	}
 }
 
 // TestAlertRules runs promtool's checks and unit tests of the shipped rules.
