@@ -88,7 +88,7 @@ type destState struct {
 	mismatched   uint64 // hops mismatched, summed over traces
 	unsupported  uint64 // hops without an agent, summed over traces
 	mads         uint64
-	traces       uint64                   // traces recorded, of every result
+	traces       uint64                   // traces recorded, of every result (/traces)
 	failures     *[len(allReasons)]uint64 // in allReasons' order; nil until a failure
 
 	ops opsState // what the logs and /traces remember (logstate.go)

@@ -31,9 +31,13 @@ type TraceView struct {
 	Address         string            `json:"address"`
 	Labels          map[string]string `json:"labels,omitempty"`
 	IntervalSeconds float64           `json:"interval_seconds"`
-	PathChanges     uint64            `json:"path_changes"`
-	LastChange      *time.Time        `json:"last_change,omitempty"`
-	Last            *trace.JSONResult `json:"last_trace"`
+	// Traces is how many traces of the destination were recorded since it
+	// was configured (every result; /metrics counts them for all
+	// destinations together, docs/metrics.md).
+	Traces      uint64            `json:"traces"`
+	PathChanges uint64            `json:"path_changes"`
+	LastChange  *time.Time        `json:"last_change,omitempty"`
+	Last        *trace.JSONResult `json:"last_trace"`
 	// PreviousPath is the last trace of the path before the latest change
 	// (absent until the path changes), PreviousPathUntil when the change
 	// was seen.
@@ -55,7 +59,7 @@ func (s *destState) view() TraceView {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	v := TraceView{Name: s.cfg.Name, Address: s.target.Address(), Labels: s.cfg.Labels,
-		IntervalSeconds: durationSeconds(s.cfg.Interval), PathChanges: s.pathChanges}
+		IntervalSeconds: durationSeconds(s.cfg.Interval), Traces: s.traces, PathChanges: s.pathChanges}
 	if !s.lastChange.IsZero() {
 		t := s.lastChange.UTC()
 		v.LastChange = &t

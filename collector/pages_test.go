@@ -202,6 +202,9 @@ func TestTracesFilterAndPreviousPath(t *testing.T) {
 		t.Fatalf("got %+v, want db01 only", got)
 	}
 	v := got[0]
+	if v.Traces != 2 {
+		t.Errorf("db01: %d traces, want 2", v.Traces)
+	}
 	if v.Last == nil || v.PreviousPath == nil || v.PreviousPathUntil == nil {
 		t.Fatalf("db01: want last_trace, previous_path and previous_path_until: %s", w.Body.String())
 	}

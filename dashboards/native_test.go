@@ -58,7 +58,10 @@ func TestHistogramQueriesNativeAndClassic(t *testing.T) {
 	db := client.Labels{"dest": "db"}
 	lastLat := client.NewGauge(client.GaugeOpts{Name: "ibtracer_last_latency_seconds", Help: "l", ConstLabels: db})
 	lastTime := client.NewGauge(client.GaugeOpts{Name: "ibtracer_last_trace_timestamp_seconds", Help: "t", ConstLabels: db})
-	reg.MustRegister(lat, dur, rtt, lastLat, lastTime)
+	lastTime.SetToCurrentTime() // traced before the first scrape: no "never traced" 0 in the window
+	interval := client.NewGauge(client.GaugeOpts{Name: "ibtracer_interval_seconds", Help: "i"})
+	interval.Set(0.02) // a trace every tick
+	reg.MustRegister(lat, dur, rtt, lastLat, lastTime, interval)
 	ctx, stop := context.WithCancel(context.Background())
 	t.Cleanup(stop)
 	go func() {

@@ -65,7 +65,8 @@ var forRe = regexp.MustCompile(`(?m)^(\s*)for: \S+$`)
 // traced path brings IBTracerPathChanged; stopping the agent on a
 // destination brings IBTracerAgentMissing; unlinking a destination's only
 // cable brings IBTracerDestinationUnreachable. Every dashboard query
-// returns data from that Prometheus.
+// returns data from that Prometheus, and every label name the dashboard
+// and the rules use is one of its series'.
 func TestPrometheusAlertmanagerEndToEnd(t *testing.T) {
 	skipShort(t)
 	prom := promtest.RequireTool(t, "prometheus", "prometheus")
@@ -170,6 +171,7 @@ scrape_configs:
 		}
 	}
 	t.Logf("%d dashboard queries returned data", queries)
+	checkLabelNames(t, promAddr)
 
 	// A link on far's path goes down: IBTracerPathChanged.
 	port := exp.outPort("far", "sw1")
