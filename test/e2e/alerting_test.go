@@ -171,7 +171,6 @@ scrape_configs:
 		}
 	}
 	t.Logf("%d dashboard queries returned data", queries)
-	checkLabelNames(t, promAddr)
 
 	// A link on far's path goes down: IBTracerPathChanged.
 	port := exp.outPort("far", "sw1")
@@ -203,6 +202,8 @@ scrape_configs:
 			t.Errorf("IBTracerDestinationUnreachable fired for %s, which stayed reachable", d)
 		}
 	}
+	// Now that failures have series too.
+	checkLabelNames(t, promAddr)
 }
 
 // TestAlertRules runs promtool's checks and unit tests of the shipped rules.
