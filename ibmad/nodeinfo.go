@@ -1,8 +1,11 @@
 package ibmad
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
+
+	"github.com/ibtracer/ibtracer_exporter/internal/fabricstr"
 )
 
 // NodeType is NodeInfo.NodeType.
@@ -112,22 +115,16 @@ func NewNodeDescription(s string) (d NodeDescription) {
 	return d
 }
 
-// String returns the description up to the first NUL with non-printable
-// characters replaced by spaces, as ibtracert prints it.
+// String returns the description up to the first NUL, as every part of
+// the exporter shows it: valid UTF-8, control characters as spaces (as
+// ibtracert prints them), bytes that are not UTF-8 as \xNN
+// (docs/architecture.md, "Strings from the fabric").
 func (d *NodeDescription) String() string {
-	n := 0
-	for n < len(d) && d[n] != 0 {
-		n++
+	n := bytes.IndexByte(d[:], 0)
+	if n < 0 {
+		n = len(d)
 	}
-	out := make([]byte, n)
-	for i := 0; i < n; i++ {
-		c := d[i]
-		if c < 0x20 || c == 0x7f {
-			c = ' '
-		}
-		out[i] = c
-	}
-	return string(out)
+	return fabricstr.Clean(d[:n])
 }
 
 // MarshalTo writes the 64 bytes into b.

@@ -8,9 +8,13 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/ibtracer/ibtracer_exporter/internal/fabricstr"
 )
 
-// Map is a parsed node-name map: node GUID to site name. The zero Map
+// Map is a parsed node-name map: node GUID to site name, each name made
+// printable valid UTF-8 by the rule of docs/architecture.md ("Strings
+// from the fabric"). The zero Map
 // (nil) maps nothing.
 type Map map[uint64]string
 
@@ -59,7 +63,7 @@ func Parse(file string, r io.Reader) (Map, error) {
 		if i := strings.IndexAny(name, "\"#"); i >= 0 {
 			name = name[:i]
 		}
-		name = strings.TrimRight(name, "\r\n")
+		name = fabricstr.String(strings.TrimRight(name, "\r\n"))
 		if name == "" {
 			continue
 		}
