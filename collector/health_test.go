@@ -180,3 +180,23 @@ func TestHealthReload(t *testing.T) {
 		t.Fatalf("after a reload turning health off: %d health series", n)
 	}
 }
+
+// The health series pass promtool's lint (base units: a rate is in bytes
+// per second) and carry the rate in that unit: 4X QDR is 40 Gb/s, 5e9
+// bytes per second.
+func TestHealthSeriesLintAndUnits(t *testing.T) {
+	e, _, dests := healthExporter(t, "health: {enabled: true, counters: true}\n")
+	e.traceAll(t, dests)
+	_, _, text := seriesCount(t, e)
+	promtoolCheck(t, text)
+	out := string(text)
+	for _, want := range []string{
+		`ibtracer_path_rate_bytes_per_second{dest="` + dests[0] + `"} 5e+09`,
+		`ibtracer_link_rate_bytes_per_second{`,
+		`ibtracer_link_capable_rate_bytes_per_second{`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %s in the scrape:\n%s", want, grep(out, "rate"))
+		}
+	}
+}
