@@ -31,9 +31,11 @@ func NewRegistry(cs ...prometheus.Collector) *prometheus.Registry {
 const DefaultMetricsInFlight = 4
 
 // MetricsHandler serves reg as /metrics, OpenMetrics included, at most
-// maxInFlight scrapes at once (0: no limit); more get 503 at once.
+// maxInFlight scrapes at once (0: no limit); more get 503 at once. A
+// series the scrape must leave out is counted and logged
+// (checkedGatherer).
 func MetricsHandler(reg *prometheus.Registry, maxInFlight int, logger log.Logger) http.Handler {
-	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError,
+	return promhttp.HandlerFor(newCheckedGatherer(reg, logger), promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError,
 		ErrorLog: promLogger{logger}, MaxRequestsInFlight: maxInFlight, EnableOpenMetrics: true})
 }
 
