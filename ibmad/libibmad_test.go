@@ -1,4 +1,4 @@
-//go:build cgo
+//go:build cgo && ibcref
 
 // Cross-check of every attribute codec against libibmad's field table
 // (Debian libibmad-dev), through the test-only cgo bridge in

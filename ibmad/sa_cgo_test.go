@@ -1,4 +1,4 @@
-//go:build cgo
+//go:build cgo && ibcref
 
 // Cross-check of every SA constant the client and the simulator share
 // (component mask bits, attribute IDs, class, class version, status codes)

@@ -1,4 +1,4 @@
-//go:build cgo
+//go:build cgo && ibcref
 
 // Cross-check of the SA record layouts, component mask bits, attribute
 // IDs and RMPP constants the client and the simulator share, against

@@ -1,4 +1,4 @@
-//go:build cgo && linux
+//go:build cgo && linux && ibcref
 
 // Cross-check of the kernel ABI against rdma/ib_user_mad.h and of the
 // header bytes against libibumad (Debian linux-libc-dev, libibumad-dev),

@@ -1,4 +1,4 @@
-//go:build cgo
+//go:build cgo && ibcref
 
 // Layouts from the kernel header, for the cross-check tests.
 #include <stddef.h>

@@ -1,4 +1,4 @@
-//go:build cgo
+//go:build cgo && ibcref
 
 // libibumad's header setters, for the cross-check tests.
 #include <string.h>
