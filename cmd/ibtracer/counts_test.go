@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/ibtracer/ibtracer_exporter/ibmad/ibsim/ibsimtest"
 	"github.com/ibtracer/ibtracer_exporter/trace"
 )
 
@@ -80,4 +82,29 @@ func TestTotalsCountWhatTheLinesCount(t *testing.T) {
 	if want := "totals: 4 traced, 3 ok, 0 mismatches, 1 unreachable; hops of the ok traces: 8, 3 validated, 5 not validated (1 unsupported, 3 lost, 1 ingress unknown)"; totals != want {
 		t.Fatalf("totals %q, want %q", totals, want)
 	}
+}
+
+// TestAllTotalsOnIbsim: against ibsim and OpenSM, where a node without an
+// agent makes its hop lost (ibsim answers no "no such class"), --all's
+// lines and totals count the same hops: the lost ones show in both.
+func TestAllTotalsOnIbsim(t *testing.T) {
+	ibsimtest.Require(t)
+	fab := ibsimtest.Start(t, filepath.Join(topoDir, "two-switch.net"), ibsimtest.Options{KeepSM: true, SMHost: true})
+	startAgents(t, fab, false, "host3")
+	out, errOut, code := runCLI(t, fab, "host1", "--all", "--timeout=200")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != 0 || len(lines) < 2 || !strings.HasPrefix(lines[len(lines)-1], "totals: ") {
+		t.Fatalf("exit %d:\n%s%s", code, out, errOut)
+	}
+	sum := map[string]int{}
+	for _, l := range lines[:len(lines)-1] {
+		for k, v := range hopCounts(l) {
+			sum[k] += v
+		}
+	}
+	totals := hopCounts(lines[len(lines)-1])
+	if fmt.Sprint(totals) != fmt.Sprint(sum) || totals["lost"] == 0 || totals["validated"] == 0 {
+		t.Fatalf("totals count %v, the lines %v (want some lost and some validated hops):\n%s", totals, sum, out)
+	}
+	t.Logf("%s", lines[len(lines)-1])
 }
