@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ibtracer/ibtracer_exporter/collector/config"
@@ -106,6 +105,7 @@ func (e *Exporter) discoverLoop(ctx context.Context, i int, sel *config.Selector
 		ports       []InventoryPort
 		have        bool
 		nextRefresh = e.clock.Now()
+		logged      refreshLog
 	)
 	for {
 		now := e.clock.Now()
@@ -128,9 +128,7 @@ func (e *Exporter) discoverLoop(ctx context.Context, i int, sel *config.Selector
 				}
 			}
 			e.countRefresh(err)
-			if err != nil {
-				level.Warn(e.logger).Log("msg", "discovery refresh failed; keeping the previous destinations", "selector", i, "err", err)
-			}
+			logged.observe(e.logger, i, now, err)
 			if inv == nil {
 				nextRefresh = now.Add(seedRetry)
 			} else {

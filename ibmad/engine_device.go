@@ -10,12 +10,26 @@ import (
 // copy the background refresh keeps (at most Options.PortRefresh old plus
 // one transport read) without waiting; only the very first call may wait
 // for the transport (a sysfs read for umad, a control round trip for ibsim).
+// A caller that finds no copy looks again under the port lock: if the
+// background refresh stored one meanwhile, that is the answer, and the
+// transport is not read twice (docs/architecture.md, "The life of a trace").
 func (e *Engine) Port() (PortAttributes, error) {
 	if p := e.port.Load(); p != nil {
 		return *p, nil
 	}
-	return e.readPort()
+	beforePortLock()
+	e.portMu.Lock()
+	defer e.portMu.Unlock()
+	if p := e.port.Load(); p != nil {
+		return *p, nil
+	}
+	return e.readPortLocked()
 }
+
+// beforePortLock runs in Port between the unlocked look at the cache and
+// taking portMu. It does nothing; a test sets it (export_test.go) to make
+// another reader finish in that gap.
+var beforePortLock = func() {}
 
 // CachedPort returns the last port attributes read, and false when none
 // was read yet. It never touches the transport: handlers use it.
@@ -31,6 +45,11 @@ func (e *Engine) CachedPort() (PortAttributes, bool) {
 func (e *Engine) readPort() (PortAttributes, error) {
 	e.portMu.Lock()
 	defer e.portMu.Unlock()
+	return e.readPortLocked()
+}
+
+// readPortLocked is readPort with portMu held.
+func (e *Engine) readPortLocked() (PortAttributes, error) {
 	p, err := e.t.Port()
 	if err != nil {
 		if errors.Is(err, ErrDeviceLost) {

@@ -43,6 +43,7 @@ type JSONResult struct {
 	FastPath        bool      `json:"fast_path"`
 	Discovery       string    `json:"discovery,omitempty"`   // smp or sa
 	SARequests      int       `json:"sa_requests,omitempty"` // SA record requests of an SA-mode walk
+	Verdicts        Verdicts  `json:"verdicts"`              // the hops after the source by verdict, as the text counts them
 	Time            time.Time `json:"time"`
 	Hops            []JSONHop `json:"hops"`
 }
@@ -51,7 +52,8 @@ type JSONResult struct {
 func (r *Result) JSON() JSONResult {
 	j := JSONResult{Destination: r.Destination.String(), Address: r.Destination.Address(), DLID: r.DLID, SourceLID: r.From, Port: r.Port,
 		Status: string(r.Status), Reason: string(r.Reason), PathHops: r.PathHops(), MADs: r.MADs,
-		DurationSeconds: r.Duration.Seconds(), FastPath: r.FastPath, Discovery: string(r.Discovery), SARequests: r.SARequests, Time: r.Start.UTC(), Hops: []JSONHop{}}
+		DurationSeconds: r.Duration.Seconds(), FastPath: r.FastPath, Discovery: string(r.Discovery), SARequests: r.SARequests,
+		Verdicts: r.Verdicts(), Time: r.Start.UTC(), Hops: []JSONHop{}}
 	if r.Err != nil {
 		j.Error = r.Err.Error()
 	}
@@ -110,12 +112,7 @@ func (r *Result) Summary() string {
 	}
 	switch r.Status {
 	case StatusOK:
-		if n := r.Count(AgentNotAsked); n == r.PathHops() && n > 0 { // --no-validate
-			return fmt.Sprintf("%s: ok: %d hops, not validated, %d MADs in %s", dest, r.PathHops(), r.MADs, r.Duration.Round(time.Microsecond))
-		}
-		return fmt.Sprintf("%s: ok: %d hops, %d validated, %d without agent, %d MADs in %s",
-			dest, r.PathHops(), r.Count(AgentValidated), r.Count(AgentUnsupported)+r.Count(AgentLost)+r.Count(AgentIngressUnknown)+r.Count(AgentNotAsked),
-			r.MADs, r.Duration.Round(time.Microsecond))
+		return fmt.Sprintf("%s: ok: %d hops, %s, %d MADs in %s", dest, r.PathHops(), r.Verdicts(), r.MADs, r.Duration.Round(time.Microsecond))
 	case StatusMismatch:
 		var parts []string
 		for _, h := range r.Hops {

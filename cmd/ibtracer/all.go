@@ -55,13 +55,18 @@ func (p *progress) finish() {
 	fmt.Fprint(p.w, "\r\033[K")
 }
 
-// totalsOf is --all's last line.
+// totalsOf is --all's last line. The hops it counts are those of the ok
+// traces, by verdict, in the words of their lines (trace.Verdicts), so
+// that the lines add up to it.
 func totalsOf(rs []*trace.Result) string {
-	var ok, mismatch, unreachable, other, unsupported int
+	var ok, mismatch, unreachable, other, hops int
+	var v trace.Verdicts
 	for _, r := range rs {
 		switch r.Status {
 		case trace.StatusOK:
 			ok++
+			hops += r.PathHops()
+			v.Add(r.Verdicts())
 		case trace.StatusMismatch:
 			mismatch++
 		case trace.StatusUnreachable:
@@ -69,11 +74,10 @@ func totalsOf(rs []*trace.Result) string {
 		default:
 			other++
 		}
-		unsupported += r.Count(trace.AgentUnsupported)
 	}
 	s := fmt.Sprintf("totals: %d traced, %d ok, %d mismatches, %d unreachable", len(rs), ok, mismatch, unreachable)
 	if other > 0 {
 		s += fmt.Sprintf(", %d failed otherwise", other)
 	}
-	return s + fmt.Sprintf(", %d unsupported hops (no agent)", unsupported)
+	return s + fmt.Sprintf("; hops of the ok traces: %d, %s", hops, v)
 }

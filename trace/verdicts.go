@@ -1,0 +1,83 @@
+package trace
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Verdicts counts the hops of a path after the source by the agent's
+// verdict. The one-line summary, ibtracer's --all totals and the JSON
+// report all count with it, in the same words (docs/architecture.md,
+// "The life of a trace", step 5).
+type Verdicts struct {
+	Validated      int `json:"validated"`
+	Mismatch       int `json:"mismatch"`
+	IngressUnknown int `json:"ingress_unknown"`
+	Unsupported    int `json:"unsupported"`
+	Lost           int `json:"lost"`
+	NotAsked       int `json:"not_asked"`
+}
+
+// Verdicts counts r's hops after the source.
+func (r *Result) Verdicts() Verdicts {
+	var v Verdicts
+	for i := range r.Hops {
+		switch r.Hops[i].verdict() {
+		case AgentValidated:
+			v.Validated++
+		case AgentMismatch:
+			v.Mismatch++
+		case AgentIngressUnknown:
+			v.IngressUnknown++
+		case AgentUnsupported:
+			v.Unsupported++
+		case AgentLost:
+			v.Lost++
+		case AgentNotAsked:
+			v.NotAsked++
+		}
+	}
+	return v
+}
+
+// Add adds o's counts to v.
+func (v *Verdicts) Add(o Verdicts) {
+	v.Validated += o.Validated
+	v.Mismatch += o.Mismatch
+	v.IngressUnknown += o.IngressUnknown
+	v.Unsupported += o.Unsupported
+	v.Lost += o.Lost
+	v.NotAsked += o.NotAsked
+}
+
+// NotValidated is the hops neither validated nor mismatched: no agent
+// (unsupported), no usable answer (lost), an agent that cannot tell the
+// port (ingress unknown), or not asked.
+func (v Verdicts) NotValidated() int {
+	return v.IngressUnknown + v.Unsupported + v.Lost + v.NotAsked
+}
+
+// String is the counts' text form: "3 validated, 2 not validated (1
+// unsupported, 1 lost)"; a category that is zero is left out of the
+// parenthesis, mismatched hops are shown only when there are some.
+func (v Verdicts) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d validated", v.Validated)
+	if v.Mismatch > 0 {
+		fmt.Fprintf(&b, ", %d mismatched", v.Mismatch)
+	}
+	fmt.Fprintf(&b, ", %d not validated", v.NotValidated())
+	var parts []string
+	for _, c := range []struct {
+		n    int
+		word string
+	}{{v.Unsupported, "unsupported"}, {v.Lost, "lost"}, {v.IngressUnknown, "ingress unknown"}, {v.NotAsked, "not asked"}} {
+		if c.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", c.n, c.word))
+		}
+	}
+	if len(parts) > 0 {
+		fmt.Fprintf(&b, " (%s)", strings.Join(parts, ", "))
+	}
+	return b.String()
+}
