@@ -171,9 +171,18 @@ func (e *Exporter) newTracer(c *config.Config) *trace.Tracer {
 	tr := trace.New(e.engine, trace.Options{Timeout: time.Duration(c.Timeout), Retries: retriesOpt(*c.Retries),
 		OUI: ibmad.OUI(c.OUI), SL: c.SL, NoValidate: !*c.ValidateAgents, ShareValidation: time.Duration(*c.ShareValidation), SupportTTL: time.Duration(*c.AgentSupportTTL),
 		ResolveTTL: resolveTTLOpt(time.Duration(*c.ResolveTTL)), Discovery: trace.Discovery(c.Discovery),
-		SARecordTTL: shareOpt(time.Duration(*c.ShareValidation)), Now: e.clock.Now})
+		SARecordTTL: shareOpt(time.Duration(*c.ShareValidation)), Now: e.clock.Now, Log: e.traceLog})
 	e.setHealth(tr, c)
 	return tr
+}
+
+// traceLog logs the tracer's rare events (trace.Options.Log).
+func (e *Exporter) traceLog(warn bool, keyvals ...any) {
+	l := level.Info(e.logger)
+	if warn {
+		l = level.Warn(e.logger)
+	}
+	_ = l.Log(keyvals...)
 }
 
 // resolveTTLOpt maps the config's resolve_ttl (0 = ask the SA every time)

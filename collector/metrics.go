@@ -19,7 +19,7 @@ var (
 	allResults = [...]trace.Status{trace.StatusOK, trace.StatusMismatch, trace.StatusUnreachable, trace.StatusTooLong,
 		trace.StatusResolve} // device errors are skipped traces, not results (ibtracer_traces_skipped_total)
 	allReasons = [...]trace.Reason{trace.ReasonNoRoute, trace.ReasonPortDown, trace.ReasonTimeout, trace.ReasonLoop,
-		trace.ReasonTooLong, trace.ReasonSA, trace.ReasonMismatch, trace.ReasonBadConfig}
+		trace.ReasonTooLong, trace.ReasonSA, trace.ReasonMismatch, trace.ReasonBadConfig, trace.ReasonWrongPort}
 	// Their label pairs, shared by every destination's label sets.
 	reasonPairs = outcomePairs("reason", allReasons[:])
 	madClasses  = []ibmad.MgmtClass{ibmad.ClassSubnDR, ibmad.ClassSubnLID, ibmad.ClassSubnAdm, ibmad.ClassIBTracer}

@@ -11,21 +11,20 @@ import (
 )
 
 // resolve turns a destination into a DLID, through the SA for GIDs, GUIDs
-// and node names; for a node it also returns the port it chose.
-// Resolutions are kept for Options.ResolveTTL (none when it is negative).
-func (t *Tracer) resolve(w *walk, d Destination) (uint16, uint8, *Error) {
+// and node names; for a node it also returns the port it chose. The
+// entry names the port the destination is (reached.go); cached says it
+// came from the cache, kept for Options.ResolveTTL (none when negative).
+func (t *Tracer) resolve(w *walk, d Destination) (e resolvedEntry, cached bool, ferr *Error) {
 	if d.LID != 0 {
-		return d.LID, 0, nil
+		return resolvedEntry{dlid: d.LID}, false, nil
 	}
 	if e, ok := t.resolved.Get(d); ok {
-		return e.dlid, e.port, nil
+		return e, true, nil
 	}
 	if w.src.SMLID == 0 {
-		return 0, 0, fail(StatusResolve, ReasonSA, nil, "cannot resolve %s: the local port knows no SM LID (is a subnet manager running?)", d.Address())
+		return e, false, fail(StatusResolve, ReasonSA, nil, "cannot resolve %s: the local port knows no SM LID (is a subnet manager running?)", d.Address())
 	}
-	var dlid uint16
-	var port uint8
-	var ferr *Error
+	e.want = wantFor(d)
 	switch d.Kind() {
 	case "gid", "guid":
 		dgid := d.GID
@@ -36,17 +35,17 @@ func (t *Tracer) resolve(w *walk, d Destination) (uint16, uint8, *Error) {
 			}
 			dgid = ibmad.MakeGID(prefix, d.GUID)
 		}
-		dlid, ferr = w.pathRecord(d, dgid)
+		e.dlid, ferr = w.pathRecord(d, dgid)
 	case "node":
-		dlid, port, ferr = w.nodeRecord(d)
+		e, ferr = w.nodeRecord(d)
 	}
 	if ferr != nil {
-		return 0, 0, ferr
+		return resolvedEntry{}, false, ferr
 	}
 	if t.opts.ResolveTTL > 0 {
-		t.resolved.Put(d, resolvedEntry{dlid: dlid, port: port})
+		t.resolved.Put(d, e)
 	}
-	return dlid, port, nil
+	return e, false, nil
 }
 
 // saGet resolves d with one SA Get; a transport error or a non-zero
@@ -112,9 +111,11 @@ func (w *walk) pathRecord(d Destination, dgid ibmad.GID) (uint16, *Error) {
 // if that matches several records, ports 0, 1, 2, ... until the SA knows
 // one (OpenSM keeps records of the ports it has discovered only). Port 0
 // comes first so that several switches sharing a description fail at once.
-func (w *walk) nodeRecord(d Destination) (uint16, uint8, *Error) {
+// The record's node and port GUIDs are the port a trace must reach.
+func (w *walk) nodeRecord(d Destination) (resolvedEntry, *Error) {
+	var none resolvedEntry
 	if len(d.Node) > ibmad.NodeDescriptionSize {
-		return 0, 0, fail(StatusResolve, ReasonBadConfig, nil, "node description %q is longer than 64 bytes", d.Node)
+		return none, fail(StatusResolve, ReasonBadConfig, nil, "node description %q is longer than 64 bytes", d.Node)
 	}
 	get := func(port uint8, byPort bool) (*ibmad.MAD, error) {
 		mask := ibmad.NRCompNodeDesc
@@ -131,48 +132,49 @@ func (w *walk) nodeRecord(d Destination) (uint16, uint8, *Error) {
 		}
 		return &resp.MAD, nil
 	}
-	found := func(m *ibmad.MAD) (uint16, uint8, *Error) {
+	found := func(m *ibmad.MAD) (resolvedEntry, *Error) {
 		var nr ibmad.NodeRecord
 		_ = nr.UnmarshalBinary(m.SAData())
 		if nr.LID == 0 {
-			return 0, 0, fail(StatusResolve, ReasonSA, nil, "resolving %s: the SA answered LID 0", d.Address())
+			return none, fail(StatusResolve, ReasonSA, nil, "resolving %s: the SA answered LID 0", d.Address())
 		}
-		return nr.LID, nr.NodeInfo.LocalPortNum, nil
+		return resolvedEntry{dlid: nr.LID, port: nr.NodeInfo.LocalPortNum,
+			want: identity{node: nr.NodeInfo.NodeGUID, port: nr.NodeInfo.PortGUID}}, nil
 	}
 	several := func() *Error {
 		return fail(StatusResolve, ReasonSA, nil, "resolving %s: several nodes have this description; trace one of them by GUID or LID", d.Address())
 	}
 	m, err := get(d.Port, d.Port != 0)
 	if err != nil {
-		return 0, 0, w.saFail(d, "NodeRecord", err, 0)
+		return none, w.saFail(d, "NodeRecord", err, 0)
 	}
 	switch st := m.Status(); {
 	case st == 0:
 		return found(m)
 	case st.ClassSpecific() == ibmad.SAStatusNoRecords && d.Port != 0:
-		return 0, 0, fail(StatusResolve, ReasonSA, nil, "resolving %s: the SA knows no port %d of that node (no such node or port, or the port is down)", d.Address(), d.Port)
+		return none, fail(StatusResolve, ReasonSA, nil, "resolving %s: the SA knows no port %d of that node (no such node or port, or the port is down)", d.Address(), d.Port)
 	case st.ClassSpecific() == ibmad.SAStatusTooManyRecords && d.Port != 0:
-		return 0, 0, several()
+		return none, several()
 	case st.ClassSpecific() != ibmad.SAStatusTooManyRecords:
-		return 0, 0, w.saFail(d, "NodeRecord", nil, st)
+		return none, w.saFail(d, "NodeRecord", nil, st)
 	}
 	// Several records: the node has several ports (or several nodes share
 	// the description). Its first port the SA knows.
 	for port := 0; port <= 254; port++ {
 		m, err := get(uint8(port), true)
 		if err != nil {
-			return 0, 0, w.saFail(d, "NodeRecord", err, 0)
+			return none, w.saFail(d, "NodeRecord", err, 0)
 		}
 		switch st := m.Status(); {
 		case st == 0:
 			return found(m)
 		case st.ClassSpecific() == ibmad.SAStatusTooManyRecords:
-			return 0, 0, several()
+			return none, several()
 		case st.ClassSpecific() != ibmad.SAStatusNoRecords:
-			return 0, 0, w.saFail(d, "NodeRecord", nil, st)
+			return none, w.saFail(d, "NodeRecord", nil, st)
 		}
 	}
-	return 0, 0, fail(StatusResolve, ReasonSA, nil, "resolving %s: the SA matched several records but none by port number", d.Address())
+	return none, fail(StatusResolve, ReasonSA, nil, "resolving %s: the SA matched several records but none by port number", d.Address())
 }
 
 // saConcurrency bounds the SA queries one tracer has in flight.

@@ -19,18 +19,25 @@ import (
 // leaves from the local port, so the ingress each hop expects is computed
 // along the LID route from here to the LID it is addressed to
 // (docs/protocol.md, "The expected ingress ports"), not from the source. Such a trace neither
-// uses nor fills the confirmed-path cache of the local port's traces.
+// uses nor fills the confirmed-path cache of the local port's traces. A
+// success reached the port d names (reached.go).
 func (t *Tracer) TraceFrom(ctx context.Context, from uint16, d Destination) *Result {
+	return t.named(d, func() (*Result, *walk) { return t.traceFromOnce(ctx, from, d) })
+}
+
+// traceFromOnce is one trace of d from LID from; the walk is nil when
+// Trace traced it (from is the local port), which checked it already.
+func (t *Tracer) traceFromOnce(ctx context.Context, from uint16, d Destination) (*Result, *walk) {
 	r := &Result{Destination: d, From: from, Start: time.Now()}
 	w := t.newWalk(ctx, ibmad.PortAttributes{}, 0)
 	defer func() {
 		r.MADs = int(w.mads.Load())
 		r.Duration = time.Since(r.Start)
 	}()
-	finish := func(e *Error) *Result {
+	finish := func(e *Error) (*Result, *walk) {
 		r.Status, r.Reason, r.Err = e.Status, e.Reason, e
 		notAsked(r.Hops)
-		return r
+		return r, w
 	}
 	if from == 0 || from >= 0xC000 {
 		return finish(fail(StatusResolve, ReasonBadConfig, nil, "source LID %d is not a unicast LID (1..49151)", from))
@@ -43,7 +50,7 @@ func (t *Tracer) TraceFrom(ctx context.Context, from uint16, d Destination) *Res
 		if owns(&local, from) {
 			res := t.Trace(ctx, d)
 			res.From = from
-			return res
+			return res, nil
 		}
 	}
 	if ferr := t.begin(w, r, d); ferr != nil {
@@ -66,7 +73,7 @@ func (t *Tracer) TraceFrom(ctx context.Context, from uint16, d Destination) *Res
 	hops := []Hop{h0}
 	if owns(&hops[0], dlid) {
 		r.Hops, r.Status = hops, StatusOK
-		return r
+		return r, w
 	}
 	seen := map[ibmad.GUID]bool{s.NodeGUID: true}
 	var egress uint8
@@ -132,5 +139,5 @@ func (t *Tracer) TraceFrom(ctx context.Context, from uint16, d Destination) *Res
 			"%d hop(s) received the trace on a port the forwarding tables do not predict (status 7)", n))
 	}
 	r.Status = StatusOK
-	return r
+	return r, w
 }

@@ -9,7 +9,7 @@ import (
 
 // begin is the start of every trace: d must be valid, the local port must
 // have a LID (a switch's port 0 may not), and d resolves to a DLID, which
-// goes into w and r.
+// goes into w and r with the port d names (reached.go).
 func (t *Tracer) begin(w *walk, r *Result, d Destination) *Error {
 	if err := d.Validate(); err != nil {
 		return fail(StatusResolve, ReasonBadConfig, err, "%s: %v", d, err)
@@ -23,27 +23,35 @@ func (t *Tracer) begin(w *walk, r *Result, d Destination) *Error {
 		return fail(StatusDevice, ReasonDevice, nil,
 			"the local port %s/%d has no LID yet (state %s): is a subnet manager running?", src.CA, src.PortNum, src.State)
 	}
-	dlid, port, ferr := t.resolve(w, d)
+	t.noteLocalLID(src.LID)
+	e, cached, ferr := t.resolve(w, d)
 	if ferr != nil {
 		return ferr
 	}
-	w.dlid, r.DLID, r.Port = dlid, dlid, port
+	w.dlid, r.DLID, r.Port = e.dlid, e.dlid, e.port
+	w.want, w.cachedDLID = e.want, cached
 	return nil
 }
 
 // Trace traces one destination. It never returns an error: failures are
-// in the Result, classified by Status and Reason.
+// in the Result, classified by Status and Reason. A success reached the
+// port d names (reached.go).
 func (t *Tracer) Trace(ctx context.Context, d Destination) *Result {
+	return t.named(d, func() (*Result, *walk) { return t.traceOnce(ctx, d) })
+}
+
+// traceOnce is one trace of d, to the DLID it resolves to.
+func (t *Tracer) traceOnce(ctx context.Context, d Destination) (*Result, *walk) {
 	r := &Result{Destination: d, Start: time.Now()}
 	w := t.newWalk(ctx, ibmad.PortAttributes{}, 0)
 	defer func() {
 		r.MADs, r.SARequests = int(w.mads.Load()), int(w.saReqs.Load())
 		r.Duration = time.Since(r.Start)
 	}()
-	finish := func(e *Error) *Result {
+	finish := func(e *Error) (*Result, *walk) {
 		r.Status, r.Reason, r.Err = e.Status, e.Reason, e
 		notAsked(r.Hops)
-		return r
+		return r, w
 	}
 	if ferr := t.begin(w, r, d); ferr != nil {
 		return finish(ferr)
@@ -53,7 +61,7 @@ func (t *Tracer) Trace(ctx context.Context, d Destination) *Result {
 	if !t.opts.NoFastPath && !t.opts.NoValidate {
 		if hops, ok := t.confirm(w); ok {
 			r.Hops, r.Status, r.FastPath = hops, StatusOK, true
-			return r
+			return r, w
 		}
 	}
 	hops, inPorts, ferr := t.discoverTrace(w, r) // discovery.go
@@ -86,7 +94,7 @@ func (t *Tracer) Trace(ctx context.Context, d Destination) *Result {
 	if !t.opts.NoValidate && r.Count(AgentLost) == 0 {
 		t.paths.Put(dlid, &cachedPath{hops: append([]Hop(nil), r.Hops...), inPorts: inPorts, srcLID: src.LID})
 	}
-	return r
+	return r, w
 }
 
 func (t *Tracer) fullTrace(w *walk) ([]Hop, [][]uint8, *Error) {

@@ -43,6 +43,10 @@ type Options struct {
 	// Now is the clock the caches expire by; default time.Now. (A
 	// Result's Start and Duration always use the real clock.)
 	Now func() time.Time
+	// Log, when set, is told the tracer's rare events as key-value pairs
+	// (reached.go): the local port's LID changed (warn), a destination's
+	// cached LID led to another port and was resolved again. nil: none.
+	Log func(warn bool, keyvals ...any)
 }
 
 // Tracer traces destinations through one engine. It is safe for
@@ -55,11 +59,13 @@ type Tracer struct {
 
 	resolved *ttlCache[Destination, resolvedEntry] // SA resolutions, for Options.ResolveTTL
 	health   atomic.Pointer[HealthChecker]         // fed by the walk's PortInfo reads (health.go)
+	localLID atomic.Uint32                         // the local port's LID the last trace saw (reached.go)
 }
 
 type resolvedEntry struct {
 	dlid uint16
 	port uint8
+	want identity // the port the destination names (reached.go)
 }
 
 // New returns a Tracer on e.

@@ -171,6 +171,9 @@ const (
 	ReasonDevice    Reason = "device"
 	ReasonMismatch  Reason = "port_mismatch"
 	ReasonBadConfig Reason = "bad_destination"
+	// ReasonWrongPort: the DLID a GUID, GID or node destination resolved
+	// to leads to another port, even resolved afresh (reached.go).
+	ReasonWrongPort Reason = "wrong_port"
 )
 
 // Error is a failed trace: a class and a message for a person.

@@ -17,7 +17,11 @@ type walk struct {
 	ctx  context.Context
 	src  ibmad.PortAttributes
 	dlid uint16
-	mads atomic.Int64
+	// want is the port the destination names, cachedDLID whether dlid
+	// came from the resolution cache (reached.go).
+	want       identity
+	cachedDLID bool
+	mads       atomic.Int64
 	// viaSA: the walk reads SA records instead of sending SMPs (sawalk.go);
 	// saReqs counts the SA record requests it sent.
 	viaSA  bool

@@ -29,3 +29,11 @@ func (f *Fabric) StartSM() {
 	}
 	f.startSM()
 }
+
+// StartSMArgs is StartSM with other extra OpenSM arguments (Options.SMArgs)
+// from now on: "-l", "2" brings every port a new, LMC-aligned LID.
+func (f *Fabric) StartSMArgs(args ...string) {
+	f.t.Helper()
+	f.opts.SMArgs = args
+	f.StartSM()
+}
