@@ -285,9 +285,7 @@ func (e *Exporter) traceOnce(ctx context.Context, s *destState, interval time.Du
 		return
 	}
 	if names != nil { // node_name_map: the result owns its hops
-		for i := range r.Hops {
-			r.Hops[i].NodeName = names.Name(uint64(r.Hops[i].NodeGUID))
-		}
+		trace.NameHops(names.Name, r)
 	}
 	compact(r)
 	s.record(r)

@@ -136,11 +136,7 @@ func (e *Exporter) traceSet(tctx, ctx context.Context, tr *trace.Tracer, s *dest
 		}
 	}
 	if names != nil {
-		for _, r := range ps.Paths {
-			for i := range r.Hops {
-				r.Hops[i].NodeName = names.Name(uint64(r.Hops[i].NodeGUID))
-			}
-		}
+		trace.NameHops(names.Name, ps.Paths...)
 		ps.Summarise()
 	}
 	s.recordSet(ps)

@@ -217,6 +217,20 @@ type Result struct {
 	From uint16
 }
 
+// NameHops gives every hop of every result its site name, name(node
+// GUID) ("" for none: a node-name-map's Name). A nil name names nothing.
+// The exporter and the ibtracer command both name hops this way.
+func NameHops(name func(guid uint64) string, rs ...*Result) {
+	if name == nil {
+		return
+	}
+	for _, r := range rs {
+		for i := range r.Hops {
+			r.Hops[i].NodeName = name(uint64(r.Hops[i].NodeGUID))
+		}
+	}
+}
+
 // PathHops is the number of links the path crosses: the nodes after the
 // source, destination included (docs/metrics.md: ibtracer_path_hops).
 func (r *Result) PathHops() int {

@@ -27,12 +27,7 @@ func each(n, conc int, f func(i int)) {
 // nameHops gives every hop of rs its site name from the node-name-map
 // (--node-name-map); a nil map names nothing.
 func nameHops(names nodenamemap.Map, rs []*trace.Result) {
-	if names == nil {
-		return
-	}
-	for _, r := range rs {
-		for i := range r.Hops {
-			r.Hops[i].NodeName = names.Name(uint64(r.Hops[i].NodeGUID))
-		}
+	if names != nil {
+		trace.NameHops(names.Name, rs...)
 	}
 }
