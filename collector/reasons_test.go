@@ -17,12 +17,23 @@ import (
 // source: a reason added there must be counted here.
 func traceReasons(t *testing.T) map[string]trace.Reason {
 	t.Helper()
+	out := map[string]trace.Reason{}
+	for name, v := range traceConsts(t, "Reason") {
+		out[name] = trace.Reason(v)
+	}
+	return out
+}
+
+// traceConsts reads every string constant of type typ that trace/types.go
+// declares, by name.
+func traceConsts(t *testing.T, typ string) map[string]string {
+	t.Helper()
 	fs := token.NewFileSet()
 	f, err := parser.ParseFile(fs, filepath.Join("..", "trace", "types.go"), nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]trace.Reason{}
+	out := map[string]string{}
 	for _, decl := range f.Decls {
 		g, ok := decl.(*ast.GenDecl)
 		if !ok || g.Tok != token.CONST {
@@ -30,7 +41,7 @@ func traceReasons(t *testing.T) map[string]trace.Reason {
 		}
 		for _, spec := range g.Specs {
 			vs := spec.(*ast.ValueSpec)
-			if id, ok := vs.Type.(*ast.Ident); !ok || id.Name != "Reason" {
+			if id, ok := vs.Type.(*ast.Ident); !ok || id.Name != typ {
 				continue
 			}
 			for i, n := range vs.Names {
@@ -38,12 +49,12 @@ func traceReasons(t *testing.T) map[string]trace.Reason {
 				if err != nil {
 					t.Fatal(err)
 				}
-				out[n.Name] = trace.Reason(v)
+				out[n.Name] = v
 			}
 		}
 	}
 	if len(out) < 5 {
-		t.Fatalf("found only %d Reason constants in trace/types.go: %v", len(out), out)
+		t.Fatalf("found only %d %s constants in trace/types.go: %v", len(out), typ, out)
 	}
 	return out
 }
@@ -65,6 +76,16 @@ func TestEveryTraceReasonIsCounted(t *testing.T) {
 		s.record(&trace.Result{Status: trace.StatusResolve, Reason: rs, Start: time.Now()})
 		if s.failures == nil || s.failures[reasonIndex(rs)] != 1 {
 			t.Errorf("trace.%s (%q): a failure is not counted", name, rs)
+		}
+	}
+}
+
+// TestEveryTraceStatusIsCounted: every status a trace can end with is a
+// result of traces_total, except the device's (a skipped trace).
+func TestEveryTraceStatusIsCounted(t *testing.T) {
+	for name, v := range traceConsts(t, "Status") {
+		if st := trace.Status(v); st != trace.StatusDevice && resultIndex(st) < 0 {
+			t.Errorf("trace.%s (%q) is not in allResults: such traces would be counted nowhere", name, v)
 		}
 	}
 }
