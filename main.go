@@ -62,6 +62,10 @@ func run() int {
 
 	logger, slogger := newLoggers(os.Stderr, f.logLevel, f.logFormat)
 	level.Info(logger).Log("msg", "starting ibtracer_exporter", "version", version.Info(), "transport", f.ib.Transport)
+	if err := checkWebConfig(*webFlags.WebConfigFile); err != nil {
+		level.Error(logger).Log("msg", "cannot use --web.config.file", "err", err)
+		return 1
+	}
 
 	svc, err := service.New(service.Options{ConfigFile: f.configFile, Logger: logger, IB: f.ib, HostAgent: f.agent,
 		SimFaults: f.simFaults, RetryInterval: f.retryDevice})

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 	"github.com/ibtracer/ibtracer_exporter/internal/nodenamemap"
+	"github.com/ibtracer/ibtracer_exporter/internal/readlimit"
 	"github.com/ibtracer/ibtracer_exporter/trace"
 )
 
@@ -162,9 +162,10 @@ func (e *Error) Error() string {
 
 var lineRe = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
 
-// Load reads and validates a configuration file.
+// Load reads and validates a configuration file; one over
+// readlimit.Config's bound is refused.
 func Load(path string) (*Config, error) {
-	b, err := os.ReadFile(path)
+	b, err := readlimit.ReadFile(path, readlimit.Config)
 	if err != nil {
 		return nil, err
 	}
