@@ -20,6 +20,7 @@ import (
 	"github.com/ibtracer/ibtracer_exporter/collector/config"
 	"github.com/ibtracer/ibtracer_exporter/internal/ibopen"
 	"github.com/ibtracer/ibtracer_exporter/internal/service"
+	"github.com/ibtracer/ibtracer_exporter/internal/strictint"
 )
 
 func main() { os.Exit(run()) }
@@ -40,7 +41,7 @@ func run() int {
 	app := kingpin.New("ibtracer_exporter", "Traces InfiniBand routes hop by hop, validates every hop with the ibtracer vendor agent, hosts that agent, and exports Prometheus metrics.")
 	app.Flag("config.file", "Configuration file (YAML).").Default("ibtracer.yml").StringVar(&f.configFile)
 	webFlags := kingpinflag.AddFlags(app, ":9684")
-	app.Flag("web.max-requests", "Maximum concurrent /metrics scrapes (0: no limit); more get 503.").Default("4").IntVar(&f.maxRequests)
+	strictint.IntVar(app.Flag("web.max-requests", "Maximum concurrent /metrics scrapes (0: no limit, at most 10000); more get 503.").Default("4"), &f.maxRequests, 0, 10000)
 	app.Flag("log.level", "Log level: debug, info, warn, error.").Default("info").EnumVar(&f.logLevel, "debug", "info", "warn", "error")
 	app.Flag("log.format", "Log format: logfmt or json.").Default("logfmt").EnumVar(&f.logFormat, "logfmt", "json")
 	app.Flag("agent", "Host the ibtracer vendor agent and the ibping responder (--no-agent to turn off).").Default("true").BoolVar(&f.agent)
@@ -62,6 +63,10 @@ func run() int {
 
 	logger, slogger := newLoggers(os.Stderr, f.logLevel, f.logFormat)
 	level.Info(logger).Log("msg", "starting ibtracer_exporter", "version", version.Info(), "transport", f.ib.Transport)
+	if err := checkWebConfig(*webFlags.WebConfigFile); err != nil {
+		level.Error(logger).Log("msg", "cannot use --web.config.file", "err", err)
+		return 1
+	}
 
 	svc, err := service.New(service.Options{ConfigFile: f.configFile, Logger: logger, IB: f.ib, HostAgent: f.agent,
 		SimFaults: f.simFaults, RetryInterval: f.retryDevice})

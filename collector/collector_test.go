@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -228,7 +229,7 @@ func TestSchedulerOnSim(t *testing.T) {
 		flightMu.Unlock()
 	}
 	e.SetDevice(eng, nil, nil)
-	l := func(n string) string { v, _ := f.LIDOf(n, 0); return string(rune('0'+v/10)) + string(rune('0'+v%10)) }
+	l := func(n string) string { v, _ := f.LIDOf(n, 0); return strconv.Itoa(int(v)) }
 	e.Apply(mustConfig(t, `
 interval: 1s
 timeout: 400ms

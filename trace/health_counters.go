@@ -2,6 +2,7 @@ package trace
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"sort"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
+	"github.com/ibtracer/ibtracer_exporter/internal/readlimit"
 )
 
 // CounterNames are the PerfMgt error counters read at both ends of every
@@ -266,6 +268,20 @@ func ParseLimits(r io.Reader, into map[string]uint64) error {
 		}
 	}
 	return sc.Err()
+}
+
+// LoadLimits reads the ibqueryerrors threshold file at path into into; a
+// file over readlimit.Thresholds' bound is refused. Its errors name the
+// file.
+func LoadLimits(path string, into map[string]uint64) error {
+	b, err := readlimit.ReadFile(path, readlimit.Thresholds)
+	if err != nil {
+		return err
+	}
+	if err := ParseLimits(bytes.NewReader(b), into); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
 }
 
 // ParseLimit parses one "CounterName=value" into into.

@@ -72,7 +72,7 @@ func TestBadArguments(t *testing.T) {
 		{[]string{"--no-such-flag"}, 2, "unknown long flag"},
 		{[]string{"--sim.topology=/nonexistent.net"}, 1, "nonexistent"},
 		{[]string{"--sim.node=nobody"}, 1, "nobody"},
-		{[]string{"--sim.lmc=9"}, 1, "--sim.lmc"},
+		{[]string{"--sim.lmc=9"}, 2, "--sim.lmc 9: want 0..7"}, // a bad flag value, as a bad flag
 	} {
 		var errb strings.Builder
 		stop := make(chan struct{})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -58,14 +57,8 @@ func (f *healthFlags) options() (o trace.HealthOptions, ok bool, err error) {
 	}
 	o.Counters, o.Limits = f.pm, map[string]uint64{}
 	if f.threshold != "" {
-		fh, err := os.Open(f.threshold)
-		if err != nil {
+		if err := trace.LoadLimits(f.threshold, o.Limits); err != nil {
 			return o, false, fmt.Errorf("--threshold-file: %v", err)
-		}
-		err = trace.ParseLimits(fh, o.Limits)
-		fh.Close()
-		if err != nil {
-			return o, false, fmt.Errorf("--threshold-file %s: %v", f.threshold, err)
 		}
 	}
 	for _, l := range f.limits {

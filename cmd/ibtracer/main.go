@@ -14,6 +14,7 @@ import (
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 	"github.com/ibtracer/ibtracer_exporter/internal/ibopen"
 	"github.com/ibtracer/ibtracer_exporter/internal/nodenamemap"
+	"github.com/ibtracer/ibtracer_exporter/internal/strictint"
 	"github.com/ibtracer/ibtracer_exporter/trace"
 )
 
@@ -31,7 +32,7 @@ type options struct {
 	all         bool
 	verbose     bool
 	oui         string
-	sl          uint8
+	sl          int
 	format      string
 	concurrency int
 	noValidate  bool
@@ -52,8 +53,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	app.ErrorWriter(stderr)
 	app.HelpFlag.Short('h')
 	ibopen.AddFlags(app, &o.ib, true)
-	app.Flag("retries", "Retries per MAD (per hop).").Short('r').Default("2").IntVar(&o.retries)
-	app.Flag("timeout", "Timeout per MAD attempt, in milliseconds.").Short('t').Default("1000").IntVar(&o.timeoutMS)
+	strictint.IntVar(app.Flag("retries", "Retries per MAD (per hop), 0..10.").Short('r').Default("2"), &o.retries, 0, 10)
+	strictint.IntVar(app.Flag("timeout", "Timeout per MAD attempt, in milliseconds (1..60000).").Short('t').Default("1000"), &o.timeoutMS, 1, 60000)
 	app.Flag("lid", "Destination LID (repeatable).").Short('l').StringsVar(&o.lids)
 	app.Flag("gid", "Destination GID (repeatable), resolved through the SA.").Short('g').StringsVar(&o.gids)
 	app.Flag("guid", "Destination port GUID (repeatable), resolved through the SA.").Short('G').StringsVar(&o.guids)
@@ -62,9 +63,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	app.Flag("all", "Trace every CA port the SA knows but the local one; progress on a terminal, totals at the end.").BoolVar(&o.all)
 	app.Flag("verbose", "Print the whole path, one line per hop, with the agent's verdict.").Short('v').BoolVar(&o.verbose)
 	app.Flag("oui", "OUI of the ibtracer vendor class.").Default("0x001405").StringVar(&o.oui)
-	app.Flag("sl", "Service level of LID-routed MADs.").Default("0").Uint8Var(&o.sl)
+	strictint.IntVar(app.Flag("sl", "Service level of LID-routed MADs (0..15).").Default("0"), &o.sl, 0, 15)
 	app.Flag("format", "Output format: text or json.").Default("text").EnumVar(&o.format, "text", "json")
-	app.Flag("concurrency", "Destinations traced at once.").Default("32").IntVar(&o.concurrency)
+	strictint.IntVar(app.Flag("concurrency", "Destinations traced at once (1..4096).").Default("32"), &o.concurrency, 1, 4096)
 	app.Flag("no-validate", "Walk the forwarding tables only, as ibtracert does; ask no agent.").BoolVar(&o.noValidate)
 	app.Flag("Ca", "The CA to use, as ibtracert's -C (the same as --ib.ca).").Short('C').PlaceHolder("CA").StringVar(&o.caAlias)
 	app.Flag("Port", "The CA port to use, as ibtracert's -P (the same as --ib.port).").Short('P').PlaceHolder("PORT").StringVar(&o.portAlias)
@@ -109,10 +110,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ibtracer: --oui %q: want a 24-bit hex number such as 0x001405\n", o.oui)
 		return trace.ExitUsage
 	}
-	if o.timeoutMS <= 0 || o.retries < 0 || o.concurrency <= 0 {
-		fmt.Fprintln(stderr, "ibtracer: --timeout and --concurrency must be positive and --retries not negative")
-		return trace.ExitUsage
-	}
 
 	opened, err := o.ib.Open(false)
 	if err != nil {
@@ -127,7 +124,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	e := ibmad.NewEngine(opened.Transport, ibmad.Options{Timeout: timeout, Retries: retries})
 	defer e.Close()
-	tr := trace.New(e, trace.Options{Timeout: timeout, Retries: retries, OUI: ibmad.OUI(oui), SL: o.sl, NoValidate: o.noValidate,
+	tr := trace.New(e, trace.Options{Timeout: timeout, Retries: retries, OUI: ibmad.OUI(oui), SL: uint8(o.sl), NoValidate: o.noValidate,
 		Discovery: trace.Discovery(o.discovery)})
 
 	var hc *trace.HealthChecker
@@ -220,8 +217,8 @@ func (o *options) destinations() ([]trace.Destination, error) {
 	case 0:
 	case 1, 2:
 		for i, s := range o.positional {
-			v, err := strconv.ParseUint(s, 0, 16)
-			if err != nil || v == 0 || v >= 0xC000 {
+			v, ok := parseLID(s)
+			if !ok {
 				return nil, fmt.Errorf("%q: want a unicast LID 1..49151 (ibtracer [SRC_LID] DST_LID)", s)
 			}
 			if i == 0 && len(o.positional) == 2 {
@@ -240,8 +237,8 @@ func (o *options) destinations() ([]trace.Destination, error) {
 		return nil, fmt.Errorf("--all traces from the local port: give no SRC_LID with it")
 	}
 	for _, s := range o.lids {
-		v, err := strconv.ParseUint(s, 0, 16)
-		if err != nil || v == 0 || v >= 0xC000 {
+		v, ok := parseLID(s)
+		if !ok {
 			return nil, fmt.Errorf("-l %q: want a unicast LID 1..49151", s)
 		}
 		ds = append(ds, trace.Destination{LID: uint16(v)})
@@ -289,6 +286,15 @@ func (o *options) destinations() ([]trace.Destination, error) {
 		return nil, fmt.Errorf("no destination: give -l LID, -g GID, -G GUID, --node NAME or --all")
 	}
 	return ds, nil
+}
+
+// parseLID reads a unicast LID, in decimal or 0x hex (internal/strictint).
+func parseLID(s string) (uint16, bool) {
+	v, err := strictint.Parse(s)
+	if err != nil || !strictint.InRange(v, 1, 0xBFFF) {
+		return 0, false
+	}
+	return uint16(v.Int64()), true
 }
 
 // aliases applies ibtracert's -C and -P to --ib.ca and --ib.port.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 	"github.com/ibtracer/ibtracer_exporter/internal/nodenamemap"
+	"github.com/ibtracer/ibtracer_exporter/internal/readlimit"
 	"github.com/ibtracer/ibtracer_exporter/trace"
 )
 
@@ -145,26 +145,12 @@ func (o *OUI) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// Error is a configuration error with its position.
-type Error struct {
-	File  string
-	Line  int
-	Field string
-	Msg   string
-}
-
-func (e *Error) Error() string {
-	if e.Field != "" {
-		return fmt.Sprintf("%s:%d: %s: %s", e.File, e.Line, e.Field, e.Msg)
-	}
-	return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
-}
-
 var lineRe = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
 
-// Load reads and validates a configuration file.
+// Load reads and validates a configuration file; one over
+// readlimit.Config's bound is refused.
 func Load(path string) (*Config, error) {
-	b, err := os.ReadFile(path)
+	b, err := readlimit.ReadFile(path, readlimit.Config)
 	if err != nil {
 		return nil, err
 	}
@@ -174,14 +160,20 @@ func Load(path string) (*Config, error) {
 // Parse decodes and validates b; file names the source in errors.
 func Parse(file string, b []byte) (*Config, error) {
 	c := &Config{}
+	var root yaml.Node
+	rootErr := yaml.Unmarshal(b, &root)
+	if rootErr == nil {
+		if err := checkIntegers(file, &root); err != nil { // numbers.go
+			return nil, err
+		}
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
 		return nil, decodeError(file, b, err)
 	}
 	c.lines = map[string]int{}
-	var root yaml.Node
-	if err := yaml.Unmarshal(b, &root); err == nil {
+	if rootErr == nil {
 		recordLines(&root, c)
 		recordSelectorLines(&root, c)
 	}

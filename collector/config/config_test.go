@@ -52,6 +52,13 @@ func TestLoadInvalid(t *testing.T) {
 		"invalid-missing-name.yml":      "testdata/invalid-missing-name.yml:2: destinations[0].name: missing: every destination needs a name",
 		"invalid-port-without-node.yml": "testdata/invalid-port-without-node.yml:4: destinations[0] (p).port: a port applies only to a node destination",
 		"invalid-port.yml":              "testdata/invalid-port.yml:4: destinations[0] (q).port: 255 is not a port number (1..254)",
+		"invalid-lid-fraction.yml":      "testdata/invalid-lid-fraction.yml:3: destinations[0] (m).lid: 12.9 is not an integer",
+		"invalid-port-fraction.yml":     "testdata/invalid-port-fraction.yml:4: destinations[0] (q).port: 1.7 is not an integer",
+		"invalid-lid-exponent.yml":      "testdata/invalid-lid-exponent.yml:3: destinations[0] (m).lid: 1e3 is not an integer",
+		"invalid-lid-zero.yml":          "testdata/invalid-lid-zero.yml:3: destinations[0] (m).lid: 0 is not a unicast LID (1..49151)",
+		"invalid-lid-negative.yml":      "testdata/invalid-lid-negative.yml:3: destinations[0] (m).lid: -5 is not a unicast LID (1..49151)",
+		"invalid-lid-octal.yml":         "testdata/invalid-lid-octal.yml:3: destinations[0] (m).lid: 017: write integers in decimal or as 0x hex",
+		"invalid-lid-65536.yml":         "testdata/invalid-lid-65536.yml:3: destinations[0] (m).lid: 65536 is not a unicast LID (1..49151)",
 	} {
 		t.Run(file, func(t *testing.T) {
 			_, err := Load(filepath.Join("testdata", file))

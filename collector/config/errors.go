@@ -12,6 +12,21 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
+// Error is a configuration error with its position.
+type Error struct {
+	File  string
+	Line  int
+	Field string
+	Msg   string
+}
+
+func (e *Error) Error() string {
+	if e.Field != "" {
+		return fmt.Sprintf("%s:%d: %s: %s", e.File, e.Line, e.Field, e.Msg)
+	}
+	return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+}
+
 // Check reads and validates the configuration file at path, as Load does,
 // and returns the first error; it prints nothing. It is the exporter's
 // --config.check.

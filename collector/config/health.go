@@ -2,7 +2,6 @@ package config
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 
@@ -59,14 +58,8 @@ func (h *HealthConfig) check(file string, line int) error {
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(filepath.Dir(file), p)
 		}
-		f, err := os.Open(p)
-		if err != nil {
+		if err := trace.LoadLimits(p, o.Limits); err != nil {
 			return bad("threshold_file", "%v", err)
-		}
-		err = trace.ParseLimits(f, o.Limits)
-		f.Close()
-		if err != nil {
-			return bad("threshold_file", "%s: %v", p, err)
 		}
 	}
 	names := make([]string, 0, len(h.Limits))

@@ -2,13 +2,14 @@ package sim
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
+	"github.com/ibtracer/ibtracer_exporter/internal/readlimit"
 )
 
 // NodeSpec is one node of a topology.
@@ -84,14 +85,14 @@ type ParseError struct {
 
 func (e *ParseError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg) }
 
-// LoadTopology reads an ibnetdiscover/ibsim topology file.
+// LoadTopology reads an ibnetdiscover/ibsim topology file; one over
+// readlimit.Topology's bound is refused.
 func LoadTopology(path string) (*Topology, error) {
-	f, err := os.Open(path)
+	b, err := readlimit.ReadFile(path, readlimit.Topology)
 	if err != nil {
 		return nil, fmt.Errorf("topology: %w", err)
 	}
-	defer f.Close()
-	return ParseTopology(path, f)
+	return ParseTopology(path, bytes.NewReader(b))
 }
 
 // ParseTopology reads the ibsim/ibnetdiscover format: node headers

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -97,4 +98,26 @@ func mustFabric(t testing.TB, file string, opts Options) *Fabric {
 		t.Fatal(err)
 	}
 	return f
+}
+
+// A topology path that never ends (/dev/zero) or a file over the bound is
+// refused with an error naming the file and the bound.
+func TestLoadTopologyTooLarge(t *testing.T) {
+	over := filepath.Join(t.TempDir(), "huge.topo")
+	f, err := os.Create(over)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(64<<20 + 1); err != nil { // sparse: no disk used
+		t.Fatal(err)
+	}
+	f.Close()
+	for path, want := range map[string]string{
+		"/dev/zero": "topology: /dev/zero: larger than 64 MiB, the most a topology file may hold",
+		over:        "topology: " + over + ": larger than 64 MiB, the most a topology file may hold",
+	} {
+		if _, err := LoadTopology(path); err == nil || err.Error() != want {
+			t.Errorf("LoadTopology(%s): got %v, want %s", path, err, want)
+		}
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/ibtracer/ibtracer_exporter/ibmad/ibsim"
 	"github.com/ibtracer/ibtracer_exporter/ibmad/sim"
 	"github.com/ibtracer/ibtracer_exporter/ibmad/umad"
+	"github.com/ibtracer/ibtracer_exporter/internal/strictint"
 )
 
 // Config is what the flags select.
@@ -40,7 +41,7 @@ func AddFlags(app *kingpin.Application, c *Config, short bool) {
 	app.Flag("ib.transport", "MAD transport: umad (the kernel, for real hardware), ibsim (the ibsim simulator) or sim (the built-in simulated fabric).").
 		Default("umad").EnumVar(&c.Transport, "umad", "ibsim", "sim")
 	ca.StringVar(&c.CA)
-	port.IntVar(&c.Port)
+	strictint.IntVar(port, &c.Port, 0, 254)
 	app.Flag("ibsim.node", "ibsim node to attach to (default $SIM_HOST); the socket name comes from $IBSIM_SOCKNAME as for the stock tools.").
 		StringVar(&c.IbsimNode)
 	AddSimFlags(app, c)
@@ -53,7 +54,7 @@ func AddSimFlags(app *kingpin.Application, c *Config) {
 	app.Flag("sim.node", "Node of the simulated fabric this program runs on; default: the first CA.").StringVar(&c.SimNode)
 	app.Flag("sim.agents", "Where the simulated fabric runs the vendor agent: all, hosts, none, or a percentage of hosts such as 80% (with every switch).").
 		Default("all").StringVar(&c.SimAgents)
-	app.Flag("sim.lmc", "LMC of the simulated fabric's CA ports.").Default("0").IntVar(&c.SimLMC)
+	strictint.IntVar(app.Flag("sim.lmc", "LMC of the simulated fabric's CA ports (0..7).").Default("0"), &c.SimLMC, 0, 7)
 	app.Flag("sim.seed", "Seed of the simulated fabric's random choices.").Default("1").Uint64Var(&c.SimSeed)
 }
 

@@ -5,17 +5,16 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 
 	"github.com/ibtracer/ibtracer_exporter/internal/fabricstr"
+	"github.com/ibtracer/ibtracer_exporter/internal/readlimit"
 )
 
 // Map is a parsed node-name map: node GUID to site name, each name made
 // printable valid UTF-8 by the rule of docs/architecture.md ("Strings
-// from the fabric"). The zero Map
-// (nil) maps nothing.
+// from the fabric"). The zero Map (nil) maps nothing.
 type Map map[uint64]string
 
 // Error is a line the parser could not read.
@@ -29,9 +28,10 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("%s:%d: not a node-name-map line (want 0xGUID \"name\"): %q", e.File, e.Line, e.Text)
 }
 
-// Load reads the map at path.
+// Load reads the map at path; a file over readlimit.NodeNameMap's bound
+// is refused (docs/runbook.md, "File size limits").
 func Load(path string) (Map, error) {
-	b, err := os.ReadFile(path)
+	b, err := readlimit.ReadFile(path, readlimit.NodeNameMap)
 	if err != nil {
 		return nil, err
 	}

@@ -67,3 +67,26 @@ func TestLoad(t *testing.T) {
 		t.Fatal("no error for a missing file")
 	}
 }
+
+// A map path that never ends (/dev/zero) or a file over the bound is
+// refused with an error naming the file and the bound, without reading
+// it all.
+func TestLoadTooLarge(t *testing.T) {
+	over := filepath.Join(t.TempDir(), "huge.map")
+	f, err := os.Create(over)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(32<<20 + 1); err != nil { // sparse: no disk used
+		t.Fatal(err)
+	}
+	f.Close()
+	for path, want := range map[string]string{
+		"/dev/zero": "/dev/zero: larger than 32 MiB, the most a node-name-map may hold",
+		over:        over + ": larger than 32 MiB, the most a node-name-map may hold",
+	} {
+		if _, err := Load(path); err == nil || err.Error() != want {
+			t.Errorf("Load(%s): got %v, want %s", path, err, want)
+		}
+	}
+}
