@@ -160,18 +160,3 @@ func pick(dests []*destState, names []string) ([]*destState, error) {
 	}
 	return out, nil
 }
-
-// limitInFlight serves at most n requests at once; more get 503 at once
-// (the client retries; nothing queues).
-func limitInFlight(n int, h http.Handler) http.Handler {
-	sem := make(chan struct{}, n)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case sem <- struct{}{}:
-			defer func() { <-sem }()
-			h.ServeHTTP(w, r)
-		default:
-			http.Error(w, fmt.Sprintf("too many concurrent requests (at most %d); retry", n), http.StatusServiceUnavailable)
-		}
-	})
-}

@@ -31,10 +31,12 @@ func NewRegistry(cs ...prometheus.Collector) *prometheus.Registry {
 const DefaultMetricsInFlight = 4
 
 // MetricsHandler serves reg as /metrics, OpenMetrics included, at most
-// maxInFlight scrapes at once (0: no limit); more get 503 at once.
+// maxInFlight scrapes rendering at once (0: no limit); more get 503 at
+// once. A scrape is rendered in memory before it is sent, and its slot
+// is free while it is sent (limitInFlight, renderFirst).
 func MetricsHandler(reg *prometheus.Registry, maxInFlight int, logger log.Logger) http.Handler {
-	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError,
-		ErrorLog: promLogger{logger}, MaxRequestsInFlight: maxInFlight, EnableOpenMetrics: true})
+	return limitInFlight(maxInFlight, renderFirst(promhttp.HandlerFor(reg, promhttp.HandlerOpts{
+		ErrorHandling: promhttp.ContinueOnError, ErrorLog: promLogger{logger}, EnableOpenMetrics: true})))
 }
 
 // promLogger logs promhttp's errors (a collector that failed) through
