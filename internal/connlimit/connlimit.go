@@ -1,8 +1,8 @@
 // Package connlimit bounds the connections an HTTP server keeps open, so
 // that idle keep-alive connections cannot use up the process's file
 // descriptors, and makes room for a new connection by closing the one
-// that has waited longest for a request (docs/architecture.md, "HTTP
-// server limits").
+// that has waited longest for a request, idle keep-alive connections
+// first (docs/architecture.md, "HTTP server limits").
 package connlimit
 
 import (
@@ -15,9 +15,10 @@ import (
 
 // Limiter admits at most Max connections at once over the listeners it
 // wraps. Give its ConnState to the http.Server, so that it knows which
-// connections wait for a request (new, or idle between keep-alive
-// requests): when all are taken and another connection arrives, it
-// closes the one that has waited longest; when none waits, the new
+// connections wait for a request (idle between keep-alive requests, or
+// new): when all are taken and another connection arrives, it closes the
+// keep-alive connection idle longest, or if none is idle the new one that
+// has waited longest for its first request; when none waits, the new
 // connection waits (in the kernel's backlog, beyond the one being
 // admitted) until one closes or starts waiting.
 type Limiter struct {
@@ -26,7 +27,7 @@ type Limiter struct {
 	wake    chan struct{} // a connection started waiting for a request
 	mu      sync.Mutex
 	seq     uint64
-	waiting map[*conn]uint64 // since when, in admission order
+	waiting map[*conn]wait
 	evicted atomic.Uint64
 	// OnEvict, if set before the limiter is used, is called after each
 	// connection closed to make room, with how many have been so far.
@@ -36,7 +37,7 @@ type Limiter struct {
 // New returns a limiter of n connections (at least 1).
 func New(n int) *Limiter {
 	n = max(n, 1)
-	return &Limiter{max: n, slots: make(chan struct{}, n), wake: make(chan struct{}, 1), waiting: map[*conn]uint64{}}
+	return &Limiter{max: n, slots: make(chan struct{}, n), wake: make(chan struct{}, 1), waiting: map[*conn]wait{}}
 }
 
 // Max is the limit.
@@ -60,8 +61,10 @@ func (l *Limiter) ConnState(nc net.Conn, s http.ConnState) {
 		return
 	}
 	switch s {
-	case http.StateNew, http.StateIdle:
-		l.startWaiting(c)
+	case http.StateNew:
+		l.startWaiting(c, false)
+	case http.StateIdle:
+		l.startWaiting(c, true)
 	default: // active, hijacked, closed
 		l.stopWaiting(c)
 	}
@@ -75,11 +78,27 @@ func unwrap(nc net.Conn) (*conn, bool) {
 	return c, ok
 }
 
-func (l *Limiter) startWaiting(c *conn) {
+// wait is since when (in the order connections started waiting) and
+// how a connection waits for a request: idle after one, or new.
+type wait struct {
+	since uint64
+	idle  bool
+}
+
+// before reports whether w is to be closed before v: idle connections
+// first, then the one that has waited longest.
+func (w wait) before(v wait) bool {
+	if w.idle != v.idle {
+		return w.idle
+	}
+	return w.since < v.since
+}
+
+func (l *Limiter) startWaiting(c *conn, idle bool) {
 	l.mu.Lock()
 	if !c.closed.Load() {
 		l.seq++
-		l.waiting[c] = l.seq
+		l.waiting[c] = wait{l.seq, idle}
 	}
 	l.mu.Unlock()
 	select {
@@ -117,15 +136,16 @@ func (l *Limiter) admit(done <-chan struct{}) bool {
 	}
 }
 
-// evictLongestWaiting closes the connection that has waited longest for
-// a request, if one waits.
+// evictLongestWaiting closes, if one waits for a request, the keep-alive
+// connection idle longest, or else the new connection that has waited
+// longest for its first request.
 func (l *Limiter) evictLongestWaiting() bool {
 	l.mu.Lock()
 	var victim *conn
-	var since uint64
-	for c, s := range l.waiting {
-		if victim == nil || s < since {
-			victim, since = c, s
+	var vw wait
+	for c, w := range l.waiting {
+		if victim == nil || w.before(vw) {
+			victim, vw = c, w
 		}
 	}
 	delete(l.waiting, victim)
@@ -158,7 +178,7 @@ func (ln *listener) Accept() (net.Conn, error) {
 		return nil, net.ErrClosed
 	}
 	c := &conn{Conn: nc, lim: ln.lim}
-	ln.lim.startWaiting(c)
+	ln.lim.startWaiting(c, false)
 	return c, nil
 }
 

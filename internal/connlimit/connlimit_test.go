@@ -169,3 +169,29 @@ func TestWaitsWhileAllAreBusy(t *testing.T) {
 		t.Fatal("Serve did not return after Close")
 	}
 }
+
+// A keep-alive connection idle between requests is closed before one that
+// has not sent its first request yet, even a longer-waiting one: that one
+// may be a scrape whose request has not been read yet (a new connection
+// that never sends one is bounded by the server's ReadHeaderTimeout).
+func TestPrefersIdleToNew(t *testing.T) {
+	lim := New(2)
+	addr, idle, _, _ := server(t, lim, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") }))
+	quiet := dial(t, addr) // connected, no request yet
+	kept := dial(t, addr)
+	if code, err := kept.get(5 * time.Second); err != nil || code != 200 {
+		t.Fatal(code, err)
+	}
+	waitIdle(t, idle, kept)
+	c3 := dial(t, addr)
+	if code, err := c3.get(5 * time.Second); err != nil || code != 200 {
+		t.Fatalf("a new connection at the limit: %d %v", code, err)
+	}
+	_ = kept.c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := kept.r.ReadByte(); !errors.Is(err, io.EOF) {
+		t.Errorf("the idle keep-alive connection: read %v, want EOF (closed to make room)", err)
+	}
+	if code, err := quiet.get(5 * time.Second); err != nil || code != 200 {
+		t.Errorf("the new connection that waited longer: %d %v, want it kept and served", code, err)
+	}
+}

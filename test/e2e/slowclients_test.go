@@ -155,7 +155,7 @@ func TestIdleConnectionsDoNotStopScrapes(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Fatalf("scrape: %d", resp.StatusCode)
 	}
-	if v, ok := value(string(body), `ibtracer_http_connections_closed_total{reason="limit"}`); !ok || v == 0 {
+	if v, ok := value(string(body), "ibtracer_http_connections_evicted_total"); !ok || v == 0 {
 		t.Errorf("idle connections closed to make room: %v %v, want > 0:\n%s", v, ok, grepMetrics(string(body), "ibtracer_http_"))
 	}
 	if logs := p.Logs(); strings.Contains(logs, "too many open files") {
