@@ -3,6 +3,7 @@ package collector
 import (
 	"fmt"
 	"net/http"
+	"strconv"
 	"sync"
 )
 
@@ -73,7 +74,8 @@ func (w *yieldingWriter) yield() {
 func (w *yieldingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // renderFirst serves h into memory and sends the answer only when h has
-// returned: under limitInFlight, the scrape's slot is held while the
+// returned, with its Content-Length (a client can tell a cut answer from
+// a whole one): under limitInFlight, the scrape's slot is held while the
 // registry is gathered and encoded (gzip'd when the client accepts it)
 // and given up before the first byte is sent, so a slow client costs the
 // memory of its answer until the write timeout, not a slot.
@@ -88,6 +90,7 @@ func renderFirst(h http.Handler) http.Handler {
 		for k, v := range b.header {
 			w.Header()[k] = v
 		}
+		w.Header().Set("Content-Length", strconv.Itoa(b.size()))
 		if b.code == 0 {
 			b.code = http.StatusOK
 		}
@@ -136,6 +139,14 @@ func (b *bufferedWriter) Write(p []byte) (int, error) {
 		b.chunks[last], p = c[:len(c)+k], p[k:]
 	}
 	return n, nil
+}
+
+func (b *bufferedWriter) size() int {
+	n := 0
+	for _, c := range b.chunks {
+		n += len(c)
+	}
+	return n
 }
 
 // free returns the pieces to the pool.

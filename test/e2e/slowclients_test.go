@@ -162,3 +162,34 @@ func TestIdleConnectionsDoNotStopScrapes(t *testing.T) {
 		t.Errorf("the exporter ran out of file descriptors:\n%s", logs)
 	}
 }
+
+// A client that does not read is cut off at --web.write-timeout: the
+// server closes its connection, and what it can still read is shorter
+// than the Content-Length it was promised.
+func TestWriteTimeoutCutsStalledReaders(t *testing.T) {
+	skipShort(t)
+	p := startExporter(t, nil, manyDestinations(10000), "--ib.transport=sim", "--web.write-timeout=1s")
+	if !poll(30*time.Second, 100*time.Millisecond, func() bool { code, _ := p.get("/-/healthy"); return code == 200 }) {
+		t.Fatal("the exporter did not start")
+	}
+	c, status := stalledGet(t, p.addr, "/metrics")
+	if status != "HTTP/1.1 200" {
+		t.Fatalf("status %q", status)
+	}
+	// Wait past the write timeout without reading: the server's write
+	// deadline passes while the socket's buffers are full.
+	time.Sleep(2 * time.Second)
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(io.MultiReader(strings.NewReader(status), c)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := io.Copy(io.Discard, resp.Body)
+	t.Logf("stalled 2 s at a write timeout of 1 s: read %d of %d bytes, then %v", n, resp.ContentLength, err)
+	if resp.ContentLength <= 0 || n >= resp.ContentLength || err == nil {
+		t.Errorf("read %d of Content-Length %d (%v); want the connection cut short", n, resp.ContentLength, err)
+	}
+	if code, body := p.get("/metrics"); code != 200 || len(body) < 1<<20 {
+		t.Errorf("a real scrape afterwards: %d, %d bytes", code, len(body))
+	}
+}
