@@ -27,16 +27,22 @@ var defaultWebLimits = webLimits{maxConns: 512, readTimeout: 30 * time.Second, w
 func addWebLimitFlags(app *kingpin.Application, w *webLimits) {
 	app.Flag("web.max-connections", "Most HTTP connections open at once (0: no limit), and at most half the open-file limit; at the limit, the connection that has waited longest for a request is closed to admit a new one.").
 		Default("512").IntVar(&w.maxConns)
-	app.Flag("web.read-timeout", "Longest time to read a request, headers and body.").Default("30s").DurationVar(&w.readTimeout)
-	app.Flag("web.write-timeout", "Longest time from the end of a request's headers to the end of its answer; a client that reads slower is cut off.").
+	app.Flag("web.read-timeout", "Longest time to read a request, headers and body (0: none; the headers are still read within 10s).").Default("30s").DurationVar(&w.readTimeout)
+	app.Flag("web.write-timeout", "Longest time from the end of a request's headers to the end of its answer (0: none); a client that reads slower is cut off.").
 		Default("1m").DurationVar(&w.writeTimeout)
-	app.Flag("web.idle-timeout", "Longest time a keep-alive connection waits for its next request.").Default("1m").DurationVar(&w.idleTimeout)
+	app.Flag("web.idle-timeout", "Longest time a keep-alive connection waits for its next request (0: the read timeout).").Default("1m").DurationVar(&w.idleTimeout)
 }
 
 // newServer returns the HTTP server of h, with w's timeouts, its own
 // errors (such as "accept4: too many open files") logged through logger.
+// The request headers are read within 10 s, or the read timeout if it is
+// shorter (0 turns a timeout off, but not that of the headers).
 func newServer(h http.Handler, w webLimits, logger log.Logger) *http.Server {
-	return &http.Server{Handler: h, ReadHeaderTimeout: min(10*time.Second, w.readTimeout), ReadTimeout: w.readTimeout,
+	header := 10 * time.Second
+	if w.readTimeout > 0 {
+		header = min(header, w.readTimeout)
+	}
+	return &http.Server{Handler: h, ReadHeaderTimeout: header, ReadTimeout: w.readTimeout,
 		WriteTimeout: w.writeTimeout, IdleTimeout: w.idleTimeout, ErrorLog: stdlog.New(serverErrorLog{logger}, "", 0)}
 }
 

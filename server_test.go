@@ -77,3 +77,23 @@ func TestServerErrorLogIsOurs(t *testing.T) {
 	}
 	t.Fatalf("the server's accept error is not in our log; got:\n%s", buf.String())
 }
+
+// The flags' timeouts reach the server; turning the read timeout off
+// keeps the 10 s bound on the request headers.
+func TestServerTimeouts(t *testing.T) {
+	for _, c := range []struct {
+		w      webLimits
+		header time.Duration
+	}{
+		{defaultWebLimits, 10 * time.Second},
+		{webLimits{readTimeout: 3 * time.Second, writeTimeout: 5 * time.Second, idleTimeout: 7 * time.Second}, 3 * time.Second},
+		{webLimits{}, 10 * time.Second},
+	} {
+		srv := newServer(http.NotFoundHandler(), c.w, nil)
+		if srv.ReadHeaderTimeout != c.header || srv.ReadTimeout != c.w.readTimeout || srv.WriteTimeout != c.w.writeTimeout ||
+			srv.IdleTimeout != c.w.idleTimeout || srv.ErrorLog == nil {
+			t.Errorf("%+v: header %v read %v write %v idle %v (error log %v); want header %v", c.w, srv.ReadHeaderTimeout,
+				srv.ReadTimeout, srv.WriteTimeout, srv.IdleTimeout, srv.ErrorLog != nil, c.header)
+		}
+	}
+}
