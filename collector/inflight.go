@@ -78,8 +78,9 @@ func (w *yieldingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter 
 // a whole one): under limitInFlight, the scrape's slot is held while the
 // registry is gathered and encoded (gzip'd when the client accepts it)
 // and given up before the first byte is sent, so a slow client costs the
-// memory of its answer until the write timeout, not a slot.
-func renderFirst(h http.Handler) http.Handler {
+// memory of its answer until the write timeout, not a slot; s bounds that
+// memory over all the answers being sent.
+func renderFirst(s *senders, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b := &bufferedWriter{header: http.Header{}}
 		defer b.free()
@@ -87,10 +88,12 @@ func renderFirst(h http.Handler) http.Handler {
 		if yw, ok := w.(*yieldingWriter); ok {
 			yw.yield()
 		}
+		size := b.size()
+		defer s.begin(w, int64(size))()
 		for k, v := range b.header {
 			w.Header()[k] = v
 		}
-		w.Header().Set("Content-Length", strconv.Itoa(b.size()))
+		w.Header().Set("Content-Length", strconv.Itoa(size))
 		if b.code == 0 {
 			b.code = http.StatusOK
 		}

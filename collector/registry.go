@@ -34,9 +34,15 @@ const DefaultMetricsInFlight = 4
 // maxInFlight scrapes rendering at once (0: no limit); more get 503 at
 // once. A scrape is rendered in memory before it is sent, and its slot
 // is free while it is sent (limitInFlight, renderFirst).
+// The answers waiting on their clients hold at most DefaultSendBudget
+// bytes; past that the oldest is cut off (senders).
 func MetricsHandler(reg *prometheus.Registry, maxInFlight int, logger log.Logger) http.Handler {
-	return limitInFlight(maxInFlight, renderFirst(promhttp.HandlerFor(reg, promhttp.HandlerOpts{
-		ErrorHandling: promhttp.ContinueOnError, ErrorLog: promLogger{logger}, EnableOpenMetrics: true})))
+	return metricsHandler(reg, maxInFlight, DefaultSendBudget, logger)
+}
+
+func promHandler(reg *prometheus.Registry, logger log.Logger) http.Handler {
+	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{
+		ErrorHandling: promhttp.ContinueOnError, ErrorLog: promLogger{logger}, EnableOpenMetrics: true})
 }
 
 // promLogger logs promhttp's errors (a collector that failed) through
