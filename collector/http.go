@@ -75,8 +75,9 @@ func (s *destState) view() TraceView {
 	return v
 }
 
-// TracesInFlight is how many /traces requests are served at once; more
-// get 503 at once.
+// TracesInFlight is how many /traces requests render at once; more get
+// 503 at once. A request waiting on its client holds no slot
+// (limitInFlight).
 const TracesInFlight = 2
 
 // TracesHandler serves /traces: the latest trace per destination (all,
