@@ -3,6 +3,7 @@ package main
 import (
 	stdlog "log"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -26,11 +27,11 @@ var defaultWebLimits = webLimits{maxConns: 512, readTimeout: 30 * time.Second, w
 
 func addWebLimitFlags(app *kingpin.Application, w *webLimits) {
 	app.Flag("web.max-connections", "Most HTTP connections open at once (0: no limit), and at most half the open-file limit; at the limit, the connection that has waited longest for a request is closed to admit a new one.").
-		Default("512").IntVar(&w.maxConns)
-	app.Flag("web.read-timeout", "Longest time to read a request, headers and body (0: none; the headers are still read within 10s).").Default("30s").DurationVar(&w.readTimeout)
+		Default(strconv.Itoa(defaultWebLimits.maxConns)).IntVar(&w.maxConns)
+	app.Flag("web.read-timeout", "Longest time to read a request, headers and body (0: none; the headers are still read within 10s).").Default(defaultWebLimits.readTimeout.String()).DurationVar(&w.readTimeout)
 	app.Flag("web.write-timeout", "Longest time from the end of a request's headers to the end of its answer (0: none); a client that reads slower is cut off.").
-		Default("1m").DurationVar(&w.writeTimeout)
-	app.Flag("web.idle-timeout", "Longest time a keep-alive connection waits for its next request (0: the read timeout).").Default("1m").DurationVar(&w.idleTimeout)
+		Default(defaultWebLimits.writeTimeout.String()).DurationVar(&w.writeTimeout)
+	app.Flag("web.idle-timeout", "Longest time a keep-alive connection waits for its next request (0: the read timeout).").Default(defaultWebLimits.idleTimeout.String()).DurationVar(&w.idleTimeout)
 }
 
 // newServer returns the HTTP server of h, with w's timeouts, its own
