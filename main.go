@@ -13,7 +13,6 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/go-kit/log/level"
 	"github.com/prometheus/common/version"
-	"github.com/prometheus/exporter-toolkit/web"
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
 
 	"github.com/ibtracer/ibtracer_exporter/collector"
@@ -34,6 +33,7 @@ type flags struct {
 	maxRequests int
 	retryDevice time.Duration
 	ib          ibopen.Config
+	web         webLimits
 }
 
 func run() int {
@@ -41,7 +41,8 @@ func run() int {
 	app := kingpin.New("ibtracer_exporter", "Traces InfiniBand routes hop by hop, validates every hop with the ibtracer vendor agent, hosts that agent, and exports Prometheus metrics.")
 	app.Flag("config.file", "Configuration file (YAML).").Default("ibtracer.yml").StringVar(&f.configFile)
 	webFlags := kingpinflag.AddFlags(app, ":9684")
-	strictint.IntVar(app.Flag("web.max-requests", "Maximum concurrent /metrics scrapes (0: no limit, at most 10000); more get 503.").Default("4"), &f.maxRequests, 0, 10000)
+	strictint.IntVar(app.Flag("web.max-requests", "Maximum concurrent /metrics scrapes rendering (0: no limit, at most 10000); more get 503. A scrape's slot is free while its answer is sent.").Default("4"), &f.maxRequests, 0, 10000)
+	addWebLimitFlags(app, &f.web)
 	app.Flag("log.level", "Log level: debug, info, warn, error.").Default("info").EnumVar(&f.logLevel, "debug", "info", "warn", "error")
 	app.Flag("log.format", "Log format: logfmt or json.").Default("logfmt").EnumVar(&f.logFormat, "logfmt", "json")
 	app.Flag("agent", "Host the ibtracer vendor agent and the ibping responder (--no-agent to turn off).").Default("true").BoolVar(&f.agent)
@@ -75,7 +76,12 @@ func run() int {
 		return 1
 	}
 
-	reg := collector.NewRegistry(svc.Collectors()...)
+	lim, limMetrics := connLimiter(f.web.maxConns, logger)
+	cs := svc.Collectors()
+	if limMetrics != nil {
+		cs = append(cs, limMetrics)
+	}
+	reg := collector.NewRegistry(cs...)
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", collector.MetricsHandler(reg, f.maxRequests, logger))
 	mux.Handle("/traces", svc.Exporter().TracesHandler())
@@ -96,9 +102,9 @@ func run() int {
 		}
 	}()
 
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := newServer(mux, f.web, logger)
 	done := make(chan error, 1)
-	go func() { done <- web.ListenAndServe(srv, webFlags, slogger) }()
+	go func() { done <- serve(srv, webFlags, lim, slogger) }()
 	term := make(chan os.Signal, 1)
 	signal.Notify(term, os.Interrupt, syscall.SIGTERM)
 	code := 0

@@ -75,23 +75,29 @@ func (s *destState) view() TraceView {
 	return v
 }
 
-// TracesInFlight is how many /traces requests are served at once; more
-// get 503 at once.
+// TracesInFlight is how many /traces requests render at once; more get
+// 503 at once. A request waiting on its client holds no slot
+// (limitInFlight).
 const TracesInFlight = 2
 
 // TracesHandler serves /traces: the latest trace per destination (all,
-// or those named by ?destination=NAME, repeatable), with per-hop data,
+// or those named by ?destination=NAME, repeatable: the union; 400 for a
+// query that does not parse or an unknown parameter), with per-hop data,
 // timestamps and the previous path, one destination at a time, so that a
 // request holds one destination's view, not all of them. JSON (an array)
 // by default; HTML, the path drawn hop by hop, for a client that prefers
 // text/html (a browser) or asks ?format=html.
 func (e *Exporter) TracesHandler() http.Handler {
 	return limitInFlight(TracesInFlight, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		query, err := parseTracesQuery(r.URL.RawQuery)
+		if err != nil {
+			http.Error(w, "/traces: "+err.Error(), http.StatusBadRequest)
+			return
+		}
 		dests := e.destinations()
 		all := len(dests)
-		if names := r.URL.Query()["destination"]; len(names) > 0 {
-			var err error
-			if dests, err = pick(dests, names); err != nil {
+		if len(query.names) > 0 {
+			if dests, err = pick(dests, query.names); err != nil {
 				http.Error(w, err.Error(), http.StatusNotFound)
 				return
 			}
@@ -104,7 +110,7 @@ func (e *Exporter) TracesHandler() http.Handler {
 		w.Header().Set("Vary", "Accept")
 		bw := bufio.NewWriterSize(w, 32<<10)
 		defer func() { _ = bw.Flush() }()
-		if wantsHTML(r.Header.Get("Accept"), r.URL.Query().Get("format")) {
+		if wantsHTML(r.Header.Get("Accept"), query.format) {
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
 			q := "" // the JSON link keeps the filter
 			for _, s := range dests {
@@ -154,19 +160,4 @@ func pick(dests []*destState, names []string) ([]*destState, error) {
 		}
 	}
 	return out, nil
-}
-
-// limitInFlight serves at most n requests at once; more get 503 at once
-// (the client retries; nothing queues).
-func limitInFlight(n int, h http.Handler) http.Handler {
-	sem := make(chan struct{}, n)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case sem <- struct{}{}:
-			defer func() { <-sem }()
-			h.ServeHTTP(w, r)
-		default:
-			http.Error(w, fmt.Sprintf("too many concurrent requests (at most %d); retry", n), http.StatusServiceUnavailable)
-		}
-	})
 }

@@ -31,12 +31,19 @@ func NewRegistry(cs ...prometheus.Collector) *prometheus.Registry {
 const DefaultMetricsInFlight = 4
 
 // MetricsHandler serves reg as /metrics, OpenMetrics included, at most
-// maxInFlight scrapes at once (0: no limit); more get 503 at once. A
-// series the scrape must leave out is counted and logged
-// (checkedGatherer).
+// maxInFlight scrapes rendering at once (0: no limit); more get 503 at
+// once. A scrape is rendered in memory before it is sent, and its slot
+// is free while it is sent (limitInFlight, renderFirst).
+// The answers waiting on their clients hold at most DefaultSendBudget
+// bytes; past that the oldest is cut off (senders). A series the scrape
+// must leave out is counted and logged (checkedGatherer).
 func MetricsHandler(reg *prometheus.Registry, maxInFlight int, logger log.Logger) http.Handler {
-	return promhttp.HandlerFor(newCheckedGatherer(reg, logger), promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError,
-		ErrorLog: promLogger{logger}, MaxRequestsInFlight: maxInFlight, EnableOpenMetrics: true})
+	return metricsHandler(reg, maxInFlight, DefaultSendBudget, logger)
+}
+
+func promHandler(reg *prometheus.Registry, logger log.Logger) http.Handler {
+	return promhttp.HandlerFor(newCheckedGatherer(reg, logger), promhttp.HandlerOpts{
+		ErrorHandling: promhttp.ContinueOnError, ErrorLog: promLogger{logger}, EnableOpenMetrics: true})
 }
 
 // promLogger logs promhttp's errors (a collector that failed) through

@@ -225,7 +225,7 @@ func (w *discardWriter) Write(p []byte) (int, error) {
 }
 
 // blockingWriter is a ResponseWriter whose first Write reports on started
-// and then blocks until release is closed: a request held in flight.
+// and then blocks until release is closed: a client that does not read.
 type blockingWriter struct {
 	discardWriter
 	started chan<- struct{}
@@ -236,55 +236,6 @@ type blockingWriter struct {
 func (w *blockingWriter) Write(p []byte) (int, error) {
 	w.once.Do(func() { w.started <- struct{}{}; <-w.release })
 	return w.discardWriter.Write(p)
-}
-
-// With limit requests in flight, one more is refused at once with 503;
-// once they finish, requests are served again.
-func testInFlightLimit(t *testing.T, h http.Handler, limit int) {
-	t.Helper()
-	started := make(chan struct{})
-	release := make(chan struct{})
-	var wg sync.WaitGroup
-	for i := 0; i < limit; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			w := &blockingWriter{discardWriter: discardWriter{header: http.Header{}}, started: started, release: release}
-			h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/", nil))
-		}()
-	}
-	for i := 0; i < limit; i++ {
-		select {
-		case <-started:
-		case <-time.After(30 * time.Second):
-			t.Fatalf("only %d of %d requests started", i, limit)
-		}
-	}
-	w := &discardWriter{header: http.Header{}}
-	done := make(chan struct{})
-	go func() { h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/", nil)); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the request over the limit waited")
-	}
-	close(release)
-	wg.Wait()
-	if w.code != http.StatusServiceUnavailable {
-		t.Fatalf("request over the limit of %d: status %d, want 503", limit, w.code)
-	}
-	w = &discardWriter{header: http.Header{}}
-	h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/", nil))
-	if w.code != http.StatusOK {
-		t.Fatalf("after the others finished: status %d", w.code)
-	}
-}
-
-func TestMetricsAndTracesLimitRequestsInFlight(t *testing.T) {
-	e := bigExporter(t, 50)
-	defer e.Stop()
-	t.Run("metrics", func(t *testing.T) { testInFlightLimit(t, MetricsHandler(NewRegistry(e), 3, log.NewNopLogger()), 3) })
-	t.Run("traces", func(t *testing.T) { testInFlightLimit(t, e.TracesHandler(), TracesInFlight) })
 }
 
 // /traces streams the same JSON that Traces() holds.

@@ -161,6 +161,13 @@ type exporterProc struct {
 
 func startExporter(t *testing.T, env []string, configYAML string, args ...string) *exporterProc {
 	t.Helper()
+	return startExporterUnder(t, nil, env, configYAML, args...)
+}
+
+// startExporterUnder runs the exporter under a wrapper command (such as
+// prlimit): wrap, then the exporter's path and arguments.
+func startExporterUnder(t *testing.T, wrap, env []string, configYAML string, args ...string) *exporterProc {
+	t.Helper()
 	bin, _ := binaries(t)
 	dir := t.TempDir()
 	p := &exporterProc{t: t, addr: freePort(t), cfg: filepath.Join(dir, "ibtracer.yml"), client: &http.Client{Timeout: 10 * time.Second}, scheme: "http"}
@@ -168,8 +175,9 @@ func startExporter(t *testing.T, env []string, configYAML string, args ...string
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	p.cmd = exec.CommandContext(ctx, bin, append([]string{"--config.file=" + p.cfg, "--web.listen-address=" + p.addr,
-		"--log.level=debug", "--device.retry-interval=1s"}, args...)...)
+	argv := append(append(append([]string(nil), wrap...), bin, "--config.file="+p.cfg, "--web.listen-address="+p.addr,
+		"--log.level=debug", "--device.retry-interval=1s"), args...)
+	p.cmd = exec.CommandContext(ctx, argv[0], argv[1:]...)
 	p.cmd.Dir = dir
 	p.cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, env...)
 	stderr, _ := p.cmd.StderrPipe()

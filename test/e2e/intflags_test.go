@@ -24,6 +24,7 @@ func TestExporterIntegerFlagsStrict(t *testing.T) {
 	for _, tc := range []struct{ arg, want string }{
 		{"--web.max-requests=2.5", "--web.max-requests 2.5 is not an integer"},
 		{"--web.max-requests=-1", "--web.max-requests -1: want 0..10000"},
+		{"--web.max-connections=1.5", "--web.max-connections 1.5 is not an integer"},
 		{"--ib.port=1.5", "--ib.port 1.5 is not an integer"},
 		{"--sim.lmc=9", "--sim.lmc 9: want 0..7"},
 	} {

@@ -1,0 +1,161 @@
+package collector
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+)
+
+// limitInFlight serves at most n requests at once while they render (0:
+// no limit); more get 503 at once (the client retries; nothing queues).
+// A request gives its slot up while a write to its client is under way
+// and takes one back, waiting if need be, when the write returns: a
+// client that sends a request and never reads the answer holds a
+// connection until the server's write timeout, never a slot a real
+// scrape needs (docs/architecture.md, "HTTP pages and logs").
+func limitInFlight(n int, h http.Handler) http.Handler {
+	if n <= 0 {
+		return h
+	}
+	sem := make(slots, n)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !sem.tryAcquire() {
+			http.Error(w, fmt.Sprintf("too many concurrent requests (at most %d); retry", n), http.StatusServiceUnavailable)
+			return
+		}
+		yw := &yieldingWriter{ResponseWriter: w, slot: sem, held: true}
+		defer yw.yield()
+		h.ServeHTTP(yw, r)
+	})
+}
+
+// slots is a counting semaphore.
+type slots chan struct{}
+
+func (s slots) tryAcquire() bool {
+	select {
+	case s <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+func (s slots) acquire() { s <- struct{}{} }
+func (s slots) release() { <-s }
+
+// yieldingWriter gives its request's slot up for the length of each write
+// to the client, or for good once the handler calls yield. One request's
+// handler uses it from one goroutine.
+type yieldingWriter struct {
+	http.ResponseWriter
+	slot slots
+	held bool
+}
+
+func (w *yieldingWriter) Write(p []byte) (int, error) {
+	if w.held {
+		w.slot.release()
+		defer w.slot.acquire()
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+// yield gives the slot up for the rest of the request.
+func (w *yieldingWriter) yield() {
+	if w.held {
+		w.held = false
+		w.slot.release()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (w *yieldingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// renderFirst serves h into memory and sends the answer only when h has
+// returned, with its Content-Length (a client can tell a cut answer from
+// a whole one): under limitInFlight, the scrape's slot is held while the
+// registry is gathered and encoded (gzip'd when the client accepts it)
+// and given up before the first byte is sent, so a slow client costs the
+// memory of its answer until the write timeout, not a slot; s bounds that
+// memory over all the answers being sent.
+func renderFirst(s *senders, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b := &bufferedWriter{header: http.Header{}}
+		defer b.free()
+		h.ServeHTTP(b, r)
+		if yw, ok := w.(*yieldingWriter); ok {
+			yw.yield()
+		}
+		size := b.size()
+		defer s.begin(w, int64(size))()
+		for k, v := range b.header {
+			w.Header()[k] = v
+		}
+		w.Header().Set("Content-Length", strconv.Itoa(size))
+		if b.code == 0 {
+			b.code = http.StatusOK
+		}
+		w.WriteHeader(b.code)
+		for _, c := range b.chunks {
+			if _, err := w.Write(c); err != nil {
+				return
+			}
+		}
+	})
+}
+
+// chunkSize is the size of the pieces a buffered answer is kept in: no
+// copy as it grows, and the pieces are reused from one scrape to the next.
+const chunkSize = 64 << 10
+
+var chunkPool = sync.Pool{New: func() any { return new([chunkSize]byte) }}
+
+// bufferedWriter is a ResponseWriter that keeps the answer in memory, in
+// pieces of chunkSize.
+type bufferedWriter struct {
+	header http.Header
+	code   int
+	chunks [][]byte
+}
+
+func (b *bufferedWriter) Header() http.Header { return b.header }
+
+func (b *bufferedWriter) WriteHeader(code int) {
+	if b.code == 0 {
+		b.code = code
+	}
+}
+
+func (b *bufferedWriter) Write(p []byte) (int, error) {
+	b.WriteHeader(http.StatusOK)
+	n := len(p)
+	for len(p) > 0 {
+		last := len(b.chunks) - 1
+		if last < 0 || len(b.chunks[last]) == chunkSize {
+			b.chunks = append(b.chunks, chunkPool.Get().(*[chunkSize]byte)[:0])
+			last++
+		}
+		c := b.chunks[last]
+		k := copy(c[len(c):chunkSize], p)
+		b.chunks[last], p = c[:len(c)+k], p[k:]
+	}
+	return n, nil
+}
+
+func (b *bufferedWriter) size() int {
+	n := 0
+	for _, c := range b.chunks {
+		n += len(c)
+	}
+	return n
+}
+
+// free returns the pieces to the pool.
+func (b *bufferedWriter) free() {
+	for _, c := range b.chunks {
+		chunkPool.Put((*[chunkSize]byte)(c[:chunkSize]))
+	}
+	b.chunks = nil
+}

@@ -1,0 +1,57 @@
+package collector
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"sort"
+)
+
+// tracesQuery is what a /traces request asks for: the destinations named
+// by ?destination= (none: all; repeated: the union) and ?format= (html,
+// json, or empty: as Accept says).
+type tracesQuery struct {
+	names  []string
+	format string
+}
+
+// parseTracesQuery parses a /traces query string strictly: a query that
+// does not parse, a parameter other than destination and format, a
+// format other than html or json, or format given twice is an error, so
+// that a filter the handler cannot read is refused rather than ignored
+// (docs/architecture.md, "HTTP pages and logs").
+func parseTracesQuery(raw string) (tracesQuery, error) {
+	vals, err := url.ParseQuery(raw)
+	if err != nil {
+		return tracesQuery{}, fmt.Errorf("bad query: %w", err)
+	}
+	var q tracesQuery
+	keys := make([]string, 0, len(vals))
+	for k := range vals {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys) // the same error for the same query
+	for _, k := range keys {
+		switch v := vals[k]; k {
+		case "destination":
+			q.names = v
+		case "format":
+			if q.format, err = parseFormat(v); err != nil {
+				return tracesQuery{}, err
+			}
+		default:
+			return tracesQuery{}, fmt.Errorf("unknown parameter %q (want destination or format)", k)
+		}
+	}
+	return q, nil
+}
+
+func parseFormat(v []string) (string, error) {
+	if len(v) > 1 {
+		return "", errors.New("format: given twice")
+	}
+	if v[0] != "html" && v[0] != "json" {
+		return "", fmt.Errorf("format %q: want html or json", v[0])
+	}
+	return v[0], nil
+}
