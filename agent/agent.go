@@ -26,7 +26,12 @@ type Config struct {
 	// Hostname answered to ibping; default as ibping -S builds it:
 	// hostname + "." + domainname, or the hostname alone.
 	Hostname string
-	// Now is the clock (tests).
+	// Clock is the time source of the rate limit and of SourceRoute's
+	// RecvTimeUnixNs (nil: the wall clock); tests give a fake one.
+	Clock ibmad.Clock
+	// Now is read instead of Clock.Now when Clock is nil.
+	//
+	// Deprecated: set Clock. Kept only until trace's tests move to Clock.
 	Now func() time.Time
 }
 
@@ -49,6 +54,7 @@ const (
 type Agent struct {
 	e   *ibmad.Engine
 	cfg Config
+	now func() time.Time // cfg.Clock's, or the deprecated cfg.Now
 
 	limMu   sync.Mutex
 	buckets map[uint16]*bucket
@@ -93,10 +99,10 @@ func New(e *ibmad.Engine, cfg Config) (*Agent, error) {
 	if cfg.Hostname == "" {
 		cfg.Hostname = DefaultHostname()
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
+	a := &Agent{e: e, cfg: cfg, now: ibmad.ClockOr(cfg.Clock).Now, buckets: map[uint16]*bucket{}, requests: map[[2]string]uint64{}, drops: map[string]uint64{}}
+	if cfg.Clock == nil && cfg.Now != nil {
+		a.now = cfg.Now
 	}
-	a := &Agent{e: e, cfg: cfg, buckets: map[uint16]*bucket{}, requests: map[[2]string]uint64{}, drops: map[string]uint64{}}
 	if _, err := e.Port(); err != nil {
 		return nil, fmt.Errorf("agent: %w", err)
 	}
@@ -125,7 +131,7 @@ func (a *Agent) Close() {
 func (a *Agent) allow(slid uint16) bool {
 	a.limMu.Lock()
 	defer a.limMu.Unlock()
-	now := a.cfg.Now()
+	now := a.now()
 	b := a.buckets[slid]
 	if b == nil {
 		if len(a.buckets) > 65536 {
@@ -223,7 +229,7 @@ func (a *Agent) sourceRoute(req, resp *ibmad.Packet) {
 		return
 	}
 	port, _ := a.e.CachedPort() // never the transport: this runs on the receive goroutine
-	now := a.cfg.Now()
+	now := a.now()
 	sr.ExtVersion = ibmad.SourceRouteExtVersion
 	sr.Flags = 0
 	sr.ActualInPort = 0

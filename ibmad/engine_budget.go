@@ -20,25 +20,9 @@ type Budget struct {
 	// PerTarget is the MADs per second to one target node (Request.Target,
 	// by default its LID or directed route; 0: no limit).
 	PerTarget float64
-	// Clock is the buckets' time source (nil: the wall clock).
+	// Clock is the buckets' time source (nil: the wall clock); tests
+	// give a fake one.
 	Clock Clock
-}
-
-// Clock is a time source; tests give the budget a fake one.
-type Clock interface {
-	Now() time.Time
-	// Timer returns a channel that receives once d has passed, and a
-	// function that stops it.
-	Timer(d time.Duration) (<-chan time.Time, func())
-}
-
-type wallClock struct{}
-
-func (wallClock) Now() time.Time { return time.Now() }
-
-func (wallClock) Timer(d time.Duration) (<-chan time.Time, func()) {
-	t := time.NewTimer(d)
-	return t.C, func() { t.Stop() }
 }
 
 // BudgetStats are the budget's settings and counters.
@@ -135,10 +119,7 @@ func (b *budget) reserve(target uint64) (time.Duration, Clock, func()) {
 	if b.cfg.Rate == 0 && b.cfg.PerTarget == 0 {
 		return 0, nil, nil
 	}
-	clk := b.cfg.Clock
-	if clk == nil {
-		clk = wallClock{}
-	}
+	clk := ClockOr(b.cfg.Clock)
 	now := clk.Now()
 	var wait time.Duration
 	var tb *bucket
