@@ -150,82 +150,139 @@ func (r *rmppReceiver) feed(m *MAD, ext []byte, n int) (ack rmppAck, done bool, 
 	}
 	var h RMPPHeader
 	h.unmarshal(m[:])
-	st := m.Status()
 	if r.next == 1 {
-		if m.MgmtClass() != ClassSubnAdm {
-			return ack, false, rmppErr("answer of class %s", m.MgmtClass())
-		}
-		r.table = Table{AttrID: m.AttrID(), Status: st, RecordSize: 8 * int(binary.BigEndian.Uint16(m[44:]))}
-		if st != 0 && (h.Flags&RMPPFlagActive == 0 || h.Type != RMPPTypeData || h.Flags&RMPPFlagLast != 0) {
-			// An error answer in one MAD.
-			r.done = true
-			return ack, true, &StatusError{Status: st}
+		if done, err := r.begin(m, &h); done || err != nil {
+			return rmppAck{}, done, err
 		}
 	}
+	whole, err := r.kind(&h)
+	if err != nil {
+		return rmppAck{}, false, err
+	}
+	if whole || r.next == 1 && (len(ext) > 0 || n > MADSize) {
+		return rmppAck{}, true, r.whole(m, ext, n) // never segmented, or reassembled by the kernel
+	}
+	seg := h.Data1
+	if ok, err := r.inOrder(seg); !ok {
+		return rmppAck{}, false, err
+	}
+	if err := r.checkSegment(&h, seg); err != nil {
+		return rmppAck{}, false, err
+	}
+	return r.add(m, &h, seg)
+}
+
+// begin starts the table from the first answer: it must be the SA's; an
+// error status in one MAD ends the transfer (done, with a *StatusError).
+func (r *rmppReceiver) begin(m *MAD, h *RMPPHeader) (done bool, err error) {
+	if m.MgmtClass() != ClassSubnAdm {
+		return false, rmppErr("answer of class %s", m.MgmtClass())
+	}
+	st := m.Status()
+	r.table = Table{AttrID: m.AttrID(), Status: st, RecordSize: 8 * int(binary.BigEndian.Uint16(m[44:]))}
+	if st != 0 && (h.Flags&RMPPFlagActive == 0 || h.Type != RMPPTypeData || h.Flags&RMPPFlagLast != 0) {
+		r.done = true
+		return true, &StatusError{Status: st}
+	}
+	return false, nil
+}
+
+// kind checks the Active flag and the RMPP type: a DATA segment goes on
+// (nil), an unsegmented message (type 0) as the first answer is whole,
+// and anything else ends the stream.
+func (r *rmppReceiver) kind(h *RMPPHeader) (whole bool, err error) {
 	if h.Flags&RMPPFlagActive == 0 {
 		if r.next > 1 {
-			return ack, false, rmppErr("segment without the Active flag after segment %d", r.next-1)
+			return false, rmppErr("segment without the Active flag after segment %d", r.next-1)
 		}
-		return ack, false, rmppErr("GetTable answer without RMPP (Active flag clear)")
+		return false, rmppErr("GetTable answer without RMPP (Active flag clear)")
 	}
 	switch h.Type {
 	case RMPPTypeData:
+		return false, nil
 	case 0:
 		if r.next == 1 {
-			return ack, true, r.whole(m, ext, n)
+			return true, nil
 		}
-		return ack, false, rmppErr("RMPP type 0 after segment %d", r.next-1)
+		return false, rmppErr("RMPP type 0 after segment %d", r.next-1)
 	case RMPPTypeStop, RMPPTypeAbort:
-		return ack, false, rmppErr("the SA ended the transfer with %s (RMPP status %d) after segment %d",
+		return false, rmppErr("the SA ended the transfer with %s (RMPP status %d) after segment %d",
 			map[uint8]string{RMPPTypeStop: "STOP", RMPPTypeAbort: "ABORT"}[h.Type], h.Status, r.next-1)
 	default:
-		return ack, false, rmppErr("RMPP type %d from the sender", h.Type)
+		return false, rmppErr("RMPP type %d from the sender", h.Type)
 	}
-	if r.next == 1 && (len(ext) > 0 || n > MADSize) {
-		return ack, true, r.whole(m, ext, n) // reassembled by the kernel
-	}
-	seg := h.Data1
+}
+
+// inOrder reports whether seg is the segment expected next. A duplicate
+// (the sender missed an ACK; the engine re-ACKs on silence) and one out
+// of order (the sender resends from the last ACK) are dropped without an
+// error; segment 0 and one past the announced total are errors.
+func (r *rmppReceiver) inOrder(seg uint32) (bool, error) {
 	switch {
 	case seg == 0:
-		return ack, false, rmppErr("segment number 0")
+		return false, rmppErr("segment number 0")
 	case seg < r.next:
-		return ack, false, nil // a duplicate: the sender missed an ACK; the engine re-ACKs on silence
+		return false, nil
 	case seg > r.next:
 		if r.total != 0 && seg > r.total {
-			return ack, false, rmppErr("segment %d of a message announced as %d segments", seg, r.total)
+			return false, rmppErr("segment %d of a message announced as %d segments", seg, r.total)
 		}
-		return ack, false, nil // out of order: dropped, the sender resends from the last ACK
+		return false, nil
 	}
+	return true, nil
+}
+
+// checkSegment checks the expected segment seg's First and Last flags
+// against its number and the total the first segment announced (which it
+// records), and that its records fit the size limit.
+func (r *rmppReceiver) checkSegment(h *RMPPHeader, seg uint32) error {
 	first, last := h.Flags&RMPPFlagFirst != 0, h.Flags&RMPPFlagLast != 0
 	if first != (seg == 1) {
-		return ack, false, rmppErr("segment %d with First flag %v", seg, first)
+		return rmppErr("segment %d with First flag %v", seg, first)
 	}
 	if seg == 1 && h.Data2 != 0 {
 		total := (uint64(h.Data2) + RMPPSegPayload - 1) / RMPPSegPayload
 		if total*SASegData > uint64(r.maxBytes)+SASegData {
-			return ack, false, rmppErr("announced %d segments, more than the %d-byte limit", total, r.maxBytes)
+			return rmppErr("announced %d segments, more than the %d-byte limit", total, r.maxBytes)
 		}
 		r.total = uint32(total)
 	}
-	if r.total != 0 && seg > r.total {
-		return ack, false, rmppErr("segment %d of a message announced as %d segments", seg, r.total)
-	}
-	if r.total != 0 && seg == r.total && !last {
-		return ack, false, rmppErr("segment %d, the last announced, without the Last flag", seg)
-	}
-	if r.total != 0 && last && seg != r.total {
-		return ack, false, rmppErr("Last flag on segment %d of %d", seg, r.total)
+	if r.total != 0 {
+		if err := r.checkTotal(seg, last); err != nil {
+			return err
+		}
 	}
 	if len(r.table.Data)+SASegData > r.maxBytes {
-		return ack, false, rmppErr("table larger than %d bytes", r.maxBytes)
+		return rmppErr("table larger than %d bytes", r.maxBytes)
 	}
+	return nil
+}
+
+// checkTotal checks segment seg against the announced total: not past
+// it, and the Last flag on the last one only.
+func (r *rmppReceiver) checkTotal(seg uint32, last bool) error {
+	switch {
+	case seg > r.total:
+		return rmppErr("segment %d of a message announced as %d segments", seg, r.total)
+	case seg == r.total && !last:
+		return rmppErr("segment %d, the last announced, without the Last flag", seg)
+	case last && seg != r.total:
+		return rmppErr("Last flag on segment %d of %d", seg, r.total)
+	}
+	return nil
+}
+
+// add appends the checked segment seg's records; it returns the ACK owed
+// at the end of the window granted, and done (with the records cut to
+// the payload length) after the last segment.
+func (r *rmppReceiver) add(m *MAD, h *RMPPHeader, seg uint32) (rmppAck, bool, error) {
 	r.table.Data = append(r.table.Data, m[SADataOffset:]...)
 	r.table.Segments++
 	r.next++
-	if last {
+	if h.Flags&RMPPFlagLast != 0 {
 		pl := h.Data2 // of a single segment: the total, the same number
 		if pl < saHdrPayload || pl > RMPPSegPayload {
-			return ack, false, rmppErr("last segment %d with PayloadLength %d (want %d..%d)", seg, pl, saHdrPayload, RMPPSegPayload)
+			return rmppAck{}, false, rmppErr("last segment %d with PayloadLength %d (want %d..%d)", seg, pl, saHdrPayload, RMPPSegPayload)
 		}
 		r.table.Data = r.table.Data[:len(r.table.Data)-int(RMPPSegPayload-pl)]
 		r.done = true
@@ -237,7 +294,7 @@ func (r *rmppReceiver) feed(m *MAD, ext []byte, n int) (ack rmppAck, done bool, 
 		r.lastAck = rmppAck{send: true, seg: seg, newWin: r.winLast}
 		return r.lastAck, false, nil
 	}
-	return ack, false, nil
+	return rmppAck{}, false, nil
 }
 
 // prompt is the ACK to repeat when the sender has gone quiet: the last
