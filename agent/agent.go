@@ -2,11 +2,14 @@ package agent
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/time/rate"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 )
@@ -16,7 +19,8 @@ type Config struct {
 	// OUI of the ibtracer class; default 0x001405 (OpenIB).
 	OUI ibmad.OUI
 	// RatePerSource limits the requests answered per source LID per
-	// second (a token bucket of Burst); 0 means 200/s, burst 400.
+	// second (a token bucket of Burst, in whole requests: a fraction is
+	// dropped); 0 means 200/s, burst 400.
 	RatePerSource float64
 	Burst         float64
 	// Ping serves ibping (class 0x32) as well.
@@ -26,7 +30,12 @@ type Config struct {
 	// Hostname answered to ibping; default as ibping -S builds it:
 	// hostname + "." + domainname, or the hostname alone.
 	Hostname string
-	// Now is the clock (tests).
+	// Clock is the time source of the rate limit and of SourceRoute's
+	// RecvTimeUnixNs (nil: the wall clock); tests give a fake one.
+	Clock ibmad.Clock
+	// Now is read instead of Clock.Now when Clock is nil.
+	//
+	// Deprecated: set Clock. Kept only until trace's tests move to Clock.
 	Now func() time.Time
 }
 
@@ -49,19 +58,15 @@ const (
 type Agent struct {
 	e   *ibmad.Engine
 	cfg Config
+	now func() time.Time // cfg.Clock's, or the deprecated cfg.Now
 
 	limMu   sync.Mutex
-	buckets map[uint16]*bucket
+	buckets map[uint16]*rate.Limiter // per source LID
 
 	mu       sync.Mutex
 	requests map[[2]string]uint64 // (attribute, result) -> count
 	drops    map[string]uint64
 	pings    atomic.Uint64
-}
-
-type bucket struct {
-	tokens float64
-	last   time.Time
 }
 
 // DefaultHostname returns what ibping -S answers with.
@@ -93,10 +98,10 @@ func New(e *ibmad.Engine, cfg Config) (*Agent, error) {
 	if cfg.Hostname == "" {
 		cfg.Hostname = DefaultHostname()
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
+	a := &Agent{e: e, cfg: cfg, now: ibmad.ClockOr(cfg.Clock).Now, buckets: map[uint16]*rate.Limiter{}, requests: map[[2]string]uint64{}, drops: map[string]uint64{}}
+	if cfg.Clock == nil && cfg.Now != nil {
+		a.now = cfg.Now
 	}
-	a := &Agent{e: e, cfg: cfg, buckets: map[uint16]*bucket{}, requests: map[[2]string]uint64{}, drops: map[string]uint64{}}
 	if _, err := e.Port(); err != nil {
 		return nil, fmt.Errorf("agent: %w", err)
 	}
@@ -122,28 +127,23 @@ func (a *Agent) Close() {
 	}
 }
 
+// maxSources bounds the per-source buckets: past it they all start again
+// full (a LID is 16 bits, so this only guards the memory's order).
+const maxSources = 65536
+
+// allow takes a token from slid's bucket, made full on its first request.
 func (a *Agent) allow(slid uint16) bool {
 	a.limMu.Lock()
 	defer a.limMu.Unlock()
-	now := a.cfg.Now()
 	b := a.buckets[slid]
 	if b == nil {
-		if len(a.buckets) > 65536 {
-			a.buckets = map[uint16]*bucket{} // bounded memory
+		if len(a.buckets) > maxSources {
+			a.buckets = map[uint16]*rate.Limiter{} // bounded memory
 		}
-		b = &bucket{tokens: a.cfg.Burst, last: now}
+		b = rate.NewLimiter(rate.Limit(a.cfg.RatePerSource), int(min(a.cfg.Burst, math.MaxInt32)))
 		a.buckets[slid] = b
 	}
-	b.tokens += now.Sub(b.last).Seconds() * a.cfg.RatePerSource
-	if b.tokens > a.cfg.Burst {
-		b.tokens = a.cfg.Burst
-	}
-	b.last = now
-	if b.tokens < 1 {
-		return false
-	}
-	b.tokens--
-	return true
+	return b.AllowN(a.now(), 1)
 }
 
 func (a *Agent) count(attr, result string) {
@@ -223,7 +223,7 @@ func (a *Agent) sourceRoute(req, resp *ibmad.Packet) {
 		return
 	}
 	port, _ := a.e.CachedPort() // never the transport: this runs on the receive goroutine
-	now := a.cfg.Now()
+	now := a.now()
 	sr.ExtVersion = ibmad.SourceRouteExtVersion
 	sr.Flags = 0
 	sr.ActualInPort = 0

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 	"github.com/ibtracer/ibtracer_exporter/ibmad/madtest"
+	"github.com/ibtracer/ibtracer_exporter/internal/fakeclock"
 )
 
 type rig struct {
@@ -14,12 +15,12 @@ type rig struct {
 	e   *ibmad.Engine
 	a   *Agent
 	out chan *ibmad.Packet
-	now time.Time
+	clk *fakeclock.Clock
 }
 
 // newRig runs an agent on a fake transport that captures what it sends.
 func newRig(t *testing.T, nodeType ibmad.NodeType, cfg Config) *rig {
-	r := &rig{t: t, out: make(chan *ibmad.Packet, 64), now: time.Unix(1700000000, 0)}
+	r := &rig{t: t, out: make(chan *ibmad.Packet, 64), clk: fakeclock.New(time.Unix(1700000000, 0))}
 	r.tr = madtest.New(func(p *ibmad.Packet) []*ibmad.Packet {
 		cp := *p
 		r.out <- &cp
@@ -29,7 +30,7 @@ func newRig(t *testing.T, nodeType ibmad.NodeType, cfg Config) *rig {
 		NodeDesc: "node-a", LID: 42}
 	r.e = ibmad.NewEngine(r.tr, ibmad.Options{})
 	t.Cleanup(func() { r.e.Close() })
-	cfg.Now = func() time.Time { return r.now }
+	cfg.Clock = r.clk
 	a, err := New(r.e, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -102,7 +103,7 @@ func TestSourceRouteVerdicts(t *testing.T) {
 			}
 			sr := decode(t, resp)
 			if sr.ExtVersion != 1 || sr.NodeGUID != 0x1111 || sr.PortGUID != 0x1112 || sr.BaseLID != 42 ||
-				sr.NodeDescription.String() != "node-a" || sr.RecvTimeUnixNs != uint64(r.now.UnixNano()) || sr.IsSwitch() {
+				sr.NodeDescription.String() != "node-a" || sr.RecvTimeUnixNs != uint64(r.clk.Now().UnixNano()) || sr.IsSwitch() {
 				t.Fatalf("extension %+v", sr)
 			}
 			if tc.known && (sr.ActualInPort != tc.in || !sr.IngressKnown()) {
@@ -163,7 +164,7 @@ func TestRateLimitPerSource(t *testing.T) {
 	if r.ask(ibmad.ClassIBTracer, ibmad.MethodGet, ibmad.AttrClassPortInfo, nil, 1, true, 10) == nil {
 		t.Fatal("another source was limited too")
 	}
-	r.now = r.now.Add(time.Second) // 10 more tokens
+	r.clk.Add(time.Second) // 10 more tokens
 	if r.ask(ibmad.ClassIBTracer, ibmad.MethodGet, ibmad.AttrClassPortInfo, nil, 1, true, 9) == nil {
 		t.Fatal("the bucket did not refill")
 	}
@@ -190,5 +191,31 @@ func TestPingLikeIbpingServer(t *testing.T) {
 	}
 	if r.a.Stats().Pings != 2 {
 		t.Fatal("pings not counted")
+	}
+}
+
+// The deprecated Config.Now is still the time source when Clock is unset
+// (trace's tests set it; docs/architecture.md, "One clock").
+func TestDeprecatedNow(t *testing.T) {
+	at := time.Unix(1600000000, 0)
+	r := newRig(t, ibmad.NodeTypeCA, Config{})
+	a, err := New(r.e, Config{OUI: 0x0a0b0c, Now: func() time.Time { return at }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.Close)
+	v := ibmad.NewVendorGet(ibmad.ClassIBTracer, 0x0a0b0c, ibmad.AttrSourceRoute, 0)
+	v.TID = 0xabd
+	_ = route(1, 1).MarshalTo(v.Data[:])
+	p := &ibmad.Packet{Addr: ibmad.Address{LID: 7, QPN: 1}, InPort: 1, InPortKnown: true}
+	_ = v.MarshalTo(p.MAD[:])
+	r.tr.Inject(p)
+	select {
+	case resp := <-r.out:
+		if sr := decode(t, resp); sr.RecvTimeUnixNs != uint64(at.UnixNano()) {
+			t.Fatalf("RecvTimeUnixNs %d, want Config.Now's %d", sr.RecvTimeUnixNs, at.UnixNano())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no answer")
 	}
 }

@@ -13,4 +13,57 @@
 //
 // Transports (umad, ibsim, the in-process simulator) implement Transport and
 // import nothing above this package.
+//
+// What each file holds:
+//
+// The wire formats:
+//   - mad.go: the MAD, its common header, management classes, methods,
+//     attribute IDs, the data offsets of each class, ErrShort, ErrInvalid.
+//   - attrname.go: attribute names by class, for errors and logs.
+//   - status.go: MAD status codes, StatusError, the SA's status strings.
+//   - smp.go: directed-route and LID-routed SMPs, DRPath.
+//   - sa.go: the SA header (SAMAD, component masks, NewSAGet).
+//   - vendor.go: vendor range-2 MADs (OUI, NewVendorGet) and PerfMgt MADs.
+//   - guid.go: GUID and GID, parsing and printing.
+//
+// The attributes, one file each (MarshalTo, MarshalBinary, UnmarshalBinary):
+//   - nodeinfo.go: NodeType, NodeInfo, NodeDescription (shown by one rule,
+//     whatever its bytes).
+//   - portinfo.go: PortInfo, port and physical states.
+//   - switchinfo.go: SwitchInfo and LinearForwardingTable blocks (LFTBlock).
+//   - classportinfo.go: ClassPortInfo.
+//   - portcounters.go: PortCounters and PortCountersExtended.
+//   - pathrecord.go: PathRecord and NodeRecord.
+//   - sarecords.go: the SA records read in tables: LFTRecord, LinkRecord,
+//     PortInfoRecord, SwitchInfoRecord.
+//   - sourceroute.go: the ibtracer class's SourceRoute (docs/protocol.md).
+//
+// Transports and the clock:
+//   - transport.go: Transport, Address, Packet, PortAttributes,
+//     Registration.
+//   - clock.go: Clock, the module's one time source, WallClock and ClockOr
+//     (docs/architecture.md, "One clock").
+//
+// The engine:
+//   - engine.go: Options, Request, Response, NewEngine, Do (TID mapping,
+//     timeouts, retries, the windows of outstanding MADs).
+//   - engine_attempt.go: an attempt's timeout and retries, its TID.
+//   - engine_recv.go: the receive loop, matching answers and dispatching
+//     requests to handlers (Handle, Unhandle).
+//   - engine_device.go: the port's attributes (Port, CachedPort, the
+//     refresh loop) and device loss (Lost, Err).
+//   - engine_budget.go: the MAD budget (Budget, SetBudget, BudgetStats),
+//     golang.org/x/time/rate buckets on the budget's Clock.
+//   - engine_rmpp.go: GetTable, an SA table over RMPP (tableCall: sends,
+//     ACKs, prompts on silence).
+//   - rmpp.go: the RMPP header, types, flags and sizes; Table.
+//   - rmpp_receiver.go: the receiver that checks and reassembles each
+//     segment (rmppReceiver.feed).
+//   - stats.go: the engine's counters (Stats, ClassStats, DropReason).
+//
+// Tests: codec_test.go, wire_test.go and fuzz_test.go (the codecs),
+// libibmad_test.go, sa_cgo_test.go and sarecords_cgo_test.go (cross-checks
+// against libibmad and OpenSM's headers, cgo), engine_*_test.go,
+// pending_test.go and device_test.go (the engine), rmpp_fuzz_test.go,
+// example_test.go (Engine.Do, Engine.GetTable, the codecs).
 package ibmad

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/time/rate"
 )
 
 // Budget is a ceiling on the MADs per second an engine sends: every
@@ -20,25 +22,9 @@ type Budget struct {
 	// PerTarget is the MADs per second to one target node (Request.Target,
 	// by default its LID or directed route; 0: no limit).
 	PerTarget float64
-	// Clock is the buckets' time source (nil: the wall clock).
+	// Clock is the buckets' time source (nil: the wall clock); tests
+	// give a fake one.
 	Clock Clock
-}
-
-// Clock is a time source; tests give the budget a fake one.
-type Clock interface {
-	Now() time.Time
-	// Timer returns a channel that receives once d has passed, and a
-	// function that stops it.
-	Timer(d time.Duration) (<-chan time.Time, func())
-}
-
-type wallClock struct{}
-
-func (wallClock) Now() time.Time { return time.Now() }
-
-func (wallClock) Timer(d time.Duration) (<-chan time.Time, func()) {
-	t := time.NewTimer(d)
-	return t.C, func() { t.Stop() }
 }
 
 // BudgetStats are the budget's settings and counters.
@@ -49,46 +35,28 @@ type BudgetStats struct {
 	Expired         uint64        // requests whose context ended while they waited
 }
 
+// maxBurst caps a bucket's depth (a rate of 10^10 MADs per second and
+// more is no limit in practice) so that it fits an int.
+const maxBurst = 1 << 30
+
 // burstOf is a bucket's depth: a tenth of a second of its rate, at least
 // one MAD, so that the rate holds over any window longer than that.
-func burstOf(rate float64) float64 { return math.Max(1, math.Ceil(rate/10)) }
+func burstOf(r float64) int { return int(min(maxBurst, max(1, math.Ceil(r/10)))) }
 
-// bucket is a token bucket whose tokens may go negative: a reservation
-// that takes the count below zero waits until the refill brings it back.
-type bucket struct {
-	tokens float64
-	last   time.Time
-}
-
-func (b *bucket) reserve(now time.Time, rate float64) time.Duration {
-	burst := burstOf(rate)
-	if b.last.IsZero() {
-		b.tokens, b.last = burst, now
-	}
-	if dt := now.Sub(b.last).Seconds(); dt > 0 {
-		b.tokens = math.Min(burst, b.tokens+dt*rate)
-		b.last = now
-	}
-	b.tokens--
-	if b.tokens >= 0 {
-		return 0
-	}
-	return time.Duration(-b.tokens / rate * float64(time.Second))
-}
-
-// full reports whether the bucket has refilled by now (it can be dropped).
-func (b *bucket) full(now time.Time, rate float64) bool {
-	return b.tokens+now.Sub(b.last).Seconds()*rate >= burstOf(rate)
-}
+// newBucket is a token bucket of r MADs per second and burstOf(r) deep.
+// Its tokens may go negative: a reservation that takes the count below
+// zero waits until the refill brings it back (rate.Limiter.ReserveN on
+// the budget's clock).
+func newBucket(r float64) *rate.Limiter { return rate.NewLimiter(rate.Limit(r), burstOf(r)) }
 
 // budget is the engine's state of its Budget; the zero value sends
 // without limit.
 type budget struct {
 	mu       sync.Mutex
 	cfg      Budget
-	all      bucket
-	targets  map[uint64]*bucket
-	reserved int
+	all      *rate.Limiter            // nil: not made yet (or reset by SetBudget)
+	targets  map[uint64]*rate.Limiter // per target, those that refilled swept
+	reserved int                      // per-target reservations, for the sweep
 
 	waits, expired atomic.Uint64
 	waited         atomic.Int64
@@ -106,7 +74,7 @@ func (e *Engine) SetBudget(b Budget) {
 	e.budget.mu.Lock()
 	defer e.budget.mu.Unlock()
 	if b.Rate != e.budget.cfg.Rate {
-		e.budget.all = bucket{}
+		e.budget.all = nil
 	}
 	if b.PerTarget != e.budget.cfg.PerTarget {
 		e.budget.targets = nil
@@ -128,57 +96,63 @@ func (e *Engine) BudgetStats() BudgetStats {
 const pruneEvery = 4096
 
 // reserve takes a token for one attempt to target and returns how long
-// to wait before sending, and the clock to wait on.
+// to wait before sending, the clock to wait on, and the function that
+// gives the token back.
 func (b *budget) reserve(target uint64) (time.Duration, Clock, func()) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.cfg.Rate == 0 && b.cfg.PerTarget == 0 {
 		return 0, nil, nil
 	}
-	clk := b.cfg.Clock
-	if clk == nil {
-		clk = wallClock{}
-	}
+	clk := ClockOr(b.cfg.Clock)
 	now := clk.Now()
-	var wait time.Duration
-	var tb *bucket
+	rs := make([]*rate.Reservation, 0, 2)
 	if r := b.cfg.Rate; r > 0 {
-		wait = b.all.reserve(now, r)
+		if b.all == nil {
+			b.all = newBucket(r)
+		}
+		rs = append(rs, b.all.ReserveN(now, 1))
 	}
 	if r := b.cfg.PerTarget; r > 0 {
-		if b.targets == nil {
-			b.targets = map[uint64]*bucket{}
-		}
-		if b.reserved++; b.reserved%pruneEvery == 0 {
-			for k, x := range b.targets {
-				if x.full(now, r) {
-					delete(b.targets, k)
-				}
-			}
-		}
-		tb = b.targets[target]
-		if tb == nil {
-			tb = &bucket{}
-			b.targets[target] = tb
-		}
-		if w := tb.reserve(now, r); w > wait {
-			wait = w
-		}
+		rs = append(rs, b.targetBucket(target, now, r).ReserveN(now, 1))
 	}
-	cfg := b.cfg
-	// cancel gives the token back to the buckets it came from (if they
-	// were not replaced meanwhile by SetBudget).
+	var wait time.Duration
+	for _, x := range rs {
+		wait = max(wait, x.DelayFrom(now))
+	}
+	// cancel gives the token back to the buckets it came from (a bucket
+	// SetBudget replaced meanwhile is no longer read).
 	cancel := func() {
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		if cfg.Rate > 0 && b.cfg.Rate == cfg.Rate {
-			b.all.tokens++
-		}
-		if tb != nil && b.cfg.PerTarget == cfg.PerTarget && b.targets[target] == tb {
-			tb.tokens++
+		at := clk.Now()
+		for _, x := range rs {
+			x.CancelAt(at)
 		}
 	}
 	return wait, clk, cancel
+}
+
+// targetBucket is target's bucket at rate r, made when missing. Every
+// pruneEvery calls it first drops the buckets that have refilled by now:
+// they carry no state, and the map stays bounded by the targets of the
+// last refill time rather than by every target ever asked. The caller
+// holds b.mu.
+func (b *budget) targetBucket(target uint64, now time.Time, r float64) *rate.Limiter {
+	if b.targets == nil {
+		b.targets = map[uint64]*rate.Limiter{}
+	}
+	if b.reserved++; b.reserved%pruneEvery == 0 {
+		for k, x := range b.targets {
+			if x.TokensAt(now) >= float64(x.Burst()) {
+				delete(b.targets, k)
+			}
+		}
+	}
+	tb := b.targets[target]
+	if tb == nil {
+		tb = newBucket(r)
+		b.targets[target] = tb
+	}
+	return tb
 }
 
 // budgetWait blocks until the budget lets one attempt to target go, or

@@ -51,7 +51,6 @@ func (e *Engine) GetTable(ctx context.Context, req *Request, tr TableRequest) (*
 	if class != ClassSubnAdm {
 		return nil, fmt.Errorf("GetTable of class %s: %w", class, ErrInvalid)
 	}
-	cs := e.stats.class(class)
 	if err := e.Err(); err != nil {
 		return nil, err
 	}
@@ -64,135 +63,184 @@ func (e *Engine) GetTable(ctx context.Context, req *Request, tr TableRequest) (*
 	e.stats.outstanding.Add(1)
 	defer e.stats.outstanding.Add(-1)
 
-	// done receives failAll's token (device lost, engine closed).
-	c := &call{stream: make(chan *Packet, streamDepth), done: make(chan struct{}, 1), class: class}
-	defer e.unmapStream(c)
-	rx := newRMPPReceiver(tr.Window, tr.MaxBytes)
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
-
-	var (
-		streamTID uint32 // the attempt whose answer is being reassembled
-		prompts   int
-		attempt   int
-		lastErr   error
-	)
-	send := func() error {
-		if err := e.budgetWait(ctx, target); err != nil { // the MAD budget counts tables too
-			return err
-		}
-		cs.requests.Add(1)
-		tid, err := e.mapAttempt(c)
-		if err != nil {
-			return err
-		}
-		pkt := Packet{Addr: req.Addr, MAD: req.MAD, TimeoutMS: uint32(timeout / time.Millisecond)}
-		if pkt.TimeoutMS == 0 {
-			pkt.TimeoutMS = 1
-		}
-		pkt.MAD.SetMethod(MethodGetTable)
-		if pkt.MAD[24] == 0 {
-			pkt.MAD[24] = 1 // RMPPVersion
-		}
-		pkt.MAD.SetTID(uint64(tid))
-		if err := e.t.Send(&pkt); err != nil {
-			cs.sendErrors.Add(1)
-			if errors.Is(err, ErrClosed) {
-				return err
-			}
-			err = deviceErr("send", err)
-			e.markLost(err)
-			return err
-		}
-		timer.Reset(timeout)
-		return nil
-	}
 	// A transport whose kernel does RMPP has ACKed every segment already.
 	kr, _ := e.t.(interface{ ReassemblesRMPP() bool })
-	kernelRMPP := kr != nil && kr.ReassemblesRMPP()
-	ackTo := func(seg *MAD, a rmppAck) {
-		if !a.send || kernelRMPP {
-			return
-		}
-		p := Packet{Addr: req.Addr, MAD: *seg}
-		p.MAD.SetMethod(seg.Method() &^ MethodResponseBit)
-		p.MAD.SetStatus(0)
-		h := RMPPHeader{Version: 1, Type: RMPPTypeAck, Flags: RMPPFlagActive, Data1: a.seg, Data2: a.newWin}
-		h.marshalTo(p.MAD[:])
-		clear(p.MAD[SADataOffset:])
-		if err := e.t.Send(&p); err != nil {
-			cs.sendErrors.Add(1)
-		}
-	}
-	var lastSeg MAD
-	if err := send(); err != nil {
+	t := &tableCall{e: e, ctx: ctx, req: req, class: class, cs: e.stats.class(class), target: target,
+		// done receives failAll's token (device lost, engine closed).
+		c:       &call{stream: make(chan *Packet, streamDepth), done: make(chan struct{}, 1), class: class},
+		rx:      newRMPPReceiver(tr.Window, tr.MaxBytes),
+		timer:   time.NewTimer(timeout),
+		timeout: timeout, retries: retries, kernelRMPP: kr != nil && kr.ReassemblesRMPP()}
+	defer e.unmapStream(t.c)
+	defer t.timer.Stop()
+	if err := t.send(); err != nil {
 		return nil, err
 	}
+	return t.run()
+}
+
+// tableCall is one GetTable in progress: the request, its TIDs' call, the
+// receiver, and the counts of attempts and of ACK prompts.
+type tableCall struct {
+	e          *Engine
+	ctx        context.Context
+	req        *Request
+	class      MgmtClass
+	cs         *classCounters
+	target     uint64
+	c          *call
+	rx         *rmppReceiver
+	timer      *time.Timer // one timeout of silence
+	timeout    time.Duration
+	retries    int
+	kernelRMPP bool // the transport's kernel ACKs the segments
+
+	streamTID uint32 // the attempt whose answer is being reassembled
+	prompts   int    // ACKs repeated since the last new segment
+	attempt   int    // requests sent before the first segment, less one
+	lastSeg   MAD    // the segment the last ACK answered
+}
+
+// run waits for the table's segments until it is complete or fails.
+func (t *tableCall) run() (*Table, error) {
 	for {
 		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-c.done:
-			e.mu.Lock()
-			err := c.err
-			e.mu.Unlock()
+		case <-t.ctx.Done():
+			return nil, t.ctx.Err()
+		case <-t.c.done:
+			t.e.mu.Lock()
+			err := t.c.err
+			t.e.mu.Unlock()
 			return nil, err
-		case <-timer.C:
-			if rx.started() {
-				if prompts >= retries {
-					cs.timeouts.Add(1)
-					return nil, fmt.Errorf("%w: SA %s stream from %s stopped after segment %d: %w after %v",
-						ErrRMPP, req.MAD.AttrID().name(class), req.Addr, rx.next-1, ErrTimeout, timeout)
-				}
-				prompts++
-				cs.retries.Add(1) // a prompt is the stream's retry
-				ackTo(&lastSeg, rx.prompt())
-				timer.Reset(timeout)
-				continue
-			}
-			cs.timeouts.Add(1)
-			lastErr = fmt.Errorf("%w after %v", ErrTimeout, timeout)
-			if attempt >= retries {
-				return nil, fmt.Errorf("%s GetTable %s to %s: %d attempts: %w", class, req.MAD.AttrID().name(class), req.Addr, attempt+1, lastErr)
-			}
-			attempt++
-			cs.retries.Add(1)
-			if err := send(); err != nil {
+		case <-t.timer.C:
+			if err := t.silence(); err != nil {
 				return nil, err
 			}
-		case p := <-c.stream:
-			if p.TimedOut {
-				// The transport gave up on an attempt: the timer decides.
-				continue
-			}
-			tid := p.MAD.TIDLow()
-			if streamTID == 0 {
-				streamTID = tid
-			} else if tid != streamTID {
-				e.stats.drops[DropLate].Add(1) // an earlier attempt's answer
-				continue
-			}
-			before := rx.next
-			ack, done, err := rx.feed(&p.MAD, p.RMPPTail, p.Len)
-			lastSeg = p.MAD
-			ackTo(&lastSeg, ack)
-			if done || err != nil {
-				t := rx.table
-				if err != nil && !errors.Is(err, ErrTableTruncated) {
-					var se *StatusError
-					if errors.As(err, &se) {
-						return &t, err
-					}
-					return nil, fmt.Errorf("SA %s table from %s: %w", req.MAD.AttrID().name(class), req.Addr, err)
-				}
-				return &t, err
-			}
-			if rx.next != before {
-				prompts = 0
-				timer.Reset(timeout)
+		case p := <-t.c.stream:
+			if tbl, end, err := t.segment(p); end {
+				return tbl, err
 			}
 		}
 	}
+}
+
+// send sends one attempt of the request, under the MAD budget.
+func (t *tableCall) send() error {
+	e, req := t.e, t.req
+	if err := e.budgetWait(t.ctx, t.target); err != nil { // the MAD budget counts tables too
+		return err
+	}
+	t.cs.requests.Add(1)
+	tid, err := e.mapAttempt(t.c)
+	if err != nil {
+		return err
+	}
+	pkt := Packet{Addr: req.Addr, MAD: req.MAD, TimeoutMS: uint32(t.timeout / time.Millisecond)}
+	if pkt.TimeoutMS == 0 {
+		pkt.TimeoutMS = 1
+	}
+	pkt.MAD.SetMethod(MethodGetTable)
+	if pkt.MAD[24] == 0 {
+		pkt.MAD[24] = 1 // RMPPVersion
+	}
+	pkt.MAD.SetTID(uint64(tid))
+	if err := e.t.Send(&pkt); err != nil {
+		t.cs.sendErrors.Add(1)
+		if errors.Is(err, ErrClosed) {
+			return err
+		}
+		err = deviceErr("send", err)
+		e.markLost(err)
+		return err
+	}
+	t.timer.Reset(t.timeout)
+	return nil
+}
+
+// ackTo sends the ACK a owes for segment seg (none when the kernel does
+// RMPP).
+func (t *tableCall) ackTo(seg *MAD, a rmppAck) {
+	if !a.send || t.kernelRMPP {
+		return
+	}
+	p := Packet{Addr: t.req.Addr, MAD: *seg}
+	p.MAD.SetMethod(seg.Method() &^ MethodResponseBit)
+	p.MAD.SetStatus(0)
+	h := RMPPHeader{Version: 1, Type: RMPPTypeAck, Flags: RMPPFlagActive, Data1: a.seg, Data2: a.newWin}
+	h.marshalTo(p.MAD[:])
+	clear(p.MAD[SADataOffset:])
+	if err := t.e.t.Send(&p); err != nil {
+		t.cs.sendErrors.Add(1)
+	}
+}
+
+// silence handles one timeout without a new segment: before the first
+// segment the request is sent again, after it the last ACK is repeated;
+// each at most req.Retries times.
+func (t *tableCall) silence() error {
+	if t.rx.started() {
+		if t.prompts >= t.retries {
+			t.cs.timeouts.Add(1)
+			return fmt.Errorf("%w: SA %s stream from %s stopped after segment %d: %w after %v",
+				ErrRMPP, t.req.MAD.AttrID().name(t.class), t.req.Addr, t.rx.next-1, ErrTimeout, t.timeout)
+		}
+		t.prompts++
+		t.cs.retries.Add(1) // a prompt is the stream's retry
+		t.ackTo(&t.lastSeg, t.rx.prompt())
+		t.timer.Reset(t.timeout)
+		return nil
+	}
+	t.cs.timeouts.Add(1)
+	if t.attempt >= t.retries {
+		return fmt.Errorf("%s GetTable %s to %s: %d attempts: %w after %v",
+			t.class, t.req.MAD.AttrID().name(t.class), t.req.Addr, t.attempt+1, ErrTimeout, t.timeout)
+	}
+	t.attempt++
+	t.cs.retries.Add(1)
+	return t.send()
+}
+
+// segment feeds one answer of the stream to the receiver and ACKs it;
+// end reports the table complete (or failed) with its result.
+func (t *tableCall) segment(p *Packet) (tbl *Table, end bool, err error) {
+	if p.TimedOut {
+		return nil, false, nil // the transport gave up on an attempt: the timer decides
+	}
+	tid := p.MAD.TIDLow()
+	if t.streamTID == 0 {
+		t.streamTID = tid
+	} else if tid != t.streamTID {
+		t.e.stats.drops[DropLate].Add(1) // an earlier attempt's answer
+		return nil, false, nil
+	}
+	before := t.rx.next
+	ack, done, err := t.rx.feed(&p.MAD, p.RMPPTail, p.Len)
+	t.lastSeg = p.MAD
+	t.ackTo(&t.lastSeg, ack)
+	if done || err != nil {
+		tbl, err := t.result(err)
+		return tbl, true, err
+	}
+	if t.rx.next != before {
+		t.prompts = 0
+		t.timer.Reset(t.timeout)
+	}
+	return nil, false, nil
+}
+
+// result is the table and error GetTable returns once the receiver is
+// done or failed with err: the records along with a *StatusError or
+// ErrTableTruncated, none with any other error.
+func (t *tableCall) result(err error) (*Table, error) {
+	tbl := t.rx.table
+	if err != nil && !errors.Is(err, ErrTableTruncated) {
+		var se *StatusError
+		if errors.As(err, &se) {
+			return &tbl, err
+		}
+		return nil, fmt.Errorf("SA %s table from %s: %w", t.req.MAD.AttrID().name(t.class), t.req.Addr, err)
+	}
+	return &tbl, err
 }
 
 // unmapStream removes a GetTable's TIDs; later segments count as unknown.

@@ -40,72 +40,121 @@ func TestSimTablesMatchTheFabric(t *testing.T) {
 	f, e, sm := simEngine(t, "fattree-128.net", "H0-0")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	r := &tablesRig{t: t, ctx: ctx, f: f, e: e, sm: sm, want: fabricWantOf(f)}
 
-	type key struct {
-		lid  uint16
-		port ibmad.GUID
+	nrs := r.nodeRecords()
+	lrs := r.linkRecords()
+	l0, _ := f.LIDOf("L0", 0)
+	blocks := r.lftRecords(l0)
+	all, err := sa.LFTRecords(ctx, e, sm, 0)
+	if err != nil || len(all) != r.want.switches*len(blocks) {
+		t.Errorf("all LFTRecords: %d, %v; want %d switches x %d blocks", len(all), err, r.want.switches, len(blocks))
 	}
-	wantNR := map[key]string{}
-	wantLinks := map[ibmad.LinkRecord]bool{}
+	swirs := r.singleRecords(l0)
+	t.Logf("%d NodeRecords, %d LinkRecords, %d LFT blocks of L0, %d of all, %d switches", len(nrs), len(lrs), len(blocks), len(all), len(swirs))
+}
+
+// nodeKey is a NodeRecord's identity: the LID and the port GUID.
+type nodeKey struct {
+	lid  uint16
+	port ibmad.GUID
+}
+
+// fabricWant is what the SA tables should hold, from the fabric itself.
+type fabricWant struct {
+	nodes    map[nodeKey]string // NodeRecords: node description by LID and port
+	links    map[ibmad.LinkRecord]bool
+	switches int
+}
+
+// fabricWantOf reads the NodeRecords and LinkRecords f should answer:
+// one NodeRecord per switch (port 0) and per connected CA port, one
+// LinkRecord per connected link end (a switch's by its port 0's LID).
+func fabricWantOf(f *sim.Fabric) fabricWant {
+	w := fabricWant{nodes: map[nodeKey]string{}, links: map[ibmad.LinkRecord]bool{}}
 	base := func(p *sim.Port) uint16 {
 		if p.Node.IsSwitch() {
 			return p.Node.Ports[0].LID
 		}
 		return p.LID
 	}
-	var switches int
 	for _, n := range f.Nodes() {
 		if n.IsSwitch() {
-			switches++
-			wantNR[key{n.Ports[0].LID, n.GUID}] = n.Desc
+			w.switches++
+			w.nodes[nodeKey{n.Ports[0].LID, n.GUID}] = n.Desc
 		}
 		for _, p := range n.Ports[1:] {
 			if p.Remote == nil {
 				continue
 			}
 			if !n.IsSwitch() {
-				wantNR[key{p.LID, p.GUID}] = n.Desc
+				w.nodes[nodeKey{p.LID, p.GUID}] = n.Desc
 			}
-			wantLinks[ibmad.LinkRecord{FromLID: base(p), FromPort: p.Num, ToPort: p.Remote.Num, ToLID: base(p.Remote)}] = true
+			w.links[ibmad.LinkRecord{FromLID: base(p), FromPort: p.Num, ToPort: p.Remote.Num, ToLID: base(p.Remote)}] = true
 		}
 	}
+	return w
+}
 
-	nrs, err := sa.NodeRecords(ctx, e, sm)
+// tablesRig reads the SA tables of a simulated fabric from one engine.
+type tablesRig struct {
+	t    *testing.T
+	ctx  context.Context
+	f    *sim.Fabric
+	e    *ibmad.Engine
+	sm   ibmad.Address
+	want fabricWant
+}
+
+// nodeRecords checks the NodeRecord table against the fabric, and each
+// record against the one NodeRecordOf returns.
+func (r *tablesRig) nodeRecords() []ibmad.NodeRecord {
+	t := r.t
+	nrs, err := sa.NodeRecords(r.ctx, r.e, r.sm)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(nrs) != len(wantNR) {
-		t.Errorf("%d NodeRecords, the fabric has %d", len(nrs), len(wantNR))
+	if len(nrs) != len(r.want.nodes) {
+		t.Errorf("%d NodeRecords, the fabric has %d", len(nrs), len(r.want.nodes))
 	}
-	for _, r := range nrs {
-		if d, ok := wantNR[key{r.LID, r.NodeInfo.PortGUID}]; !ok || d != r.NodeDescription.String() {
-			t.Errorf("NodeRecord LID %d port GUID %s %q: fabric has %q", r.LID, r.NodeInfo.PortGUID, r.NodeDescription.String(), d)
+	for _, nr := range nrs {
+		if d, ok := r.want.nodes[nodeKey{nr.LID, nr.NodeInfo.PortGUID}]; !ok || d != nr.NodeDescription.String() {
+			t.Errorf("NodeRecord LID %d port GUID %s %q: fabric has %q", nr.LID, nr.NodeInfo.PortGUID, nr.NodeDescription.String(), d)
 		}
 	}
-
-	for _, r := range nrs {
-		one, err := sa.NodeRecordOf(ctx, e, sm, r.LID)
-		if err != nil || one != r {
-			t.Errorf("NodeRecordOf(%d) = %+v, %v; the table has %+v", r.LID, one, err, r)
+	for _, nr := range nrs {
+		one, err := sa.NodeRecordOf(r.ctx, r.e, r.sm, nr.LID)
+		if err != nil || one != nr {
+			t.Errorf("NodeRecordOf(%d) = %+v, %v; the table has %+v", nr.LID, one, err, nr)
 		}
 	}
+	return nrs
+}
 
-	lrs, err := sa.LinkRecords(ctx, e, sm, 0)
+// linkRecords checks the LinkRecord table against the fabric's links.
+func (r *tablesRig) linkRecords() []ibmad.LinkRecord {
+	t := r.t
+	lrs, err := sa.LinkRecords(r.ctx, r.e, r.sm, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(lrs) != len(wantLinks) {
-		t.Errorf("%d LinkRecords, the fabric has %d link ends", len(lrs), len(wantLinks))
+	if len(lrs) != len(r.want.links) {
+		t.Errorf("%d LinkRecords, the fabric has %d link ends", len(lrs), len(r.want.links))
 	}
-	for _, r := range lrs {
-		if !wantLinks[r] {
-			t.Errorf("LinkRecord %+v not in the fabric", r)
+	for _, lr := range lrs {
+		if !r.want.links[lr] {
+			t.Errorf("LinkRecord %+v not in the fabric", lr)
 		}
 	}
+	return lrs
+}
 
-	l0, _ := f.LIDOf("L0", 0)
-	lft := f.LFT("L0")
-	blocks, err := sa.LFTRecords(ctx, e, sm, l0)
+// lftRecords checks switch L0's (at lid) LFT blocks against its table in
+// the fabric, and each block against the one LFTRecord returns.
+func (r *tablesRig) lftRecords(lid uint16) []ibmad.LFTRecord {
+	t := r.t
+	lft := r.f.LFT("L0")
+	blocks, err := sa.LFTRecords(r.ctx, r.e, r.sm, lid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,49 +162,59 @@ func TestSimTablesMatchTheFabric(t *testing.T) {
 		t.Fatalf("%d LFT blocks for an LFT of %d LIDs", len(blocks), len(lft))
 	}
 	for _, b := range blocks {
-		if b.LID != l0 {
-			t.Errorf("LFT block of LID %d, asked for %d", b.LID, l0)
+		if b.LID != lid {
+			t.Errorf("LFT block of LID %d, asked for %d", b.LID, lid)
 		}
-		for i, port := range b.LFT {
-			lid := int(b.Block)*ibmad.LFTBlockSize + i
-			want := uint8(ibmad.LFTNoRoute)
-			if lid < len(lft) {
-				want = lft[lid]
-			}
-			if port != want {
-				t.Errorf("L0 LID %d: LFTRecord port %d, fabric %d", lid, port, want)
-			}
-		}
-		one, err := sa.LFTRecord(ctx, e, sm, l0, b.Block)
+		checkLFTBlock(t, b, lft)
+		one, err := sa.LFTRecord(r.ctx, r.e, r.sm, lid, b.Block)
 		if err != nil || one != b {
-			t.Errorf("LFTRecord(%d, %d) = %+v, %v; the table has %+v", l0, b.Block, one, err, b)
+			t.Errorf("LFTRecord(%d, %d) = %+v, %v; the table has %+v", lid, b.Block, one, err, b)
 		}
 	}
-	all, err := sa.LFTRecords(ctx, e, sm, 0)
-	if err != nil || len(all) != switches*len(blocks) {
-		t.Errorf("all LFTRecords: %d, %v; want %d switches x %d blocks", len(all), err, switches, len(blocks))
-	}
+	return blocks
+}
 
-	pirs, err := sa.PortInfoRecords(ctx, e, sm, l0)
-	if err != nil || len(pirs) != f.Node("L0").NumPorts()+1 {
-		t.Fatalf("PortInfoRecords of L0: %d, %v; want %d", len(pirs), err, f.Node("L0").NumPorts()+1)
+// checkLFTBlock compares one LFT block with the fabric's lft (LIDs past
+// its end: no route).
+func checkLFTBlock(t *testing.T, b ibmad.LFTRecord, lft []uint8) {
+	t.Helper()
+	for i, port := range b.LFT {
+		lid := int(b.Block)*ibmad.LFTBlockSize + i
+		want := uint8(ibmad.LFTNoRoute)
+		if lid < len(lft) {
+			want = lft[lid]
+		}
+		if port != want {
+			t.Errorf("L0 LID %d: LFTRecord port %d, fabric %d", lid, port, want)
+		}
 	}
-	pir, err := sa.PortInfoRecord(ctx, e, sm, l0, 3)
-	if err != nil || pir.LID != l0 || pir.PortNum != 3 || pir.PortInfo.PortState != ibmad.PortStateActive {
+}
+
+// singleRecords checks the queries of one record (PortInfo, a link from
+// a port, an LFT block past the end) and the SwitchInfo table, for switch
+// L0 at lid.
+func (r *tablesRig) singleRecords(lid uint16) []ibmad.SwitchInfoRecord {
+	t, ctx, e, sm := r.t, r.ctx, r.e, r.sm
+	pirs, err := sa.PortInfoRecords(ctx, e, sm, lid)
+	if err != nil || len(pirs) != r.f.Node("L0").NumPorts()+1 {
+		t.Fatalf("PortInfoRecords of L0: %d, %v; want %d", len(pirs), err, r.f.Node("L0").NumPorts()+1)
+	}
+	pir, err := sa.PortInfoRecord(ctx, e, sm, lid, 3)
+	if err != nil || pir.LID != lid || pir.PortNum != 3 || pir.PortInfo.PortState != ibmad.PortStateActive {
 		t.Errorf("PortInfoRecord(L0, 3) = %+v, %v", pir, err)
 	}
-	lr, err := sa.LinkRecordFrom(ctx, e, sm, l0, 1)
-	if err != nil || !wantLinks[lr] || lr.FromLID != l0 || lr.FromPort != 1 {
+	lr, err := sa.LinkRecordFrom(ctx, e, sm, lid, 1)
+	if err != nil || !r.want.links[lr] || lr.FromLID != lid || lr.FromPort != 1 {
 		t.Errorf("LinkRecordFrom(L0, 1) = %+v, %v", lr, err)
 	}
-	if _, err := sa.LFTRecord(ctx, e, sm, l0, 700); !sa.IsNoRecords(err) {
+	if _, err := sa.LFTRecord(ctx, e, sm, lid, 700); !sa.IsNoRecords(err) {
 		t.Errorf("LFTRecord of block 700: %v, want no records", err)
 	}
 	swirs, err := sa.SwitchInfoRecords(ctx, e, sm)
-	if err != nil || len(swirs) != switches {
-		t.Errorf("SwitchInfoRecords: %d, %v; want %d", len(swirs), err, switches)
+	if err != nil || len(swirs) != r.want.switches {
+		t.Errorf("SwitchInfoRecords: %d, %v; want %d", len(swirs), err, r.want.switches)
 	}
-	t.Logf("%d NodeRecords, %d LinkRecords, %d LFT blocks of L0, %d of all, %d switches", len(nrs), len(lrs), len(blocks), len(all), len(swirs))
+	return swirs
 }
 
 // BenchmarkNodeRecordsTable reads the NodeRecord table of a 128-host fat

@@ -14,12 +14,45 @@ func (f *Fabric) computeRoutes() {
 	if S == 0 {
 		return
 	}
-	// Switch-to-switch adjacency over links that are up.
-	type edge struct {
-		port uint8
-		to   int32
+	adj := f.switchAdjacency()
+	dist := hopDistances(adj)
+	groups, order := f.destGroups()
+	load := f.clearLFTs()
+	cands := make([]uint8, 0, 64)
+	for _, t := range order {
+		for s := 0; s < S; s++ {
+			lft := f.switches[s].lft
+			if s == t {
+				for _, d := range groups[t] {
+					lft[d.lid] = d.port
+				}
+				continue
+			}
+			ds := dist[s*S+t]
+			if ds == unreachable {
+				continue
+			}
+			cands = cands[:0]
+			for _, e := range adj[s] {
+				if dist[int(e.to)*S+t] == ds-1 {
+					cands = append(cands, e.port)
+				}
+			}
+			spread(lft, load[s], cands, groups[t])
+		}
 	}
-	adj := make([][]edge, S)
+}
+
+// edge is a link from a switch, by its port, to another switch (by index
+// in f.switches).
+type edge struct {
+	port uint8
+	to   int32
+}
+
+// switchAdjacency is every switch's links to other switches that are up.
+func (f *Fabric) switchAdjacency() [][]edge {
+	adj := make([][]edge, len(f.switches))
 	for i, sw := range f.switches {
 		for _, p := range sw.Ports[1:] {
 			if p.linkUp() && p.Remote.Node.IsSwitch() {
@@ -27,8 +60,14 @@ func (f *Fabric) computeRoutes() {
 			}
 		}
 	}
-	// All-pairs hop distances by BFS (uint8: fabrics are far shallower
-	// than 255 switch hops).
+	return adj
+}
+
+// hopDistances is the all-pairs switch hop distances by BFS, row s the
+// distances from switch s (uint8: fabrics are far shallower than 255
+// switch hops; unreachable: no path).
+func hopDistances(adj [][]edge) []uint8 {
+	S := len(adj)
 	dist := make([]uint8, S*S)
 	for i := range dist {
 		dist[i] = unreachable
@@ -49,14 +88,22 @@ func (f *Fabric) computeRoutes() {
 			}
 		}
 	}
-	// Destination LIDs grouped by the switch they hang off, with the port
-	// that switch delivers them on (0 for the switch's own LID).
-	type dest struct {
-		lid  uint16
-		port uint8
-	}
-	groups := make([][]dest, S)
-	order := make([]int, 0, S) // switches in order of their first LID
+	return dist
+}
+
+// dest is a destination LID and the port its switch delivers it on (0 for
+// the switch's own LID).
+type dest struct {
+	lid  uint16
+	port uint8
+}
+
+// destGroups is the destination LIDs grouped by the switch they hang off
+// (by index in f.switches), and those switches in order of their first
+// LID.
+func (f *Fabric) destGroups() (groups [][]dest, order []int) {
+	groups = make([][]dest, len(f.switches))
+	order = make([]int, 0, len(f.switches))
 	for lid := 1; lid < len(f.lids); lid++ {
 		p := f.lids[lid]
 		if p == nil {
@@ -77,8 +124,14 @@ func (f *Fabric) computeRoutes() {
 		}
 		groups[t] = append(groups[t], dest{uint16(lid), out})
 	}
+	return groups, order
+}
+
+// clearLFTs sizes every switch's LFT to the LID table with no route in
+// it, and returns a zero count of LIDs routed per switch port.
+func (f *Fabric) clearLFTs() [][]uint32 {
 	size := len(f.lids)
-	load := make([][]uint32, S)
+	load := make([][]uint32, len(f.switches))
 	for i, sw := range f.switches {
 		load[i] = make([]uint32, len(sw.Ports))
 		if len(sw.lft) != size {
@@ -88,39 +141,22 @@ func (f *Fabric) computeRoutes() {
 			sw.lft[j] = ibmad.LFTNoRoute
 		}
 	}
-	cands := make([]uint8, 0, 64)
-	for _, t := range order {
-		g := groups[t]
-		for s := 0; s < S; s++ {
-			lft := f.switches[s].lft
-			if s == t {
-				for _, d := range g {
-					lft[d.lid] = d.port
-				}
-				continue
-			}
-			ds := dist[s*S+t]
-			if ds == unreachable {
-				continue
-			}
-			cands = cands[:0]
-			for _, e := range adj[s] {
-				if dist[int(e.to)*S+t] == ds-1 {
-					cands = append(cands, e.port)
-				}
-			}
-			ld := load[s]
-			for _, d := range g {
-				best := cands[0]
-				for _, c := range cands[1:] {
-					if ld[c] < ld[best] {
-						best = c
-					}
-				}
-				lft[d.lid] = best
-				ld[best]++
+	return load
+}
+
+// spread routes each destination of g through the candidate port (cands,
+// on a shortest path; not empty) that carries the fewest LIDs so far
+// (load), the first such on a tie.
+func spread(lft []uint8, load []uint32, cands []uint8, g []dest) {
+	for _, d := range g {
+		best := cands[0]
+		for _, c := range cands[1:] {
+			if load[c] < load[best] {
+				best = c
 			}
 		}
+		lft[d.lid] = best
+		load[best]++
 	}
 }
 

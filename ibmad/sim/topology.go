@@ -103,113 +103,155 @@ func LoadTopology(path string) (*Topology, error) {
 // Links must be described consistently from both ends when both ends list
 // them; a link listed at one end only is taken as given.
 func ParseTopology(name string, r io.Reader) (*Topology, error) {
-	t := NewTopology(name)
+	p := &topoParser{t: NewTopology(name), name: name, guidBase: map[ibmad.NodeType]uint64{}}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
-	var cur *NodeSpec
-	lineNo := 0
-	perr := func(format string, a ...any) error {
-		return &ParseError{File: name, Line: lineNo, Msg: fmt.Sprintf(format, a...)}
-	}
-	guidBase := map[ibmad.NodeType]uint64{}
-	var vendID uint32
-	var devID uint16
 	for sc.Scan() {
-		lineNo++
-		line := strings.TrimRight(sc.Text(), "\r")
-		trim := strings.TrimSpace(line)
-		if trim == "" || strings.HasPrefix(trim, "#") {
-			if trim == "" {
-				cur = nil
-			}
-			continue
-		}
-		switch {
-		case strings.HasPrefix(trim, "[") || strings.HasPrefix(trim, "@["):
-			if cur == nil {
-				return nil, perr("port line outside a node record (a blank line ends a record)")
-			}
-			if err := parsePortLine(t, cur, trim, lineNo, perr); err != nil {
-				return nil, err
-			}
-		case hasWord(trim, "Switch"), hasWord(trim, "Hca"), hasWord(trim, "Ca"), hasWord(trim, "Rt"):
-			n, err := parseNodeHeader(t, trim, lineNo, perr)
-			if err != nil {
-				return nil, err
-			}
-			n.VendorID, n.DeviceID = vendID, devID
-			if base, ok := guidBase[n.Type]; ok {
-				n.GUID = ibmad.GUID(base)
-				if n.Type == ibmad.NodeTypeSwitch {
-					guidBase[n.Type] = base + 1
-				} else {
-					guidBase[n.Type] = base + uint64(n.NumPorts) + 1
-				}
-			}
-			cur = n
-		case strings.Contains(trim, "=") || strings.Contains(trim, "+"):
-			key, val, ok := strings.Cut(trim, "=")
-			if !ok {
-				return nil, perr("relative assignment %q is not supported", trim)
-			}
-			key, val = strings.TrimSpace(key), strings.TrimSpace(strings.SplitN(val, "#", 2)[0])
-			v, err := strconv.ParseUint(val, 0, 64)
-			if err != nil {
-				return nil, perr("%s: bad number %q", key, val)
-			}
-			switch key {
-			case "switchguid":
-				guidBase[ibmad.NodeTypeSwitch] = v
-			case "caguid", "hcaguids":
-				guidBase[ibmad.NodeTypeCA] = v
-			case "rtguid":
-				guidBase[ibmad.NodeTypeRouter] = v
-			case "vendid":
-				vendID = uint32(v) & 0xFFFFFF
-			case "devid":
-				devID = uint16(v)
-			case "sysimgguid", "width", "speed", "extspeed":
-				// Accepted for compatibility; not modelled.
-			default:
-				return nil, perr("unknown assignment %q", key)
-			}
-			cur = nil
-		default:
-			return nil, perr("cannot parse %q: want a node header (Switch/Hca/Ca/Rt), a port line [n] \"peer\"[m], or an assignment", trim)
+		p.lineNo++
+		if err := p.line(sc.Text()); err != nil {
+			return nil, err
 		}
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	if len(t.Nodes) == 0 {
-		return nil, &ParseError{File: name, Line: lineNo, Msg: "no nodes"}
+	if len(p.t.Nodes) == 0 {
+		return nil, p.errorf("no nodes")
 	}
-	// Resolve links: every peer must exist, and both ends must agree.
-	for _, n := range t.Nodes {
-		for p := 1; p <= n.NumPorts; p++ {
-			l := n.Links[p]
-			if l.Peer == "" {
-				continue
-			}
-			lineNo = l.Line
-			peer := t.index[l.Peer]
-			if peer == nil {
-				return nil, perr("%s[%d]: peer node %q is not defined", n.Name, p, l.Peer)
-			}
-			if l.Port < 1 || l.Port > peer.NumPorts {
-				return nil, perr("%s[%d]: peer port %q[%d] out of range 1..%d", n.Name, p, l.Peer, l.Port, peer.NumPorts)
-			}
-			back := peer.Links[l.Port]
-			switch {
-			case back.Peer == "":
-				peer.Links[l.Port] = LinkEnd{Peer: n.Name, Port: p, Line: l.Line}
-			case back.Peer != n.Name || back.Port != p:
-				return nil, perr("%s[%d] -> %s[%d], but %s[%d] is cabled to %s[%d] (line %d)",
-					n.Name, p, l.Peer, l.Port, l.Peer, l.Port, back.Peer, back.Port, back.Line)
+	if err := p.resolveLinks(); err != nil {
+		return nil, err
+	}
+	return p.t, nil
+}
+
+// topoParser is ParseTopology's state: the line it is at, the node record
+// the port lines belong to, and the assignments so far.
+type topoParser struct {
+	t        *Topology
+	name     string
+	lineNo   int
+	cur      *NodeSpec                 // the open node record; nil after a blank line
+	guidBase map[ibmad.NodeType]uint64 // switchguid=, caguid=, rtguid=: the next node's GUID
+	vendID   uint32
+	devID    uint16
+}
+
+// errorf is a *ParseError at the current line.
+func (p *topoParser) errorf(format string, a ...any) error {
+	return &ParseError{File: p.name, Line: p.lineNo, Msg: fmt.Sprintf(format, a...)}
+}
+
+// line parses one line: a blank line ends a record, a comment is skipped.
+func (p *topoParser) line(text string) error {
+	trim := strings.TrimSpace(strings.TrimRight(text, "\r"))
+	if trim == "" {
+		p.cur = nil
+		return nil
+	}
+	switch {
+	case strings.HasPrefix(trim, "#"):
+		return nil
+	case strings.HasPrefix(trim, "[") || strings.HasPrefix(trim, "@["):
+		if p.cur == nil {
+			return p.errorf("port line outside a node record (a blank line ends a record)")
+		}
+		return parsePortLine(p.t, p.cur, trim, p.lineNo, p.errorf)
+	case hasWord(trim, "Switch"), hasWord(trim, "Hca"), hasWord(trim, "Ca"), hasWord(trim, "Rt"):
+		return p.header(trim)
+	case strings.Contains(trim, "=") || strings.Contains(trim, "+"):
+		return p.assignment(trim)
+	}
+	return p.errorf("cannot parse %q: want a node header (Switch/Hca/Ca/Rt), a port line [n] \"peer\"[m], or an assignment", trim)
+}
+
+// header opens a node record, its GUID the next of the base an
+// assignment set (a switch takes one, a CA or router one per port and one
+// for the node).
+func (p *topoParser) header(trim string) error {
+	n, err := parseNodeHeader(p.t, trim, p.lineNo, p.errorf)
+	if err != nil {
+		return err
+	}
+	n.VendorID, n.DeviceID = p.vendID, p.devID
+	if base, ok := p.guidBase[n.Type]; ok {
+		n.GUID = ibmad.GUID(base)
+		if n.Type == ibmad.NodeTypeSwitch {
+			p.guidBase[n.Type] = base + 1
+		} else {
+			p.guidBase[n.Type] = base + uint64(n.NumPorts) + 1
+		}
+	}
+	p.cur = n
+	return nil
+}
+
+// assignment takes one of ibsim's "key=number" lines; it ends a record.
+func (p *topoParser) assignment(trim string) error {
+	key, val, ok := strings.Cut(trim, "=")
+	if !ok {
+		return p.errorf("relative assignment %q is not supported", trim)
+	}
+	key, val = strings.TrimSpace(key), strings.TrimSpace(strings.SplitN(val, "#", 2)[0])
+	v, err := strconv.ParseUint(val, 0, 64)
+	if err != nil {
+		return p.errorf("%s: bad number %q", key, val)
+	}
+	switch key {
+	case "switchguid":
+		p.guidBase[ibmad.NodeTypeSwitch] = v
+	case "caguid", "hcaguids":
+		p.guidBase[ibmad.NodeTypeCA] = v
+	case "rtguid":
+		p.guidBase[ibmad.NodeTypeRouter] = v
+	case "vendid":
+		p.vendID = uint32(v) & 0xFFFFFF
+	case "devid":
+		p.devID = uint16(v)
+	case "sysimgguid", "width", "speed", "extspeed":
+		// Accepted for compatibility; not modelled.
+	default:
+		return p.errorf("unknown assignment %q", key)
+	}
+	p.cur = nil
+	return nil
+}
+
+// resolveLinks checks every link: the peer exists, and both ends agree;
+// a link listed at one end only is added at the other.
+func (p *topoParser) resolveLinks() error {
+	for _, n := range p.t.Nodes {
+		for port := 1; port <= n.NumPorts; port++ {
+			if err := p.resolveLink(n, port); err != nil {
+				return err
 			}
 		}
 	}
-	return t, nil
+	return nil
+}
+
+// resolveLink checks the link at n's port (none: nothing to check).
+func (p *topoParser) resolveLink(n *NodeSpec, port int) error {
+	l := n.Links[port]
+	if l.Peer == "" {
+		return nil
+	}
+	p.lineNo = l.Line
+	peer := p.t.index[l.Peer]
+	if peer == nil {
+		return p.errorf("%s[%d]: peer node %q is not defined", n.Name, port, l.Peer)
+	}
+	if l.Port < 1 || l.Port > peer.NumPorts {
+		return p.errorf("%s[%d]: peer port %q[%d] out of range 1..%d", n.Name, port, l.Peer, l.Port, peer.NumPorts)
+	}
+	back := peer.Links[l.Port]
+	switch {
+	case back.Peer == "":
+		peer.Links[l.Port] = LinkEnd{Peer: n.Name, Port: port, Line: l.Line}
+	case back.Peer != n.Name || back.Port != port:
+		return p.errorf("%s[%d] -> %s[%d], but %s[%d] is cabled to %s[%d] (line %d)",
+			n.Name, port, l.Peer, l.Port, l.Peer, l.Port, back.Peer, back.Port, back.Line)
+	}
+	return nil
 }
 
 func hasWord(s, w string) bool {

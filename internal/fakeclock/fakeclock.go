@@ -1,7 +1,9 @@
 // Package fakeclock is a clock for tests whose time moves only when the
-// test advances it: Now, and Timer channels that fire when Advance (or
-// Add) passes their time. The collector's scheduler and the engine's MAD
-// budget both take such a clock (collector.clock, ibmad.Clock).
+// test advances it: Now, Timer channels and AfterFunc functions that fire
+// when Advance (or Add) passes their time. It implements ibmad.Clock, the
+// module's one clock (docs/architecture.md, "One clock"), so it drives
+// the exporter's scheduler, the engine's MAD budget, the hosted agent's
+// rate limit and the tracer's caches alike.
 package fakeclock
 
 import (
@@ -18,9 +20,11 @@ type Clock struct {
 	timers []*timer
 }
 
+// timer is a pending Timer (ch) or AfterFunc (f).
 type timer struct {
 	at time.Time
 	ch chan time.Time
+	f  func()
 }
 
 // New returns a clock at start.
@@ -44,14 +48,32 @@ func (c *Clock) Timer(d time.Duration) (<-chan time.Time, func()) {
 		return t.ch, func() {}
 	}
 	c.timers = append(c.timers, t)
-	return t.ch, func() {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		for i, x := range c.timers {
-			if x == t {
-				c.timers = append(c.timers[:i], c.timers[i+1:]...)
-				return
-			}
+	return t.ch, func() { c.stop(t) }
+}
+
+// AfterFunc runs f on a goroutine of its own once d has passed on the
+// clock (at once when d <= 0), unless the returned function stops it
+// first.
+func (c *Clock) AfterFunc(d time.Duration, f func()) func() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if d <= 0 {
+		go f()
+		return func() {}
+	}
+	t := &timer{at: c.now.Add(d), f: f}
+	c.timers = append(c.timers, t)
+	return func() { c.stop(t) }
+}
+
+// stop removes t if it has not fired.
+func (c *Clock) stop(t *timer) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, x := range c.timers {
+		if x == t {
+			c.timers = append(c.timers[:i], c.timers[i+1:]...)
+			return
 		}
 	}
 }
@@ -92,6 +114,10 @@ func (c *Clock) fireLocked() {
 	for _, t := range c.timers {
 		if t.at.After(c.now) {
 			keep = append(keep, t)
+			continue
+		}
+		if t.f != nil {
+			go t.f()
 			continue
 		}
 		t.ch <- c.now
