@@ -21,6 +21,8 @@ type JSONHop struct {
 	InPort         uint8   `json:"in_port"`
 	OutPort        uint8   `json:"out_port"`
 	AgentStatus    string  `json:"agent_status"`
+	Verdict        string  `json:"verdict"`                // the same as agent_status, in a name that does not say who gave it
+	ValidatedBy    string  `json:"validated_by,omitempty"` // agent or sma: who gave the verdict (sma.go)
 	ActualInPort   *uint8  `json:"actual_in_port,omitempty"`
 	ExpectedInPort *uint8  `json:"expected_in_port,omitempty"`
 	RTTSeconds     float64 `json:"rtt_seconds"`
@@ -60,6 +62,7 @@ func (r *Result) JSON() JSONResult {
 	for _, h := range r.Hops {
 		jh := JSONHop{Hop: h.Hop, NodeGUID: h.NodeGUID.String(), PortGUID: h.PortGUID.String(), NodeType: h.NodeType.String(),
 			NodeDesc: h.NodeDesc, NodeName: h.NodeName, LID: h.LID, LMC: h.LMC, InPort: h.InPort, OutPort: h.OutPort, AgentStatus: string(h.verdict()),
+			Verdict: string(h.verdict()), ValidatedBy: string(h.ValidatedBy),
 			RTTSeconds: h.RTT.Seconds(), AgentRTTSecs: h.AgentRTT.Seconds()}
 		switch h.Agent {
 		case AgentValidated, AgentMismatch:
