@@ -133,9 +133,12 @@ func (r *Result) Summary() string {
 // with the agent's verdict appended.
 func (r *Result) WriteVerbose(w io.Writer) {
 	fmt.Fprintln(w, r.Summary())
+	if r.ValidationNote != "" {
+		fmt.Fprintln(w, "Note: "+r.ValidationNote)
+	}
 	for i := range r.Hops {
 		h := &r.Hops[i]
-		verdict := string(h.verdict())
+		verdict := h.verdictText()
 		switch h.Agent {
 		case AgentValidated:
 			if h.ActualInPort != h.InPort {
@@ -156,7 +159,7 @@ func (r *Result) WriteVerbose(w io.Writer) {
 			}
 			fmt.Fprintf(w, "From %s {%s} portnum %d lid %s %q\n", h.NodeType, h.NodeGUID, port, lidRange(h), h.shownName())
 		default:
-			fmt.Fprintf(w, "[%d] -> %s port {%s}[%d] lid %s %q agent %s\n", r.Hops[i-1].OutPort, h.NodeType, h.PortGUID,
+			fmt.Fprintf(w, "[%d] -> %s port {%s}[%d] lid %s %q %s\n", r.Hops[i-1].OutPort, h.NodeType, h.PortGUID,
 				h.InPort, lidRange(h), h.shownName(), verdict)
 		}
 	}
@@ -168,6 +171,21 @@ func (r *Result) WriteVerbose(w io.Writer) {
 		}
 		fmt.Fprintf(w, "To %s {%s} portnum %d lid %s %q\n", h.NodeType, h.NodeGUID, port, lidRange(h), h.shownName())
 	}
+}
+
+// verdictText is the verdict as -v shows it, after who gave it: "agent
+// validated", "sma ingress_unknown"; a hop no SMA was asked for says
+// "agent", as before validation by the SMA.
+func (h *Hop) verdictText() string {
+	who := "agent"
+	if h.ValidatedBy == BySMA {
+		who = "sma"
+	}
+	s := who + " " + string(h.verdict())
+	if h.ValidatedBy == BySMA && h.Agent == AgentIngressUnknown {
+		s += " (LocalPortNum 0: this SMA does not tell LID-routed SMPs' port)"
+	}
+	return s
 }
 
 // shownName is what the verbose form quotes for a hop: its site name when

@@ -87,6 +87,7 @@ func New(e *ibmad.Engine, o Options) *Tracer {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	o = o.withValidate() // sma.go
 	return &Tracer{e: e, opts: o, caches: newCaches(o), saState: newSAState(o),
 		resolved: newTTLCache[Destination, resolvedEntry](o.ResolveTTL, cacheSize, o.Now)}
 }

@@ -216,6 +216,9 @@ type Result struct {
 	// From is the source LID of a trace from another port (TraceFrom,
 	// ibtracert's SRC DST); 0: from the local port.
 	From uint16
+	// ValidationNote says, once per trace, why validation by the SMA was
+	// not asked (sma.go): SMPs are refused here, the path came from the SA.
+	ValidationNote string
 }
 
 // NameHops gives every hop of every result its site name, name(node
