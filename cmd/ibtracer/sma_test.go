@@ -62,3 +62,20 @@ func TestAllValidatedWithAgentsOnSwitchesOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestSimSwitchSMAIbsim: --sim.switch-sma=ibsim makes the simulated
+// switches answer LocalPortNum 0 as ibsim's do: switch hops are
+// ingress_unknown by the SMA, CA hops still validated.
+func TestSimSwitchSMAIbsim(t *testing.T) {
+	for _, r := range simAll(t, "none", "--sim.switch-sma=ibsim", "--validate=sma") {
+		for _, h := range r.Hops[1:] {
+			want := "validated"
+			if h.NodeType == "switch" {
+				want = "ingress_unknown"
+			}
+			if h.Verdict != want || h.ValidatedBy != "sma" {
+				t.Fatalf("%s hop %d %s: %q by %q, want %s by sma", r.Destination, h.Hop, h.NodeDesc, h.Verdict, h.ValidatedBy, want)
+			}
+		}
+	}
+}
