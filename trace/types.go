@@ -133,7 +133,7 @@ type Hop struct {
 	OutPort      uint8 // port the path leaves by (0 at the destination)
 	DRPath       ibmad.DRPath
 	Agent        AgentStatus
-	ValidatedBy  Validator // who gave Agent: the vendor agent or the SMA (sma.go); "" when nobody answered for it
+	ValidatedBy  Validator // who gave Agent: the vendor agent (its kernel) or the SMA (sma.go); "" when nobody was asked
 	ActualInPort uint8     // from the agent, when it knows; from the SMA, its LocalPortNum as read (0: it cannot tell)
 	// ExpectedInPort and RouteHops describe the LID route to the LID the
 	// validation MAD was addressed to.

@@ -200,7 +200,7 @@ func (w *walk) validateHop(hops []Hop, i int) []uint8 {
 	sma := mode == ValidateSMA
 	if !sma {
 		if v := w.supported(h); v != "" {
-			h.Agent = v
+			h.Agent, h.ValidatedBy = v, ByAgent
 			if mode != ValidateAuto || !w.smaUsable() {
 				return nil
 			}
