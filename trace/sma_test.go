@@ -212,3 +212,36 @@ func TestSMANotAskedBehindSMPFirewall(t *testing.T) {
 		t.Fatalf("the reason is %d times in -v, want once:\n%s", n, buf.String())
 	}
 }
+
+// TestSMAFastPath: a path whose hops the SMAs validated is confirmed by
+// the fast path, one LID-routed SMP per hop, and a divergence that starts
+// afterwards is not confirmed: the walk runs and reports the mismatch.
+func TestSMAFastPath(t *testing.T) {
+	s := loadSim(t, "fattree-mini.net", sim.Options{})
+	tr := s.tracer("H0-0", Options{Validate: ValidateSMA})
+	d := Destination{LID: s.lid("H1-2")}
+	ctx := context.Background()
+	first := tr.Trace(ctx, d)
+	before := lidSMPs(tr)
+	second := tr.Trace(ctx, d)
+	if err := checkSMAValidated(second); err != nil || first.FastPath || !second.FastPath {
+		t.Fatalf("second trace: %v, fast path %v (first %v)", err, second.FastPath, first.FastPath)
+	}
+	if n := lidSMPs(tr) - before; n != second.PathHops() {
+		t.Fatalf("fast path: %d SMA SMPs for %d hops", n, second.PathHops())
+	}
+	spine := second.Hops[2]
+	programmed := s.f.LFT("L0")[spine.LID]
+	for _, p := range s.f.Node("L0").Ports[1:] {
+		if p.Remote != nil && p.Remote.Node.GUID == spine.NodeGUID && p.Num != programmed {
+			if err := s.f.SetForwardOverride("L0", spine.LID, p.Num); err != nil {
+				t.Fatal(err)
+			}
+			break
+		}
+	}
+	third := tr.Trace(ctx, d)
+	if third.FastPath || third.Status != StatusMismatch || third.Hops[2].Agent != AgentMismatch {
+		t.Fatalf("after the divergence: fast path %v, %s, spine %s", third.FastPath, third.Status, third.Hops[2].Agent)
+	}
+}
