@@ -47,12 +47,13 @@ type lftKey struct {
 	block uint32
 }
 
-// verdictKey identifies a validation: the node, the LID asked and the
-// expected route to it.
+// verdictKey identifies a validation: the node, the LID asked, the
+// expected route to it, and who was asked (the agent or the SMA).
 type verdictKey struct {
 	guid   ibmad.GUID
 	lid    uint16
 	inPort string
+	by     Validator
 }
 
 type verdict struct {

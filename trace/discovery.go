@@ -116,8 +116,9 @@ func (w *walk) firstHopRefused(hops []Hop, e *Error) bool {
 // discoverTrace is fullTrace with the discovery mode applied: an SMP walk
 // that auto mode sees refused at the first hop is traced again from the
 // SA; the SA trace's outcome stands (and is remembered when it traced).
-func (t *Tracer) discoverTrace(w *walk, r *Result) ([]Hop, [][]uint8, *Error) {
-	hops, inPorts, ferr := t.fullTrace(w)
+func (t *Tracer) discoverTrace(w *walk, r *Result) (hops []Hop, inPorts [][]uint8, ferr *Error) {
+	defer func() { r.ValidationNote = t.validationNote(r.Discovery, hops) }() // sma.go
+	hops, inPorts, ferr = t.fullTrace(w)
 	r.Discovery = DiscoverySMP
 	if w.viaSA {
 		r.Discovery = DiscoverySA

@@ -20,8 +20,9 @@ func (w *walk) sharedBlock(guid ibmad.GUID, path ibmad.DRPath, block uint32) (*i
 }
 
 // confirm re-checks a cached path with one MAD per hop, all at once: the
-// LFT entry for the DLID at every switch, SourceRoute at every agent, and
-// NodeInfo at a destination without one. Any difference, or an agent
+// LFT entry for the DLID at every switch, SourceRoute at every agent, the
+// LID-routed NodeInfo at every hop its SMA validated, and NodeInfo at a
+// destination validated by neither. Any difference, or an agent
 // support entry that expired (a new agent may have started), means walk.
 func (t *Tracer) confirm(w *walk) ([]Hop, bool) {
 	cp, ok := t.paths.Get(w.dlid)
@@ -29,7 +30,7 @@ func (t *Tracer) confirm(w *walk) ([]Hop, bool) {
 		return nil, false
 	}
 	for _, h := range cp.hops[1:] {
-		if !t.support.Has(h.NodeGUID) {
+		if t.opts.Validate != ValidateSMA && !t.support.Has(h.NodeGUID) {
 			return nil, false
 		}
 	}
@@ -65,7 +66,11 @@ func (t *Tracer) confirm(w *walk) ([]Hop, bool) {
 					target = w.dlid
 				}
 				in := cp.inPorts[i]
-				w.sourceRoute(h, target, len(in), in, false)
+				if h.ValidatedBy == BySMA {
+					w.smaValidate(h, target, len(in), in) // sma.go
+				} else {
+					w.sourceRoute(h, target, len(in), in, false)
+				}
 				if h.Agent != AgentValidated && h.Agent != AgentIngressUnknown {
 					bad()
 				}

@@ -21,6 +21,8 @@ type JSONHop struct {
 	InPort         uint8   `json:"in_port"`
 	OutPort        uint8   `json:"out_port"`
 	AgentStatus    string  `json:"agent_status"`
+	Verdict        string  `json:"verdict"`                // the same as agent_status, in a name that does not say who gave it
+	ValidatedBy    string  `json:"validated_by,omitempty"` // agent or sma: who gave the verdict (sma.go)
 	ActualInPort   *uint8  `json:"actual_in_port,omitempty"`
 	ExpectedInPort *uint8  `json:"expected_in_port,omitempty"`
 	RTTSeconds     float64 `json:"rtt_seconds"`
@@ -60,6 +62,7 @@ func (r *Result) JSON() JSONResult {
 	for _, h := range r.Hops {
 		jh := JSONHop{Hop: h.Hop, NodeGUID: h.NodeGUID.String(), PortGUID: h.PortGUID.String(), NodeType: h.NodeType.String(),
 			NodeDesc: h.NodeDesc, NodeName: h.NodeName, LID: h.LID, LMC: h.LMC, InPort: h.InPort, OutPort: h.OutPort, AgentStatus: string(h.verdict()),
+			Verdict: string(h.verdict()), ValidatedBy: string(h.ValidatedBy),
 			RTTSeconds: h.RTT.Seconds(), AgentRTTSecs: h.AgentRTT.Seconds()}
 		switch h.Agent {
 		case AgentValidated, AgentMismatch:
@@ -130,9 +133,12 @@ func (r *Result) Summary() string {
 // with the agent's verdict appended.
 func (r *Result) WriteVerbose(w io.Writer) {
 	fmt.Fprintln(w, r.Summary())
+	if r.ValidationNote != "" {
+		fmt.Fprintln(w, "Note: "+r.ValidationNote)
+	}
 	for i := range r.Hops {
 		h := &r.Hops[i]
-		verdict := string(h.verdict())
+		verdict := h.verdictText()
 		switch h.Agent {
 		case AgentValidated:
 			if h.ActualInPort != h.InPort {
@@ -153,7 +159,7 @@ func (r *Result) WriteVerbose(w io.Writer) {
 			}
 			fmt.Fprintf(w, "From %s {%s} portnum %d lid %s %q\n", h.NodeType, h.NodeGUID, port, lidRange(h), h.shownName())
 		default:
-			fmt.Fprintf(w, "[%d] -> %s port {%s}[%d] lid %s %q agent %s\n", r.Hops[i-1].OutPort, h.NodeType, h.PortGUID,
+			fmt.Fprintf(w, "[%d] -> %s port {%s}[%d] lid %s %q %s\n", r.Hops[i-1].OutPort, h.NodeType, h.PortGUID,
 				h.InPort, lidRange(h), h.shownName(), verdict)
 		}
 	}
@@ -165,6 +171,21 @@ func (r *Result) WriteVerbose(w io.Writer) {
 		}
 		fmt.Fprintf(w, "To %s {%s} portnum %d lid %s %q\n", h.NodeType, h.NodeGUID, port, lidRange(h), h.shownName())
 	}
+}
+
+// verdictText is the verdict as -v shows it, after who gave it: "agent
+// validated", "sma ingress_unknown"; a hop no SMA was asked for says
+// "agent", as before validation by the SMA.
+func (h *Hop) verdictText() string {
+	who := "agent"
+	if h.ValidatedBy == BySMA {
+		who = "sma"
+	}
+	s := who + " " + string(h.verdict())
+	if h.ValidatedBy == BySMA && h.Agent == AgentIngressUnknown {
+		s += " (LocalPortNum 0: this SMA does not tell LID-routed SMPs' port)"
+	}
+	return s
 }
 
 // shownName is what the verbose form quotes for a hop: its site name when

@@ -24,8 +24,13 @@ type Options struct {
 	// ResolveTTL is how long an SA resolution of a GID, GUID or node name
 	// is reused; default 1 minute. Negative disables the cache.
 	ResolveTTL time.Duration
-	// NoValidate skips the agents: a plain ibtracert-style walk.
+	// NoValidate skips the agents: a plain ibtracert-style walk. It is
+	// Validate: ValidateOff, and wins over Validate.
 	NoValidate bool
+	// Validate says who validates the hops (sma.go): auto, agent, sma or
+	// off. "" is agent, what the exporter runs until its `validate:` key
+	// sets this; the ibtracer command defaults to auto.
+	Validate ValidateMode
 	// NoFastPath always walks.
 	NoFastPath bool
 	// ShareValidation reuses, for this long, a hop's validated verdict
@@ -82,6 +87,7 @@ func New(e *ibmad.Engine, o Options) *Tracer {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	o = o.withValidate() // sma.go
 	return &Tracer{e: e, opts: o, caches: newCaches(o), saState: newSAState(o),
 		resolved: newTTLCache[Destination, resolvedEntry](o.ResolveTTL, cacheSize, o.Now)}
 }

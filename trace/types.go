@@ -133,7 +133,8 @@ type Hop struct {
 	OutPort      uint8 // port the path leaves by (0 at the destination)
 	DRPath       ibmad.DRPath
 	Agent        AgentStatus
-	ActualInPort uint8 // from the agent, when it knows
+	ValidatedBy  Validator // who gave Agent: the vendor agent (its kernel) or the SMA (sma.go); "" when nobody was asked
+	ActualInPort uint8     // from the agent, when it knows; from the SMA, its LocalPortNum as read (0: it cannot tell)
 	// ExpectedInPort and RouteHops describe the LID route to the LID the
 	// validation MAD was addressed to.
 	ExpectedInPort uint8
@@ -215,6 +216,9 @@ type Result struct {
 	// From is the source LID of a trace from another port (TraceFrom,
 	// ibtracert's SRC DST); 0: from the local port.
 	From uint16
+	// ValidationNote says, once per trace, why validation by the SMA was
+	// not asked (sma.go): SMPs are refused here, the path came from the SA.
+	ValidationNote string
 }
 
 // NameHops gives every hop of every result its site name, name(node

@@ -128,19 +128,12 @@ func noAgent(st ibmad.Status) bool {
 // means the agent is gone, and with learn (the walk; the fast path leaves
 // it to the walk it falls back to) the next trace knows the node has none.
 func (w *walk) sourceRoute(h *Hop, lid uint16, count int, in []uint8, learn bool) {
-	h.RouteHops, h.ExpectedInPort = count, in[count-1]
-	key := verdictKey{h.NodeGUID, lid, string(in)}
-	if w.t.opts.ShareValidation > 0 && lid != w.dlid {
-		if v, ok := w.t.verdicts.Get(key); ok {
-			h.Agent, h.ActualInPort, h.AgentRTT = v.agent, v.actual, v.rtt
-			return
-		}
-		defer func() {
-			if h.Agent == AgentValidated || h.Agent == AgentIngressUnknown {
-				w.t.verdicts.Put(key, verdict{agent: h.Agent, actual: h.ActualInPort, rtt: h.AgentRTT})
-			}
-		}()
+	h.RouteHops, h.ExpectedInPort, h.ValidatedBy = count, in[count-1], ByAgent
+	key := verdictKey{h.NodeGUID, lid, string(in), ByAgent}
+	if w.sharedVerdict(h, key) { // sma.go
+		return
 	}
+	defer w.shareVerdict(h, key)
 	sr := ibmad.SourceRoute{HopCount: uint8(count)}
 	copy(sr.InPort[:], in)
 	v := ibmad.NewVendorGet(ibmad.ClassIBTracer, w.t.opts.OUI, ibmad.AttrSourceRoute, 0)
@@ -176,7 +169,9 @@ func (w *walk) sourceRoute(h *Hop, lid uint16, count int, in []uint8, learn bool
 	}
 }
 
-// validate asks every hop's agent, all at once (docs/architecture.md, "The life of a trace").
+// validate asks every hop's agent or SMA, as Options.Validate says, all
+// at once (docs/architecture.md, "The life of a trace"). It returns, per
+// hop, the expected ingress ports of the route to the LID asked.
 func (w *walk) validate(hops []Hop) [][]uint8 {
 	inPorts := make([][]uint8, len(hops))
 	var wg sync.WaitGroup
@@ -184,28 +179,53 @@ func (w *walk) validate(hops []Hop) [][]uint8 {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			h := &hops[i]
-			if h.LID == 0 { // no LID to address the agent at
-				h.Agent = AgentNotAsked
-				return
-			}
-			if v := w.supported(h); v != "" {
-				h.Agent = v
-				return
-			}
-			target := h.LID
-			if i == len(hops)-1 {
-				target = w.dlid // the destination: the traced route itself
-			}
-			count, in, err := w.routeTo(hops, i, target)
-			if err != nil { // the expected ingress is unknown: nothing to ask
-				h.Agent = AgentNotAsked
-				return
-			}
-			inPorts[i] = in
-			w.sourceRoute(h, target, count, in, true)
+			inPorts[i] = w.validateHop(hops, i)
 		}(i)
 	}
 	wg.Wait()
 	return inPorts
+}
+
+// validateHop validates hop i. In auto mode a hop whose agent is missing
+// ("no such class") or did not answer goes to its SMA (sma.go), which
+// costs one SMP more; agent mode asks only the agent, sma mode only the
+// SMA. A walk that reads the SA sends no SMP: the SMA is not asked.
+func (w *walk) validateHop(hops []Hop, i int) []uint8 {
+	h := &hops[i]
+	if h.LID == 0 { // no LID to address the agent or the SMA at
+		h.Agent = AgentNotAsked
+		return nil
+	}
+	mode := w.t.opts.Validate
+	sma := mode == ValidateSMA
+	if !sma {
+		if v := w.supported(h); v != "" {
+			h.Agent, h.ValidatedBy = v, ByAgent
+			if mode != ValidateAuto || !w.smaUsable() {
+				return nil
+			}
+			sma = true
+		}
+	}
+	if sma && !w.smaUsable() {
+		h.Agent = AgentNotAsked
+		return nil
+	}
+	target := h.LID
+	if i == len(hops)-1 {
+		target = w.dlid // the destination: the traced route itself
+	}
+	count, in, err := w.routeTo(hops, i, target)
+	if err != nil { // the expected ingress is unknown: nothing to ask
+		h.Agent = AgentNotAsked
+		return nil
+	}
+	if !sma {
+		w.sourceRoute(h, target, count, in, true)
+		if h.Agent != AgentLost || mode != ValidateAuto || !w.smaUsable() {
+			return in
+		}
+	}
+	w.smaValidate(h, target, count, in)
+	return in
 }

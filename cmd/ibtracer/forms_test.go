@@ -256,7 +256,7 @@ func TestAllSkipsSourceAndTotals(t *testing.T) {
 	if len(rs) != 5 || !seen[lids["host2"]] || !seen[lids["host5"]] {
 		t.Fatalf("--all traced %v", seen)
 	}
-	out, errOut, code := simCLI(t, "two-switch.net", "host1", "--all", "--sim.agents=hosts")
+	out, errOut, code := simCLI(t, "two-switch.net", "host1", "--all", "--sim.agents=hosts", "--validate=agent") // auto would ask the switches' SMAs
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	// Switches run no agent with --sim.agents=hosts: every path crosses 1 or 2.
 	if code != 0 || len(lines) != 6 || !strings.HasPrefix(lines[5], "totals: 5 traced, 5 ok, 0 mismatches, 0 unreachable; hops of the ok traces: ") ||
@@ -264,7 +264,7 @@ func TestAllSkipsSourceAndTotals(t *testing.T) {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
 	// The JSON carries the same counts, and its totals line is the text's.
-	rs = simJSON(t, "two-switch.net", "host1", "--all", "--sim.agents=hosts")
+	rs = simJSON(t, "two-switch.net", "host1", "--all", "--sim.agents=hosts", "--validate=agent")
 	var sum trace.Verdicts
 	for _, r := range rs {
 		sum.Add(r.Verdicts)

@@ -251,8 +251,11 @@ func startAgents(t *testing.T, fab *ibsimtest.Fabric, ping bool, nodes ...string
 }
 
 // TestAgentsValidateOnIbsim: with our agent on several CAs and a switch,
-// every agent hop validates (the switch cannot tell its ingress port on
-// ibsim), nothing reports status 7, and the other nodes are unsupported.
+// every agent hop validates by the agent (the switch cannot tell its
+// ingress port on ibsim), nothing reports status 7, and in auto mode (the
+// default) every other node is asked its SMA: a CA validates, a switch
+// is ingress_unknown (ibsim's LocalPortNum 0; docs/protocol.md,
+// "Validation by the SMA").
 func TestAgentsValidateOnIbsim(t *testing.T) {
 	ibsimtest.Require(t)
 	fab := ibsimtest.Start(t, filepath.Join(topoDir, "fattree-128.net"), ibsimtest.Options{})
@@ -278,7 +281,7 @@ func TestAgentsValidateOnIbsim(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &results); err != nil {
 		t.Fatal(err)
 	}
-	validated, switchUnknown := 0, 0
+	validated, switchUnknown, bySMA := 0, 0, 0
 	for _, r := range results {
 		if r.Status != "ok" {
 			t.Fatalf("%s: %s %s", r.Destination, r.Status, r.Error)
@@ -288,29 +291,34 @@ func TestAgentsValidateOnIbsim(t *testing.T) {
 			case h.AgentStatus == "mismatch":
 				t.Fatalf("%s: hop %d %s reports status 7", r.Destination, h.Hop, h.NodeDesc)
 			case agentSet[h.NodeDesc]:
-				if h.AgentStatus != "validated" || h.ActualInPort == nil || *h.ActualInPort != h.InPort {
+				if h.AgentStatus != "validated" || h.ValidatedBy != "agent" || h.ActualInPort == nil || *h.ActualInPort != h.InPort {
 					t.Fatalf("%s: agent hop %s: %s", r.Destination, h.NodeDesc, h.AgentStatus)
 				}
 				validated++
 			case h.NodeDesc == "L5":
-				if h.AgentStatus != "ingress_unknown" {
+				if h.AgentStatus != "ingress_unknown" || h.ValidatedBy != "agent" {
 					t.Fatalf("switch agent L5: %s, want ingress_unknown", h.AgentStatus)
 				}
 				switchUnknown++
 			default:
 				// ibsim has no kernel to answer "no such class" (0x000C) at a
-				// node without a client: it bounces the request as a timeout,
-				// which is "lost" (asked again next trace), not "unsupported".
-				if h.AgentStatus != "unsupported" && h.AgentStatus != "lost" {
-					t.Fatalf("%s: hop %s without agent: %s", r.Destination, h.NodeDesc, h.AgentStatus)
+				// node without a client: the vendor MAD is lost, and the SMA
+				// is asked.
+				want := "validated"
+				if h.NodeType == "switch" {
+					want = "ingress_unknown"
 				}
+				if h.AgentStatus != want || h.ValidatedBy != "sma" {
+					t.Fatalf("%s: hop %s without agent: %s by %q, want %s by sma", r.Destination, h.NodeDesc, h.AgentStatus, h.ValidatedBy, want)
+				}
+				bySMA++
 			}
 		}
 	}
-	if validated != len(withAgent) || switchUnknown == 0 {
+	if validated != len(withAgent) || switchUnknown == 0 || bySMA == 0 {
 		t.Fatalf("%d agent hops validated (want %d), %d switch-agent hops", validated, len(withAgent), switchUnknown)
 	}
-	t.Logf("%d traces: %d agent hops validated, %d via the switch agent (ingress unknown)", len(results), validated, switchUnknown)
+	t.Logf("%d traces: %d agent hops validated, %d via the switch agent (ingress unknown), %d by the SMA", len(results), validated, switchUnknown, bySMA)
 }
 
 var pongRe = regexp.MustCompile(`Pong from (\S+) \(Lid (\d+)\): time [0-9.]+ ms`)

@@ -36,6 +36,7 @@ type options struct {
 	format      string
 	concurrency int
 	noValidate  bool
+	validate    string // auto, agent, sma or off (trace.ValidateMode)
 	positional  []string
 	caAlias     string
 	portAlias   string
@@ -66,7 +67,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	strictint.IntVar(app.Flag("sl", "Service level of LID-routed MADs (0..15).").Default("0"), &o.sl, 0, 15)
 	app.Flag("format", "Output format: text or json.").Default("text").EnumVar(&o.format, "text", "json")
 	strictint.IntVar(app.Flag("concurrency", "Destinations traced at once (1..4096).").Default("32"), &o.concurrency, 1, 4096)
-	app.Flag("no-validate", "Walk the forwarding tables only, as ibtracert does; ask no agent.").BoolVar(&o.noValidate)
+	app.Flag("no-validate", "Walk the forwarding tables only, as ibtracert does; ask no agent (the same as --validate=off).").BoolVar(&o.noValidate)
+	app.Flag("validate", "Who validates each hop's ingress port: auto (our agent where one answers, the node's SMA elsewhere), agent, sma (a LID-routed NodeInfo only) or off.").Default("auto").EnumVar(&o.validate, "auto", "agent", "sma", "off")
 	app.Flag("Ca", "The CA to use, as ibtracert's -C (the same as --ib.ca).").Short('C').PlaceHolder("CA").StringVar(&o.caAlias)
 	app.Flag("Port", "The CA port to use, as ibtracert's -P (the same as --ib.port).").Short('P').PlaceHolder("PORT").StringVar(&o.portAlias)
 	app.Flag("node-name-map", "OFED node-name-map file (lines 0xGUID \"name\"): hops show these site names.").Short('n').PlaceHolder("FILE").StringVar(&o.nameMap)
@@ -125,7 +127,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	e := ibmad.NewEngine(opened.Transport, ibmad.Options{Timeout: timeout, Retries: retries})
 	defer e.Close()
 	tr := trace.New(e, trace.Options{Timeout: timeout, Retries: retries, OUI: ibmad.OUI(oui), SL: uint8(o.sl), NoValidate: o.noValidate,
-		Discovery: trace.Discovery(o.discovery)})
+		Validate: trace.ValidateMode(o.validate), Discovery: trace.Discovery(o.discovery)})
 
 	var hc *trace.HealthChecker
 	if health {

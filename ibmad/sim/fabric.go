@@ -31,6 +31,11 @@ type Options struct {
 	Seed uint64
 	// GIDPrefix of every port; default fe80::/64.
 	GIDPrefix uint64
+	// SwitchLocalPortZero makes every switch's SMA answer LocalPortNum 0
+	// to LID-routed SMPs, as ibsim does; default: the port the SMP arrived
+	// on, as real switches do (sma_localport.go; per switch:
+	// SetSwitchLocalPortZero).
+	SwitchLocalPortZero bool
 }
 
 // Fabric is a simulated subnet.
@@ -76,6 +81,7 @@ type Node struct {
 	hideIn     atomic.Bool              // fault: its agents cannot tell the ingress port (chaos.go)
 	muteAgents atomic.Bool              // fault: its agents (and the kernel for them) answer nothing (chaos.go)
 	pma        atomic.Pointer[pmaFault] // fault: what the PMA answers (health_faults.go)
+	localPort  atomic.Int32             // LocalPortNum of LID-routed SMPs at a switch (sma_localport.go)
 	transports atomic.Pointer[[]*Transport]
 }
 

@@ -179,7 +179,7 @@ func (f *Fabric) sendLID(t *Transport, p *ibmad.Packet, tid uint64, isResp bool)
 	var answer func(*ibmad.MAD) bool
 	switch {
 	case class == ibmad.ClassSubnLID:
-		answer = func(rm *ibmad.MAD) bool { f.sma(node, in, rm); return true }
+		answer = func(rm *ibmad.MAD) bool { f.smaLID(node, in, rm); return true } // sma_localport.go
 	case class == ibmad.ClassSubnAdm && node == f.sm:
 		answer = func(rm *ibmad.MAD) bool { return f.sa(t, rm) }
 	case class == ibmad.ClassPerfMgt:

@@ -27,6 +27,9 @@ type Config struct {
 	SimAgents   string
 	SimLMC      int
 	SimSeed     uint64
+	// SimSwitchSMA is what the simulated switches' SMAs answer as
+	// LocalPortNum to a LID-routed SMP: real (the arrival port) or ibsim (0).
+	SimSwitchSMA string
 }
 
 // AddFlags registers the transport flags on app. short adds the OFED
@@ -56,6 +59,8 @@ func AddSimFlags(app *kingpin.Application, c *Config) {
 		Default("all").StringVar(&c.SimAgents)
 	strictint.IntVar(app.Flag("sim.lmc", "LMC of the simulated fabric's CA ports (0..7).").Default("0"), &c.SimLMC, 0, 7)
 	app.Flag("sim.seed", "Seed of the simulated fabric's random choices.").Default("1").Uint64Var(&c.SimSeed)
+	app.Flag("sim.switch-sma", "What the simulated switches' SMAs answer as LocalPortNum to a LID-routed SMP: real (the port it arrived on, as real switches) or ibsim (0, as ibsim).").
+		Default("real").EnumVar(&c.SimSwitchSMA, "real", "ibsim")
 }
 
 // Opened is an open transport, with the simulated fabric when there is one.
@@ -142,7 +147,7 @@ func (c *Config) OpenFabric() (*Opened, error) {
 	if c.SimLMC < 0 || c.SimLMC > 7 {
 		return nil, fmt.Errorf("--sim.lmc %d: want 0..7", c.SimLMC)
 	}
-	f, err := sim.New(topo, sim.Options{LMC: uint8(c.SimLMC), Seed: c.SimSeed})
+	f, err := sim.New(topo, sim.Options{LMC: uint8(c.SimLMC), Seed: c.SimSeed, SwitchLocalPortZero: c.SimSwitchSMA == "ibsim"})
 	if err != nil {
 		return nil, err
 	}
