@@ -53,8 +53,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	app.ErrorWriter(stderr)
 	app.HelpFlag.Short('h')
 	ibopen.AddFlags(app, &o.ib, true)
-	strictint.IntVar(app.Flag("retries", "Retries per MAD (per hop), 0..10.").Short('r').Default("2"), &o.retries, 0, 10)
-	strictint.IntVar(app.Flag("timeout", "Timeout per MAD attempt, in milliseconds (1..60000).").Short('t').Default("1000"), &o.timeoutMS, 1, 60000)
+	strictint.IntVar(app.Flag("retries", "Retries per MAD (per hop), 0..10; 0: send each MAD once.").Short('r').Default(strconv.Itoa(ibmad.DefaultRetries)), &o.retries, 0, 10)
+	strictint.IntVar(app.Flag("timeout", "Timeout per MAD attempt, in milliseconds (1..60000).").Short('t').Default(strconv.Itoa(int(ibmad.DefaultTimeout/time.Millisecond))), &o.timeoutMS, 1, 60000)
 	app.Flag("lid", "Destination LID (repeatable).").Short('l').StringsVar(&o.lids)
 	app.Flag("gid", "Destination GID (repeatable), resolved through the SA.").Short('g').StringsVar(&o.gids)
 	app.Flag("guid", "Destination port GUID (repeatable), resolved through the SA.").Short('G').StringsVar(&o.guids)
@@ -117,15 +117,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return trace.ExitDevice
 	}
 	defer opened.Close()
-	timeout := time.Duration(o.timeoutMS) * time.Millisecond
-	retries := o.retries
-	if retries == 0 {
-		retries = -1
-	}
-	e := ibmad.NewEngine(opened.Transport, ibmad.Options{Timeout: timeout, Retries: retries})
+	topts := o.traceOptions(ibmad.OUI(oui))
+	e := ibmad.NewEngine(opened.Transport, ibmad.Options{Timeout: topts.Timeout, Retries: topts.Retries, NoRetry: topts.NoRetry})
 	defer e.Close()
-	tr := trace.New(e, trace.Options{Timeout: timeout, Retries: retries, OUI: ibmad.OUI(oui), SL: uint8(o.sl), NoValidate: o.noValidate,
-		Discovery: trace.Discovery(o.discovery)})
+	tr := trace.New(e, topts)
 
 	var hc *trace.HealthChecker
 	if health {
@@ -190,6 +185,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return trace.ExitDevice
 	}
 	return exitCode(results, healths)
+}
+
+// traceOptions is the flags as trace.Options, with the meanings the
+// exporter's configuration gives the same knobs (config.TraceOptions):
+// --retries 0 is NoRetry. The caches keep trace's defaults.
+func (o *options) traceOptions(oui ibmad.OUI) trace.Options {
+	return trace.Options{
+		Timeout:    time.Duration(o.timeoutMS) * time.Millisecond,
+		Retries:    o.retries,
+		NoRetry:    o.retries == 0,
+		OUI:        oui,
+		SL:         uint8(o.sl),
+		NoValidate: o.noValidate,
+		Discovery:  trace.Discovery(o.discovery),
+	}
 }
 
 // exitCode: a mismatch (or, with --health, an unhealthy link) wins;

@@ -20,11 +20,12 @@ import (
 	"github.com/ibtracer/ibtracer_exporter/trace"
 )
 
-// Defaults.
+// Defaults. The MAD timeout and retries are the engine's, which are
+// libibmad's (docs/architecture.md, "Options: one meaning per knob").
 const (
 	DefaultInterval    = 60 * time.Second
-	DefaultTimeout     = 500 * time.Millisecond
-	DefaultRetries     = 2
+	DefaultTimeout     = ibmad.DefaultTimeout
+	DefaultRetries     = ibmad.DefaultRetries
 	DefaultConcurrency = 16
 	DefaultMADWindow   = 256
 	DefaultPerTarget   = 4
@@ -34,11 +35,11 @@ const (
 	// destinations (see trace.Options.ShareValidation).
 	DefaultShareValidation = 10 * time.Second
 	// DefaultAgentSupportTTL is how long a node's answer to "do you run
-	// the agent?" is trusted (see trace.Options.SupportTTL).
-	DefaultAgentSupportTTL = 10 * time.Minute
+	// the agent?" is trusted: trace's default.
+	DefaultAgentSupportTTL = trace.DefaultSupportTTL
 	// DefaultResolveTTL is how long an SA resolution of a GID, GUID or
-	// node name is reused (see trace.Options.ResolveTTL).
-	DefaultResolveTTL = time.Minute
+	// node name is reused: trace's default.
+	DefaultResolveTTL = trace.DefaultResolveTTL
 )
 
 // Config is the whole file.
