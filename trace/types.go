@@ -2,6 +2,8 @@ package trace
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
@@ -125,6 +127,20 @@ func ParseDestination(lid uint16, gid, guid, node string, port int) (Destination
 	}
 	d.Port = uint8(port)
 	return d, nil
+}
+
+// ParseOUI is the one reading of a vendor OUI written as text, in the
+// configuration file (oui:) and on the command line (--oui): hexadecimal
+// with a 0x prefix, as OUIs are written (0x001405), 24 bits, not 0.
+// Digits without the prefix are refused rather than guessed at: 001405
+// would be 0x1405 to a reader of hex and 773 to a reader of C's octal.
+func ParseOUI(s string) (ibmad.OUI, error) {
+	digits, ok := strings.CutPrefix(strings.ToLower(s), "0x")
+	v, err := strconv.ParseUint(digits, 16, 32)
+	if !ok || err != nil || v == 0 || v > 0xFFFFFF {
+		return 0, fmt.Errorf("%q is not a 24-bit hex number such as 0x001405", s)
+	}
+	return ibmad.OUI(v), nil
 }
 
 func (d Destination) String() string {

@@ -36,3 +36,25 @@ func TestFlagsAsTraceOptions(t *testing.T) {
 		}
 	}
 }
+
+// The addresses and the OUI are read by trace's one parser each
+// (trace.ParseDestination, trace.ParseOUI), with the configuration
+// file's rules and messages: bad usage, exit 2, before any MAD.
+func TestAddressAndOUIFlagsUseTracesParsers(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-G", "0x0"}, `ibtracer: -G "0x0" is not a port GUID such as 0x0002c90300a1b2c3; see ibtracer --help` + "\n"},
+		{[]string{"-g", "fe80::zz"}, `ibtracer: -g "fe80::zz" is not a GID such as fe80::2:c903:a1:b2c3; see ibtracer --help` + "\n"},
+		{[]string{"--node", strings.Repeat("n", 65)}, `ibtracer: --node "` + strings.Repeat("n", 65) + `": longer than 64 bytes; see ibtracer --help` + "\n"},
+		{[]string{"-l", "1", "--oui", "001405"}, `ibtracer: --oui "001405" is not a 24-bit hex number such as 0x001405` + "\n"},
+		{[]string{"-l", "1", "--oui", "0x1000000"}, `ibtracer: --oui "0x1000000" is not a 24-bit hex number such as 0x001405` + "\n"},
+	} {
+		var out, errb bytes.Buffer
+		code := run(append([]string{"--ib.transport=sim"}, tc.args...), &out, &errb)
+		if code != trace.ExitUsage || errb.String() != tc.want {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2, %q", tc.args, code, errb.String(), tc.want)
+		}
+	}
+}

@@ -7,7 +7,6 @@ import (
 	"io"
 	"regexp"
 	"sort"
-	"strconv"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -119,14 +118,14 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// OUI is a 24-bit number written in hex ("0x001405").
+// OUI is a 24-bit vendor OUI, written in hex with 0x (trace.ParseOUI).
 type OUI uint32
 
 // UnmarshalYAML parses a 24-bit OUI.
 func (o *OUI) UnmarshalYAML(n *yaml.Node) error {
-	v, err := strconv.ParseUint(n.Value, 0, 32)
-	if err != nil || v == 0 || v > 0xFFFFFF {
-		return fmt.Errorf("line %d: oui %q is not a 24-bit number such as 0x001405", n.Line, n.Value)
+	v, err := trace.ParseOUI(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: oui %v", n.Line, err)
 	}
 	*o = OUI(v)
 	return nil
