@@ -168,10 +168,9 @@ func (e *Exporter) learnSeed(engine *ibmad.Engine) bool {
 }
 
 func (e *Exporter) newTracer(c *config.Config) *trace.Tracer {
-	tr := trace.New(e.engine, trace.Options{Timeout: time.Duration(c.Timeout), Retries: retriesOpt(*c.Retries),
-		OUI: ibmad.OUI(c.OUI), SL: c.SL, NoValidate: !*c.ValidateAgents, ShareValidation: time.Duration(*c.ShareValidation), SupportTTL: time.Duration(*c.AgentSupportTTL),
-		ResolveTTL: resolveTTLOpt(time.Duration(*c.ResolveTTL)), Discovery: trace.Discovery(c.Discovery),
-		SARecordTTL: shareOpt(time.Duration(*c.ShareValidation)), Now: e.clock.Now, Log: e.traceLog})
+	o := c.TraceOptions()
+	o.Now, o.Log = e.clock.Now, e.traceLog
+	tr := trace.New(e.engine, o)
 	e.setHealth(tr, c)
 	return tr
 }
@@ -183,33 +182,6 @@ func (e *Exporter) traceLog(warn bool, keyvals ...any) {
 		l = level.Warn(e.logger)
 	}
 	_ = l.Log(keyvals...)
-}
-
-// resolveTTLOpt maps the config's resolve_ttl (0 = ask the SA every time)
-// to trace's (<0 = none, 0 = the default).
-func resolveTTLOpt(d time.Duration) time.Duration {
-	if d == 0 {
-		return -1
-	}
-	return d
-}
-
-// shareOpt maps share_validation (0 = share nothing) to trace's
-// SARecordTTL (<0 = none, 0 = the default): SA-mode records are shared
-// across destinations exactly as long as SMP-mode LFT blocks.
-func shareOpt(d time.Duration) time.Duration {
-	if d == 0 {
-		return -1
-	}
-	return d
-}
-
-// retriesOpt maps the config's retry count (0 = none) to trace's (<0 = none).
-func retriesOpt(n int) int {
-	if n == 0 {
-		return -1
-	}
-	return n
 }
 
 // Apply installs a (validated) configuration: destinations that are new

@@ -10,7 +10,9 @@ import (
 )
 
 // Engine defaults. The timeout and attempt count match libibmad's
-// (1000 ms, 3 attempts; docs/protocol.md).
+// (1000 ms, 3 attempts; docs/protocol.md); DefaultTimeout is also the
+// exporter's and the ibtracer command's default (docs/architecture.md,
+// "Options: one meaning per knob").
 const (
 	DefaultTimeout        = time.Second
 	DefaultRetries        = 2
@@ -20,10 +22,13 @@ const (
 
 // Options configure an Engine.
 type Options struct {
-	// Timeout per attempt when a Request sets none.
+	// Timeout per attempt when a Request sets none; 0: DefaultTimeout.
 	Timeout time.Duration
-	// Retries after the first attempt when a Request sets none (-1: none).
+	// Retries after the first attempt when a Request sets none; 0:
+	// DefaultRetries (a negative count is taken as 0). NoRetry: none,
+	// whatever Retries says.
 	Retries int
+	NoRetry bool
 	// MaxOutstanding bounds the MADs in flight on this engine.
 	MaxOutstanding int
 	// MaxPerTarget bounds the MADs in flight to one target node, so that a
@@ -148,10 +153,11 @@ func NewEngine(t Transport, opts Options) *Engine {
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
 	}
-	if opts.Retries == 0 {
-		opts.Retries = DefaultRetries
-	} else if opts.Retries < 0 {
+	switch {
+	case opts.NoRetry:
 		opts.Retries = 0
+	case opts.Retries <= 0:
+		opts.Retries = DefaultRetries
 	}
 	if opts.MaxOutstanding <= 0 {
 		opts.MaxOutstanding = DefaultMaxOutstanding

@@ -52,11 +52,7 @@ type saState struct {
 }
 
 func newSAState(o Options) *saState {
-	ttl := o.SARecordTTL
-	if ttl == 0 {
-		ttl = defaultSARecordTTL
-	}
-	return &saState{recs: newTTLCache[saKey, []byte](ttl, cacheSize, o.Now)}
+	return &saState{recs: newTTLCache[saKey, []byte](o.SARecordTTL, cacheSize, o.Now)}
 }
 
 // useSA says whether a new walk reads SA records instead of sending SMPs.

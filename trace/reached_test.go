@@ -101,7 +101,7 @@ func TestMovedLIDNeverReportsAnotherNode(t *testing.T) {
 // with wrong_port instead of reporting the other node.
 func TestMovedLIDFailsWhenStillWrong(t *testing.T) {
 	s := loadSim(t, "fattree-mini.net", sim.Options{})
-	tr := s.tracer("H0-0", Options{NoValidate: true, ResolveTTL: -1})
+	tr := s.tracer("H0-0", Options{NoValidate: true, ResolveTTL: Off})
 	target := s.f.Node("H1-2").Ports[1]
 	// H1-1 takes H1-2's LID too and the tables lead it there (a
 	// duplicate LID, as mid-sweep), while the SA still answers H1-2's

@@ -3,7 +3,6 @@ package trace
 import (
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 )
@@ -82,7 +81,7 @@ func (w *walk) saRecord(what string, attr ibmad.AttrID, lid uint16, n uint32, ma
 		return nil, &saRecordError{what: what, st: st}
 	}
 	b := append([]byte(nil), resp.MAD.SAData()...)
-	if w.t.opts.SARecordTTL >= 0 {
+	if w.t.opts.SARecordTTL > 0 {
 		w.t.recs.Put(k, b)
 	}
 	return b, nil
@@ -211,7 +210,3 @@ func (t *Tracer) SARequests() map[string]uint64 {
 		"PortInfoRecord":              uint64(t.saRequests.port.Load()),
 	}
 }
-
-// defaultSARecordTTL is how long SA records are reused when
-// Options.SARecordTTL is 0.
-const defaultSARecordTTL = 10 * time.Second

@@ -102,7 +102,7 @@ func TestAutoFallsBackBehindAnSMPFirewall(t *testing.T) {
 	}
 	// smp mode behind the firewall: a timeout at the first hop, no fallback.
 	s.f.SetSMPFirewall(true)
-	smp := s.tracer("H0-0", Options{Discovery: DiscoverySMP, Retries: -1})
+	smp := s.tracer("H0-0", Options{Discovery: DiscoverySMP, NoRetry: true})
 	r4 := smp.Trace(ctx, Destination{LID: lid})
 	if r4.Status != StatusUnreachable || r4.Reason != ReasonTimeout || r4.Discovery != DiscoverySMP || smp.Fallbacks() != 0 {
 		t.Fatalf("smp behind the firewall: %s %s %v %s", r4.Status, r4.Reason, r4.Err, r4.Discovery)
@@ -150,7 +150,7 @@ func TestSAModeBadAnswers(t *testing.T) {
 		t.Fatal(err)
 	}
 	tam := &saTamper{Transport: tp}
-	e := ibmad.NewEngine(tam, ibmad.Options{Timeout: 50 * time.Millisecond, Retries: -1})
+	e := ibmad.NewEngine(tam, ibmad.Options{Timeout: 50 * time.Millisecond, NoRetry: true})
 	defer e.Close()
 	lid := s.lid("H1-1")
 	attrIs := func(m *ibmad.MAD, a ibmad.AttrID) bool { return m.AttrID() == a }
@@ -195,7 +195,7 @@ func TestSAModeBadAnswers(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tam.set(tc.modify)
 			defer tam.set(nil)
-			tr := New(e, Options{Discovery: DiscoverySA, NoValidate: true, Timeout: 50 * time.Millisecond, Retries: -1, SARecordTTL: -1})
+			tr := New(e, Options{Discovery: DiscoverySA, NoValidate: true, Timeout: 50 * time.Millisecond, NoRetry: true, SARecordTTL: Off})
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			r := tr.Trace(ctx, Destination{LID: lid})
@@ -220,7 +220,7 @@ func TestAutoTellsRefusedFromDead(t *testing.T) {
 	lid := s.lid("H1-1")
 
 	s.f.SetSMPMKeyProtect(true)
-	auto := s.tracer("H0-0", Options{Discovery: DiscoveryAuto, NoValidate: true, Retries: -1})
+	auto := s.tracer("H0-0", Options{Discovery: DiscoveryAuto, NoValidate: true, NoRetry: true})
 	r := auto.Trace(ctx, Destination{LID: lid})
 	if r.Status != StatusOK || r.Discovery != DiscoverySA || auto.Fallbacks() != 1 {
 		t.Fatalf("M_Key-protected neighbour: %s %v, discovery %s, %d fallbacks", r.Status, r.Err, r.Discovery, auto.Fallbacks())
@@ -230,7 +230,7 @@ func TestAutoTellsRefusedFromDead(t *testing.T) {
 	if err := s.f.SetSilent("L0", true); err != nil {
 		t.Fatal(err)
 	}
-	auto2 := s.tracer("H0-0", Options{Discovery: DiscoveryAuto, NoValidate: true, Retries: -1})
+	auto2 := s.tracer("H0-0", Options{Discovery: DiscoveryAuto, NoValidate: true, NoRetry: true})
 	r = auto2.Trace(ctx, Destination{LID: lid})
 	if r.Status != StatusUnreachable || r.Reason != ReasonTimeout || r.Discovery != DiscoverySMP || auto2.Fallbacks() != 0 {
 		t.Fatalf("dead neighbour: %s %s %v, discovery %s, %d fallbacks", r.Status, r.Reason, r.Err, r.Discovery, auto2.Fallbacks())

@@ -53,13 +53,13 @@ func TestLostMADIsNotNoAgent(t *testing.T) {
 	if _, err := agent.New(ae, agent.Config{RatePerSource: 1, Burst: 2, Now: clock.Now}); err != nil {
 		t.Fatal(err)
 	}
-	tr := s.tracer("hostA", Options{Timeout: 250 * time.Millisecond, Retries: -1})
+	tr := s.tracer("hostA", Options{Timeout: 250 * time.Millisecond, NoRetry: true})
 	d := Destination{LID: s.lid("hostB")}
 	ctx := context.Background()
 	last := func(r *Result) AgentStatus { return r.Hops[len(r.Hops)-1].Agent }
 
 	// Empty hostA's bucket from another port handle of hostA (same LID).
-	drain := s.tracer("hostA", Options{Timeout: 250 * time.Millisecond, Retries: -1})
+	drain := s.tracer("hostA", Options{Timeout: 250 * time.Millisecond, NoRetry: true})
 	for i := 0; i < 2; i++ {
 		if r := drain.Trace(ctx, d); r.Status != StatusOK {
 			t.Fatalf("drain: %s %v", r.Status, r.Err)

@@ -7,22 +7,43 @@ import (
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 )
 
-// Options configure a Tracer.
+// Off, as a cache lifetime of Options (ResolveTTL, ShareValidation,
+// SARecordTTL), keeps nothing: every trace asks again. Any negative
+// duration means the same.
+const Off time.Duration = -1
+
+// Cache lifetimes when Options leave them 0 (docs/architecture.md,
+// "Options: one meaning per knob").
+const (
+	DefaultSupportTTL  = 10 * time.Minute
+	DefaultResolveTTL  = time.Minute
+	DefaultSARecordTTL = 10 * time.Second
+)
+
+// Options configure a Tracer. Every field means one thing: a zero value
+// takes the default that field names, and "none" is said explicitly
+// (NoRetry, Off), never by a sign.
 type Options struct {
-	// Timeout and Retries per MAD (per hop); zero values take the
-	// engine's.
+	// Timeout per MAD attempt (per hop); 0: the engine's
+	// (ibmad.Options.Timeout).
 	Timeout time.Duration
+	// Retries is how many times a MAD that gets no answer is sent again;
+	// 0: the engine's (ibmad.Options.Retries). A negative count is taken
+	// as 0. NoRetry sends every MAD once, whatever Retries says.
 	Retries int
+	NoRetry bool
 	// OUI of the ibtracer vendor class; default 0x001405.
 	OUI ibmad.OUI
 	// SL for LID-routed GMPs (vendor and SA).
 	SL uint8
 	// SupportTTL is how long a node's explicit answer to ClassPortInfo
-	// (an agent, or "no such class") is trusted; default 10 minutes. A
-	// request that goes unanswered is not remembered.
+	// (an agent, or "no such class") is trusted; 0: DefaultSupportTTL.
+	// It cannot be Off: 0 or less takes the default. A request that
+	// goes unanswered is not remembered.
 	SupportTTL time.Duration
 	// ResolveTTL is how long an SA resolution of a GID, GUID or node name
-	// is reused; default 1 minute. Negative disables the cache.
+	// is reused; 0: DefaultResolveTTL; Off: never (the SA is asked every
+	// trace).
 	ResolveTTL time.Duration
 	// NoValidate skips the agents: a plain ibtracert-style walk. It is
 	// Validate: ValidateOff, and wins over Validate.
@@ -36,14 +57,15 @@ type Options struct {
 	// ShareValidation reuses, for this long, a hop's validated verdict
 	// for every destination whose path crosses it: the validation MAD is
 	// addressed to the hop's own LID, so it does not depend on the
-	// destination. 0 turns sharing off. The exporter sets it, so that a
-	// leaf on every path is not asked once per destination.
+	// destination. 0 (the default) and Off share nothing. The exporter
+	// sets it, so that a leaf on every path is not asked once per
+	// destination.
 	ShareValidation time.Duration
 	// Discovery is how traces learn the path (discovery.go); "" is smp.
 	Discovery Discovery
 	// SARecordTTL is how long SA-mode walks share an SA record (LFT
-	// block, link, node, port) across destinations; default 10 s,
-	// negative: not at all (every trace asks again).
+	// block, link, node, port) across destinations; 0:
+	// DefaultSARecordTTL; Off: not at all (every trace asks again).
 	SARecordTTL time.Duration
 	// Now is the clock the caches expire by; default time.Now. (A
 	// Result's Start and Duration always use the real clock.)
@@ -52,6 +74,50 @@ type Options struct {
 	// (reached.go): the local port's LID changed (warn), a destination's
 	// cached LID led to another port and was resolved again. nil: none.
 	Log func(warn bool, keyvals ...any)
+}
+
+// withDefaults returns o with every zero value replaced by its default:
+// the one place the defaults above are applied.
+func (o Options) withDefaults() Options {
+	if o.OUI == 0 {
+		o.OUI = ibmad.OUIOpenIB
+	}
+	if o.Retries < 0 {
+		o.Retries = 0
+	}
+	if o.SupportTTL <= 0 {
+		o.SupportTTL = DefaultSupportTTL
+	}
+	if o.ResolveTTL == 0 {
+		o.ResolveTTL = DefaultResolveTTL
+	}
+	if o.SARecordTTL == 0 {
+		o.SARecordTTL = DefaultSARecordTTL
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
+// requestRetries is Retries as an ibmad.Request takes it (0: the
+// engine's; negative: none).
+func (o *Options) requestRetries() int {
+	if o.NoRetry {
+		return -1
+	}
+	return o.Retries
+}
+
+// attempts is how many MADs a request that is never answered costs.
+func (o *Options) attempts() int {
+	switch {
+	case o.NoRetry:
+		return 1
+	case o.Retries == 0:
+		return ibmad.DefaultRetries + 1
+	}
+	return o.Retries + 1
 }
 
 // Tracer traces destinations through one engine. It is safe for
@@ -75,19 +141,7 @@ type resolvedEntry struct {
 
 // New returns a Tracer on e.
 func New(e *ibmad.Engine, o Options) *Tracer {
-	if o.OUI == 0 {
-		o.OUI = ibmad.OUIOpenIB
-	}
-	if o.SupportTTL <= 0 {
-		o.SupportTTL = 10 * time.Minute
-	}
-	if o.ResolveTTL == 0 {
-		o.ResolveTTL = time.Minute
-	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	o = o.withValidate() // sma.go
+	o = o.withDefaults().withValidate() // sma.go
 	return &Tracer{e: e, opts: o, caches: newCaches(o), saState: newSAState(o),
 		resolved: newTTLCache[Destination, resolvedEntry](o.ResolveTTL, cacheSize, o.Now)}
 }

@@ -1,8 +1,9 @@
 package trace
 
 import (
-	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
@@ -53,31 +54,93 @@ func (d Destination) Kind() string {
 	return ""
 }
 
-// Validate checks that exactly one address is set.
+// DestinationError is an invalid destination. Field is the address key
+// at fault (lid, gid, guid, node or port), or "" when the destination as
+// a whole is (no address, or more than one).
+type DestinationError struct {
+	Field string
+	Msg   string
+}
+
+func (e *DestinationError) Error() string {
+	if e.Field == "" {
+		return e.Msg
+	}
+	return e.Field + ": " + e.Msg
+}
+
+func badAddress(field, format string, a ...any) *DestinationError {
+	return &DestinationError{Field: field, Msg: fmt.Sprintf(format, a...)}
+}
+
+// Validate is the one check of a destination's address: exactly one of
+// LID, GID, GUID and Node, a unicast LID, and a Port only with Node. Its
+// error is a *DestinationError.
 func (d Destination) Validate() error {
+	if d.LID >= 0xC000 {
+		return badAddress("lid", "%d is not a unicast LID (1..49151)", d.LID)
+	}
 	n := 0
-	if d.LID != 0 {
-		n++
-		if d.LID >= 0xC000 {
-			return fmt.Errorf("LID %d is not a unicast LID (1..49151)", d.LID)
+	for _, set := range []bool{d.LID != 0, !d.GID.IsZero(), d.GUID != 0, d.Node != ""} {
+		if set {
+			n++
 		}
 	}
-	if !d.GID.IsZero() {
-		n++
-	}
-	if d.GUID != 0 {
-		n++
-	}
-	if d.Node != "" {
-		n++
-	}
 	if n != 1 {
-		return errors.New("a destination needs exactly one of lid, gid, guid or node")
+		return badAddress("", "set exactly one of lid, gid, guid or node (found %d)", n)
 	}
 	if d.Port != 0 && d.Node == "" {
-		return errors.New("a port applies only to a node destination")
+		return badAddress("port", "a port applies only to a node destination")
 	}
 	return nil
+}
+
+// ParseDestination is the one reading of a destination written as text,
+// by the configuration file's keys or the ibtracer command's flags (""
+// and 0: not given): it parses the GID and the port GUID, bounds the node
+// description and the port, and Validates the result. Its error is a
+// *DestinationError.
+func ParseDestination(lid uint16, gid, guid, node string, port int) (Destination, error) {
+	d := Destination{LID: lid, Node: node}
+	var err error
+	if gid != "" {
+		if d.GID, err = ibmad.ParseGID(gid); err != nil || d.GID.IsZero() {
+			return Destination{}, badAddress("gid", "%q is not a GID such as fe80::2:c903:a1:b2c3", gid)
+		}
+	}
+	if guid != "" {
+		if d.GUID, err = ibmad.ParseGUID(guid); err != nil || d.GUID == 0 {
+			return Destination{}, badAddress("guid", "%q is not a port GUID such as 0x0002c90300a1b2c3", guid)
+		}
+	}
+	if len(node) > ibmad.NodeDescriptionSize {
+		return Destination{}, badAddress("node", "longer than %d bytes", ibmad.NodeDescriptionSize)
+	}
+	if port != 0 {
+		d.Port = 1 // given: Validate refuses a port without a node first
+	}
+	if err := d.Validate(); err != nil {
+		return Destination{}, err
+	}
+	if port < 0 || port > 254 {
+		return Destination{}, badAddress("port", "%d is not a port number (1..254)", port)
+	}
+	d.Port = uint8(port)
+	return d, nil
+}
+
+// ParseOUI is the one reading of a vendor OUI written as text, in the
+// configuration file (oui:) and on the command line (--oui): hexadecimal
+// with a 0x prefix, as OUIs are written (0x001405), 24 bits, not 0.
+// Digits without the prefix are refused rather than guessed at: 001405
+// would be 0x1405 to a reader of hex and 773 to a reader of C's octal.
+func ParseOUI(s string) (ibmad.OUI, error) {
+	digits, ok := strings.CutPrefix(strings.ToLower(s), "0x")
+	v, err := strconv.ParseUint(digits, 16, 32)
+	if !ok || err != nil || v == 0 || v > 0xFFFFFF {
+		return 0, fmt.Errorf("%q is not a 24-bit hex number such as 0x001405", s)
+	}
+	return ibmad.OUI(v), nil
 }
 
 func (d Destination) String() string {

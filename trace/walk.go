@@ -48,20 +48,13 @@ type nodeID struct {
 }
 
 func (w *walk) do(req *ibmad.Request) (*ibmad.Response, error) {
-	req.Timeout, req.Retries = w.t.opts.Timeout, w.t.opts.Retries
+	req.Timeout, req.Retries = w.t.opts.Timeout, w.t.opts.requestRetries()
 	var resp ibmad.Response
 	err := w.t.e.Do(w.ctx, req, &resp)
 	if err == nil {
 		w.mads.Add(int64(resp.Attempts))
 	} else {
-		n := w.t.opts.Retries + 1
-		if w.t.opts.Retries <= 0 {
-			n = ibmad.DefaultRetries + 1
-			if w.t.opts.Retries < 0 {
-				n = 1
-			}
-		}
-		w.mads.Add(int64(n))
+		w.mads.Add(int64(w.t.opts.attempts()))
 	}
 	return &resp, err
 }

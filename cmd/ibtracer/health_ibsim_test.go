@@ -86,24 +86,7 @@ func TestHealthMatchesIblinkinfoAndPerfquery(t *testing.T) {
 	set := map[string]string{`"sw1"[3]`: "SymbolErrorCounter=7", `"sw2"[3]`: "LinkDownedCounter=3",
 		`"sw2"[1]`: "PortRcvErrors=12", `"sw1"[1]`: "PortXmitDiscards=5", `"sw2"[5]`: "LinkErrorRecoveryCounter=4",
 		`"host1"[1]`: "PortRcvRemotePhysicalErrors=9"}
-	for port, v := range set {
-		if err := fab.Console(`PerformanceSet ` + port + ` PortCounters.` + v); err != nil {
-			t.Fatal(err)
-		}
-	}
-	lids := allLIDs(t, fab, "host1")
-	byName := map[string]uint16{}
-	for l, n := range lids {
-		byName[n] = l
-	}
-	// The console is asynchronous: wait until the last setting shows.
-	deadline := time.Now().Add(30 * time.Second)
-	for perfqueryValues(t, fab, byName["host1"], 1)["PortRcvRemotePhysicalErrors"] != 9 {
-		if time.Now().After(deadline) {
-			t.Fatalf("PerformanceSet not applied:\n%s", fab.Output())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	lids := setCounters(t, fab, set)
 	info, err := fab.Tool("host1", "iblinkinfo")
 	if err != nil {
 		t.Fatal(err)
@@ -138,32 +121,7 @@ func TestHealthMatchesIblinkinfoAndPerfquery(t *testing.T) {
 					saw1X = true
 				}
 				for _, e := range []trace.LinkEnd{l.A, l.B} {
-					key := e.NodeDesc + "/" + strconv.Itoa(int(e.Port))
-					li, ok := linkinfo[key]
-					if !ok {
-						t.Fatalf("%s: no iblinkinfo line", key)
-					}
-					if e.WidthActive != li.width || ibsimSpeed[e.SpeedActive] != li.speed || e.State != li.state || e.PhysState != li.phys {
-						t.Errorf("%s: ours %s %s %s/%s, iblinkinfo %s %s Gbps %s/%s", key, e.WidthActive, e.SpeedActive,
-							e.State, e.PhysState, li.width, li.speed, li.state, li.phys)
-					}
-					if (li.couldWidth != "") != (l.Verdict == trace.LinkWidthDegraded || l.Width != l.CouldBeWidth) ||
-						(li.couldWidth != "" && li.couldWidth != strconv.Itoa(l.CouldBeWidth)+"X") {
-						t.Errorf("%s: iblinkinfo could be %q, ours %dX could be %dX (%s)", key, li.couldWidth, l.Width, l.CouldBeWidth, l.Verdict)
-					}
-					if (li.couldSpeed != "") != (l.Speed != l.CouldBeSpeed) || (li.couldSpeed != "" && li.couldSpeed != ibsimSpeed[l.CouldBeSpeed]) {
-						t.Errorf("%s: iblinkinfo could be %q Gbps, ours %s could be %s", key, li.couldSpeed, l.Speed, l.CouldBeSpeed)
-					}
-					pq := perfqueryValues(t, fab, e.LID, e.Port)
-					if e.Counters == nil || e.Counters.State != trace.CountersFirst || e.Counters.Extended {
-						t.Fatalf("%s: counters %+v", key, e.Counters)
-					}
-					for _, n := range trace.CounterNames {
-						if got, want := e.Counters.Values[n], pq[n]; got != want {
-							t.Errorf("%s %s: ours %d, perfquery %d", key, n, got, want)
-						}
-					}
-					checked[key] = true
+					checked[checkLinkEnd(t, fab, linkinfo, l, e)] = true
 				}
 			}
 		}
@@ -178,4 +136,61 @@ func TestHealthMatchesIblinkinfoAndPerfquery(t *testing.T) {
 		}
 	}
 	t.Logf("checked %d link ends against iblinkinfo and perfquery", len(checked))
+}
+
+// setCounters sets the PerfMgt counters of set through the ibsim console
+// and waits until the last one shows; it returns the LIDs host1 knows.
+func setCounters(t *testing.T, fab *ibsimtest.Fabric, set map[string]string) map[uint16]string {
+	t.Helper()
+	for port, v := range set {
+		if err := fab.Console(`PerformanceSet ` + port + ` PortCounters.` + v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lids := allLIDs(t, fab, "host1")
+	byName := map[string]uint16{}
+	for l, n := range lids {
+		byName[n] = l
+	}
+	// The console is asynchronous: wait until the last setting shows.
+	deadline := time.Now().Add(30 * time.Second)
+	for perfqueryValues(t, fab, byName["host1"], 1)["PortRcvRemotePhysicalErrors"] != 9 {
+		if time.Now().After(deadline) {
+			t.Fatalf("PerformanceSet not applied:\n%s", fab.Output())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return lids
+}
+
+// checkLinkEnd compares end e of link l with iblinkinfo's line and
+// perfquery's counters; it returns the end's "node description/port".
+func checkLinkEnd(t *testing.T, fab *ibsimtest.Fabric, linkinfo map[string]linkinfoPort, l trace.Link, e trace.LinkEnd) string {
+	t.Helper()
+	key := e.NodeDesc + "/" + strconv.Itoa(int(e.Port))
+	li, ok := linkinfo[key]
+	if !ok {
+		t.Fatalf("%s: no iblinkinfo line", key)
+	}
+	if e.WidthActive != li.width || ibsimSpeed[e.SpeedActive] != li.speed || e.State != li.state || e.PhysState != li.phys {
+		t.Errorf("%s: ours %s %s %s/%s, iblinkinfo %s %s Gbps %s/%s", key, e.WidthActive, e.SpeedActive,
+			e.State, e.PhysState, li.width, li.speed, li.state, li.phys)
+	}
+	if (li.couldWidth != "") != (l.Verdict == trace.LinkWidthDegraded || l.Width != l.CouldBeWidth) ||
+		(li.couldWidth != "" && li.couldWidth != strconv.Itoa(l.CouldBeWidth)+"X") {
+		t.Errorf("%s: iblinkinfo could be %q, ours %dX could be %dX (%s)", key, li.couldWidth, l.Width, l.CouldBeWidth, l.Verdict)
+	}
+	if (li.couldSpeed != "") != (l.Speed != l.CouldBeSpeed) || (li.couldSpeed != "" && li.couldSpeed != ibsimSpeed[l.CouldBeSpeed]) {
+		t.Errorf("%s: iblinkinfo could be %q Gbps, ours %s could be %s", key, li.couldSpeed, l.Speed, l.CouldBeSpeed)
+	}
+	pq := perfqueryValues(t, fab, e.LID, e.Port)
+	if e.Counters == nil || e.Counters.State != trace.CountersFirst || e.Counters.Extended {
+		t.Fatalf("%s: counters %+v", key, e.Counters)
+	}
+	for _, n := range trace.CounterNames {
+		if got, want := e.Counters.Values[n], pq[n]; got != want {
+			t.Errorf("%s %s: ours %d, perfquery %d", key, n, got, want)
+		}
+	}
+	return key
 }

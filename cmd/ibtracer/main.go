@@ -2,11 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -54,8 +54,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	app.ErrorWriter(stderr)
 	app.HelpFlag.Short('h')
 	ibopen.AddFlags(app, &o.ib, true)
-	strictint.IntVar(app.Flag("retries", "Retries per MAD (per hop), 0..10.").Short('r').Default("2"), &o.retries, 0, 10)
-	strictint.IntVar(app.Flag("timeout", "Timeout per MAD attempt, in milliseconds (1..60000).").Short('t').Default("1000"), &o.timeoutMS, 1, 60000)
+	strictint.IntVar(app.Flag("retries", "Retries per MAD (per hop), 0..10; 0: send each MAD once.").Short('r').Default(strconv.Itoa(ibmad.DefaultRetries)), &o.retries, 0, 10)
+	strictint.IntVar(app.Flag("timeout", "Timeout per MAD attempt, in milliseconds (1..60000).").Short('t').Default(strconv.Itoa(int(ibmad.DefaultTimeout/time.Millisecond))), &o.timeoutMS, 1, 60000)
 	app.Flag("lid", "Destination LID (repeatable).").Short('l').StringsVar(&o.lids)
 	app.Flag("gid", "Destination GID (repeatable), resolved through the SA.").Short('g').StringsVar(&o.gids)
 	app.Flag("guid", "Destination port GUID (repeatable), resolved through the SA.").Short('G').StringsVar(&o.guids)
@@ -107,9 +107,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return trace.ExitUsage
 		}
 	}
-	oui, err := strconv.ParseUint(strings.TrimPrefix(o.oui, "0x"), 16, 32)
-	if err != nil || oui == 0 || oui > 0xFFFFFF {
-		fmt.Fprintf(stderr, "ibtracer: --oui %q: want a 24-bit hex number such as 0x001405\n", o.oui)
+	oui, err := trace.ParseOUI(o.oui)
+	if err != nil {
+		fmt.Fprintf(stderr, "ibtracer: --oui %v\n", err)
 		return trace.ExitUsage
 	}
 
@@ -119,15 +119,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return trace.ExitDevice
 	}
 	defer opened.Close()
-	timeout := time.Duration(o.timeoutMS) * time.Millisecond
-	retries := o.retries
-	if retries == 0 {
-		retries = -1
-	}
-	e := ibmad.NewEngine(opened.Transport, ibmad.Options{Timeout: timeout, Retries: retries})
+	topts := o.traceOptions(oui)
+	e := ibmad.NewEngine(opened.Transport, ibmad.Options{Timeout: topts.Timeout, Retries: topts.Retries, NoRetry: topts.NoRetry})
 	defer e.Close()
-	tr := trace.New(e, trace.Options{Timeout: timeout, Retries: retries, OUI: ibmad.OUI(oui), SL: uint8(o.sl), NoValidate: o.noValidate,
-		Validate: trace.ValidateMode(o.validate), Discovery: trace.Discovery(o.discovery)})
+	tr := trace.New(e, topts)
 
 	var hc *trace.HealthChecker
 	if health {
@@ -194,6 +189,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return exitCode(results, healths)
 }
 
+// traceOptions is the flags as trace.Options, with the meanings the
+// exporter's configuration gives the same knobs (config.TraceOptions):
+// --retries 0 is NoRetry. The caches keep trace's defaults.
+func (o *options) traceOptions(oui ibmad.OUI) trace.Options {
+	return trace.Options{
+		Timeout:    time.Duration(o.timeoutMS) * time.Millisecond,
+		Retries:    o.retries,
+		NoRetry:    o.retries == 0,
+		OUI:        oui,
+		SL:         uint8(o.sl),
+		NoValidate: o.noValidate,
+		Validate:   trace.ValidateMode(o.validate),
+		Discovery:  trace.Discovery(o.discovery),
+	}
+}
+
 // exitCode: a mismatch (or, with --health, an unhealthy link) wins;
 // otherwise the highest status.
 func exitCode(rs []*trace.Result, hs []*trace.PathHealth) int {
@@ -213,24 +224,12 @@ func exitCode(rs []*trace.Result, hs []*trace.PathHealth) int {
 	return code
 }
 
+// destinations reads the destinations of the command line: the
+// positional LIDs (and SRC_LID), then -l, -g, -G and --node (with --port).
 func (o *options) destinations() ([]trace.Destination, error) {
-	var ds []trace.Destination
-	switch len(o.positional) {
-	case 0:
-	case 1, 2:
-		for i, s := range o.positional {
-			v, ok := parseLID(s)
-			if !ok {
-				return nil, fmt.Errorf("%q: want a unicast LID 1..49151 (ibtracer [SRC_LID] DST_LID)", s)
-			}
-			if i == 0 && len(o.positional) == 2 {
-				o.from = uint16(v)
-				continue
-			}
-			ds = append(ds, trace.Destination{LID: uint16(v)})
-		}
-	default:
-		return nil, fmt.Errorf("%d LIDs given: want DST_LID or SRC_LID DST_LID", len(o.positional))
+	ds, err := o.positionalLIDs()
+	if err != nil {
+		return nil, err
 	}
 	if o.from != 0 && o.discovery == "sa" {
 		return nil, fmt.Errorf("--discovery=sa traces from the local port: give no SRC_LID with it")
@@ -238,56 +237,114 @@ func (o *options) destinations() ([]trace.Destination, error) {
 	if o.from != 0 && o.all {
 		return nil, fmt.Errorf("--all traces from the local port: give no SRC_LID with it")
 	}
-	for _, s := range o.lids {
-		v, ok := parseLID(s)
-		if !ok {
-			return nil, fmt.Errorf("-l %q: want a unicast LID 1..49151", s)
-		}
-		ds = append(ds, trace.Destination{LID: uint16(v)})
-	}
-	for _, s := range o.gids {
-		g, err := ibmad.ParseGID(s)
+	for _, read := range []func() ([]trace.Destination, error){o.flagLIDs, o.flagAddresses, o.flagNodes} {
+		more, err := read()
 		if err != nil {
-			return nil, fmt.Errorf("-g: %v", err)
+			return nil, err
 		}
-		ds = append(ds, trace.Destination{GID: g})
-	}
-	for _, s := range o.guids {
-		g, err := ibmad.ParseGUID(s)
-		if err != nil || g == 0 {
-			return nil, fmt.Errorf("-G %q: want a port GUID such as 0x0002c90300a1b2c3", s)
-		}
-		ds = append(ds, trace.Destination{GUID: g})
-	}
-	if len(o.nodePorts) > 0 && len(o.nodePorts) != 1 && len(o.nodePorts) != len(o.nodes) || len(o.nodePorts) > 0 && len(o.nodes) == 0 {
-		return nil, fmt.Errorf("--port: give it with --node, once for all of them or once per --node (%d --node, %d --port)", len(o.nodes), len(o.nodePorts))
-	}
-	ports := make([]uint8, len(o.nodePorts))
-	for i, s := range o.nodePorts {
-		v, err := strconv.ParseUint(s, 10, 8)
-		if err != nil || v < 1 || v > 254 {
-			return nil, fmt.Errorf("--port %q: want a port number 1..254", s)
-		}
-		ports[i] = uint8(v)
-	}
-	for i, s := range o.nodes {
-		if s == "" || len(s) > ibmad.NodeDescriptionSize {
-			return nil, fmt.Errorf("--node %q: want a node description of 1..64 bytes", s)
-		}
-		d := trace.Destination{Node: s}
-		switch len(ports) {
-		case 0:
-		case 1:
-			d.Port = ports[0]
-		default:
-			d.Port = ports[i]
-		}
-		ds = append(ds, d)
+		ds = append(ds, more...)
 	}
 	if len(ds) == 0 && !o.all {
 		return nil, fmt.Errorf("no destination: give -l LID, -g GID, -G GUID, --node NAME or --all")
 	}
 	return ds, nil
+}
+
+// positionalLIDs reads ibtracert's forms, DST_LID or SRC_LID DST_LID
+// (which sets o.from).
+func (o *options) positionalLIDs() ([]trace.Destination, error) {
+	if len(o.positional) > 2 {
+		return nil, fmt.Errorf("%d LIDs given: want DST_LID or SRC_LID DST_LID", len(o.positional))
+	}
+	var ds []trace.Destination
+	for i, s := range o.positional {
+		v, ok := parseLID(s)
+		if !ok {
+			return nil, fmt.Errorf("%q: want a unicast LID 1..49151 (ibtracer [SRC_LID] DST_LID)", s)
+		}
+		if i == 0 && len(o.positional) == 2 {
+			o.from = v
+			continue
+		}
+		ds = append(ds, trace.Destination{LID: v})
+	}
+	return ds, nil
+}
+
+// flagLIDs reads -l.
+func (o *options) flagLIDs() ([]trace.Destination, error) {
+	var ds []trace.Destination
+	for _, s := range o.lids {
+		v, ok := parseLID(s)
+		if !ok {
+			return nil, fmt.Errorf("-l %q: want a unicast LID 1..49151", s)
+		}
+		ds = append(ds, trace.Destination{LID: v})
+	}
+	return ds, nil
+}
+
+// flagAddresses reads -g and -G through trace's one parse of a written
+// destination (trace.ParseDestination), as the configuration file does.
+func (o *options) flagAddresses() ([]trace.Destination, error) {
+	var ds []trace.Destination
+	for _, s := range o.gids {
+		d, err := trace.ParseDestination(0, s, "", "", 0)
+		if err != nil {
+			return nil, fmt.Errorf("-g %s", addressMsg(err))
+		}
+		ds = append(ds, d)
+	}
+	for _, s := range o.guids {
+		d, err := trace.ParseDestination(0, "", s, "", 0)
+		if err != nil {
+			return nil, fmt.Errorf("-G %s", addressMsg(err))
+		}
+		ds = append(ds, d)
+	}
+	return ds, nil
+}
+
+// flagNodes reads --node and --port: one --port for every --node, or one
+// per --node in order.
+func (o *options) flagNodes() ([]trace.Destination, error) {
+	if len(o.nodePorts) > 0 && (len(o.nodes) == 0 || len(o.nodePorts) != 1 && len(o.nodePorts) != len(o.nodes)) {
+		return nil, fmt.Errorf("--port: give it with --node, once for all of them or once per --node (%d --node, %d --port)", len(o.nodes), len(o.nodePorts))
+	}
+	ports := make([]int, len(o.nodes))
+	for i := range ports {
+		if len(o.nodePorts) == 0 {
+			continue
+		}
+		s := o.nodePorts[min(i, len(o.nodePorts)-1)]
+		v, err := strconv.ParseUint(s, 10, 8)
+		if err != nil || v < 1 || v > 254 {
+			return nil, fmt.Errorf("--port %q: want a port number 1..254", s)
+		}
+		ports[i] = int(v)
+	}
+	var ds []trace.Destination
+	for i, s := range o.nodes {
+		if s == "" {
+			return nil, fmt.Errorf("--node %q: want a node description of 1..64 bytes", s)
+		}
+		d, err := trace.ParseDestination(0, "", "", s, ports[i])
+		if err != nil {
+			return nil, fmt.Errorf("--node %q: %s", s, addressMsg(err))
+		}
+		ds = append(ds, d)
+	}
+	return ds, nil
+}
+
+// addressMsg is the message of trace.ParseDestination's error, without
+// the key it names (the flag names it).
+func addressMsg(err error) string {
+	var de *trace.DestinationError
+	if errors.As(err, &de) {
+		return de.Msg
+	}
+	return err.Error()
 }
 
 // parseLID reads a unicast LID, in decimal or 0x hex (internal/strictint).

@@ -5,11 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"regexp"
 	"sort"
-	"strconv"
-	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -20,11 +17,12 @@ import (
 	"github.com/ibtracer/ibtracer_exporter/trace"
 )
 
-// Defaults.
+// Defaults. The MAD timeout and retries are the engine's, which are
+// libibmad's (docs/architecture.md, "Options: one meaning per knob").
 const (
 	DefaultInterval    = 60 * time.Second
-	DefaultTimeout     = 500 * time.Millisecond
-	DefaultRetries     = 2
+	DefaultTimeout     = ibmad.DefaultTimeout
+	DefaultRetries     = ibmad.DefaultRetries
 	DefaultConcurrency = 16
 	DefaultMADWindow   = 256
 	DefaultPerTarget   = 4
@@ -34,11 +32,11 @@ const (
 	// destinations (see trace.Options.ShareValidation).
 	DefaultShareValidation = 10 * time.Second
 	// DefaultAgentSupportTTL is how long a node's answer to "do you run
-	// the agent?" is trusted (see trace.Options.SupportTTL).
-	DefaultAgentSupportTTL = 10 * time.Minute
+	// the agent?" is trusted: trace's default.
+	DefaultAgentSupportTTL = trace.DefaultSupportTTL
 	// DefaultResolveTTL is how long an SA resolution of a GID, GUID or
-	// node name is reused (see trace.Options.ResolveTTL).
-	DefaultResolveTTL = time.Minute
+	// node name is reused: trace's default.
+	DefaultResolveTTL = trace.DefaultResolveTTL
 )
 
 // Config is the whole file.
@@ -102,21 +100,9 @@ type Destination struct {
 	Hops  *bool `yaml:"hops"`
 	line  int
 	lines map[string]int
-}
-
-// Line is where the destination starts in its file.
-func (d Destination) Line() int { return d.line }
-
-// Target returns the trace destination.
-func (d Destination) Target() trace.Destination {
-	t := trace.Destination{Name: d.Name, LID: d.LID, Node: d.Node, Port: uint8(d.Port)}
-	if d.GID != "" {
-		t.GID, _ = ibmad.ParseGID(d.GID)
-	}
-	if d.GUID != "" {
-		t.GUID, _ = ibmad.ParseGUID(d.GUID)
-	}
-	return t
+	// gid and guid are GID and GUID parsed, once, by validation.
+	gid  ibmad.GID
+	guid ibmad.GUID
 }
 
 // Duration is a time.Duration written as "30s", "1m".
@@ -132,14 +118,14 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// OUI is a 24-bit number written in hex ("0x001405").
+// OUI is a 24-bit vendor OUI, written in hex with 0x (trace.ParseOUI).
 type OUI uint32
 
 // UnmarshalYAML parses a 24-bit OUI.
 func (o *OUI) UnmarshalYAML(n *yaml.Node) error {
-	v, err := strconv.ParseUint(n.Value, 0, 32)
-	if err != nil || v == 0 || v > 0xFFFFFF {
-		return fmt.Errorf("line %d: oui %q is not a 24-bit number such as 0x001405", n.Line, n.Value)
+	v, err := trace.ParseOUI(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: oui %v", n.Line, err)
 	}
 	*o = OUI(v)
 	return nil
@@ -250,183 +236,6 @@ var labelNameRe = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
 var ReservedLabels = map[string]bool{"dest": true, "destination": true, "hop": true, "node_guid": true, "node_desc": true,
 	"node_type": true, "in_port": true, "out_port": true, "lid": true, "status": true, "result": true, "reason": true,
 	"class": true, "port_guid": true, "le": true, "instance": true, "job": true, "address": true, "kind": true, "ibtracer_args": true, "lid_offset": true, "mode": true}
-
-func (c *Config) defaults(file string) error {
-	bad := func(line int, field, format string, a ...any) error {
-		return &Error{File: file, Line: line, Field: field, Msg: fmt.Sprintf(format, a...)}
-	}
-	if c.Interval == 0 {
-		c.Interval = Duration(DefaultInterval)
-	}
-	if time.Duration(c.Interval) < MinInterval {
-		return bad(c.line("interval"), "interval", "%v is shorter than %v", time.Duration(c.Interval), MinInterval)
-	}
-	if c.Timeout == 0 {
-		c.Timeout = Duration(DefaultTimeout)
-	}
-	if c.Timeout < 0 || time.Duration(c.Timeout) > time.Minute {
-		return bad(c.line("timeout"), "timeout", "%v: want a per-MAD timeout between 1ms and 1m", time.Duration(c.Timeout))
-	}
-	if c.Retries == nil {
-		r := DefaultRetries
-		c.Retries = &r
-	}
-	if *c.Retries < 0 || *c.Retries > 10 {
-		return bad(c.line("retries"), "retries", "%d: want 0..10", *c.Retries)
-	}
-	if c.Concurrency == 0 {
-		c.Concurrency = DefaultConcurrency
-	}
-	if c.Concurrency < 1 || c.Concurrency > 4096 {
-		return bad(c.line("concurrency"), "concurrency", "%d: want 1..4096", c.Concurrency)
-	}
-	if c.MADWindow == 0 {
-		c.MADWindow = DefaultMADWindow
-	}
-	if c.MADPerTarget == 0 {
-		c.MADPerTarget = DefaultPerTarget
-	}
-	if c.MADWindow < 1 || c.MADPerTarget < 1 || c.MADPerTarget > c.MADWindow {
-		return bad(c.line("mad_window"), "mad_window", "%d (per target %d): want 1 <= mad_window_per_target <= mad_window", c.MADWindow, c.MADPerTarget)
-	}
-	if c.OUI == 0 {
-		c.OUI = OUI(ibmad.OUIOpenIB)
-	}
-	if c.SL > 15 {
-		return bad(c.line("sl"), "sl", "%d: want 0..15", c.SL)
-	}
-	if c.Agent.Enabled == nil {
-		t := true
-		c.Agent.Enabled = &t
-	}
-	if c.Agent.Ping == nil {
-		t := true
-		c.Agent.Ping = &t
-	}
-	if c.Agent.RatePerSource == 0 {
-		c.Agent.RatePerSource = DefaultAgentRate
-	}
-	if c.Agent.RatePerSource < 0 || c.Agent.Burst < 0 {
-		return bad(c.line("agent"), "agent.rate_per_source", "must not be negative")
-	}
-	if c.ShareValidation == nil {
-		d := Duration(DefaultShareValidation)
-		c.ShareValidation = &d
-	}
-	if *c.ShareValidation < 0 {
-		return bad(c.line("share_validation"), "share_validation", "must not be negative")
-	}
-	if c.AgentSupportTTL == nil {
-		d := Duration(DefaultAgentSupportTTL)
-		c.AgentSupportTTL = &d
-	}
-	if *c.AgentSupportTTL <= 0 {
-		return bad(c.line("agent_support_ttl"), "agent_support_ttl", "%s: want a positive duration such as 10m",
-			time.Duration(*c.AgentSupportTTL))
-	}
-	if c.ResolveTTL == nil {
-		d := Duration(DefaultResolveTTL)
-		c.ResolveTTL = &d
-	}
-	if *c.ResolveTTL < 0 {
-		return bad(c.line("resolve_ttl"), "resolve_ttl", "must not be negative")
-	}
-	if c.NodeNameMap != "" {
-		p := c.NodeNameMap
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(filepath.Dir(file), p)
-		}
-		m, err := nodenamemap.Load(p)
-		if err != nil {
-			return bad(c.line("node_name_map"), "node_name_map", "%v", err)
-		}
-		c.NodeNames = m
-	}
-	if err := c.Health.check(file, c.line("health")); err != nil {
-		return err
-	}
-	if c.ValidateAgents == nil {
-		t := true
-		c.ValidateAgents = &t
-	}
-	if err := c.checkDiscovery(bad); err != nil {
-		return err
-	}
-	if err := c.fleetDefaults(file); err != nil {
-		return err
-	}
-	names := map[string]int{}
-	for i := range c.Destinations {
-		d := &c.Destinations[i]
-		line := d.line
-		kl := d.keyLine
-		if d.Name == "" {
-			return bad(line, fmt.Sprintf("destinations[%d].name", i), "missing: every destination needs a name")
-		}
-		if prev, dup := names[d.Name]; dup {
-			return bad(kl("name"), fmt.Sprintf("destinations[%d].name", i), "%q is already used at line %d", d.Name, prev)
-		}
-		names[d.Name] = line
-		set := 0
-		if d.LID != 0 {
-			set++
-			if d.LID >= 0xC000 {
-				return bad(kl("lid"), d.field(i, "lid"), "%d is not a unicast LID (1..49151)", d.LID)
-			}
-		}
-		if d.GID != "" {
-			set++
-			if _, err := ibmad.ParseGID(d.GID); err != nil {
-				return bad(kl("gid"), d.field(i, "gid"), "%q is not a GID such as fe80::2:c903:a1:b2c3", d.GID)
-			}
-		}
-		if d.GUID != "" {
-			set++
-			if g, err := ibmad.ParseGUID(d.GUID); err != nil || g == 0 {
-				return bad(kl("guid"), d.field(i, "guid"), "%q is not a port GUID such as 0x0002c90300a1b2c3", d.GUID)
-			}
-		}
-		if d.Node != "" {
-			set++
-			if len(d.Node) > ibmad.NodeDescriptionSize {
-				return bad(kl("node"), d.field(i, "node"), "longer than 64 bytes")
-			}
-		}
-		if set != 1 {
-			return bad(line, fmt.Sprintf("destinations[%d] (%s)", i, d.Name), "set exactly one of lid, gid, guid or node (found %d)", set)
-		}
-		if d.Port != 0 {
-			if d.Node == "" {
-				return bad(kl("port"), d.field(i, "port"), "a port applies only to a node destination")
-			}
-			if d.Port < 1 || d.Port > 254 {
-				return bad(kl("port"), d.field(i, "port"), "%d is not a port number (1..254)", d.Port)
-			}
-		}
-		if d.Interval != 0 && time.Duration(d.Interval) < MinInterval {
-			return bad(kl("interval"), d.field(i, "interval"), "%v is shorter than %v", time.Duration(d.Interval), MinInterval)
-		}
-		if d.Interval == 0 {
-			d.Interval = c.Interval
-		}
-		if err := d.checkPaths(i, bad); err != nil {
-			return err
-		}
-		for k := range d.Labels {
-			if !labelNameRe.MatchString(k) || strings.HasPrefix(k, "__") {
-				return bad(kl("labels"), d.field(i, "labels"), "%q is not a valid label name", k)
-			}
-			if ReservedLabels[k] {
-				return bad(kl("labels"), d.field(i, "labels"), "%q is set by the exporter; choose another name", k)
-			}
-		}
-	}
-	return nil
-}
-
-func (d *Destination) field(i int, f string) string {
-	return fmt.Sprintf("destinations[%d] (%s).%s", i, d.Name, f)
-}
 
 // LabelNames returns the union of every destination's label names, sorted.
 func (c *Config) LabelNames() []string {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"regexp"
-	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -90,11 +89,8 @@ func (s *Selector) keyLine(key string) int {
 	return s.line
 }
 
-// fleetDefaults validates mad_rate, mad_rate_per_target and discover.
-func (c *Config) fleetDefaults(file string) error {
-	bad := func(line int, field, format string, a ...any) error {
-		return &Error{File: file, Line: line, Field: field, Msg: fmt.Sprintf(format, a...)}
-	}
+// checkFleet validates mad_rate, mad_rate_per_target and discover.
+func (c *Config) checkFleet(bad badFunc) error {
 	for _, r := range []struct {
 		key string
 		v   float64
@@ -107,79 +103,104 @@ func (c *Config) fleetDefaults(file string) error {
 		return bad(c.line("mad_rate_per_target"), "mad_rate_per_target", "%v is above mad_rate (%v)", c.MADRatePerTarget, c.MADRate)
 	}
 	for i := range c.Discover {
-		s := &c.Discover[i]
-		field := func(k string) string { return fmt.Sprintf("discover[%d].%s", i, k) }
-		set := 0
-		if s.All {
-			set++
+		if err := c.Discover[i].check(i, c.NodeNames, c.Interval, bad); err != nil {
+			return err
 		}
-		if s.NodeType != "" {
-			set++
-			if s.NodeType != "ca" && s.NodeType != "switch" {
-				return bad(s.keyLine("node_type"), field("node_type"), "%q: want ca or switch", s.NodeType)
-			}
+	}
+	return nil
+}
+
+// check defaults and validates selector i; names is the node-name map,
+// interval the file's.
+func (s *Selector) check(i int, names map[uint64]string, interval Duration, bad badFunc) error {
+	field := func(k string) string { return fmt.Sprintf("discover[%d].%s", i, k) }
+	if err := s.checkWhich(i, names, field, bad); err != nil {
+		return err
+	}
+	if err := s.checkTiming(interval, field, bad); err != nil {
+		return err
+	}
+	return checkLabels(s.Labels, s.keyLine("labels"), field("labels"), bad)
+}
+
+// checkWhich: exactly one of all, node_type, node_desc and node_names,
+// and that one valid (node_desc compiled, node_names looked up).
+func (s *Selector) checkWhich(i int, names map[uint64]string, field func(string) string, bad badFunc) error {
+	set := 0
+	if s.All {
+		set++
+	}
+	if s.NodeType != "" {
+		set++
+		if s.NodeType != "ca" && s.NodeType != "switch" {
+			return bad(s.keyLine("node_type"), field("node_type"), "%q: want ca or switch", s.NodeType)
 		}
-		if s.NodeDesc != "" {
-			set++
-			re, err := regexp.Compile(s.NodeDesc)
-			if err != nil {
-				return bad(s.keyLine("node_desc"), field("node_desc"), "%q is not a regular expression: %v", s.NodeDesc, err)
-			}
-			s.Regexp = re
+	}
+	if s.NodeDesc != "" {
+		set++
+		re, err := regexp.Compile(s.NodeDesc)
+		if err != nil {
+			return bad(s.keyLine("node_desc"), field("node_desc"), "%q is not a regular expression: %v", s.NodeDesc, err)
 		}
-		if len(s.NodeNames) > 0 {
-			set++
-			if c.NodeNames == nil {
-				return bad(s.keyLine("node_names"), field("node_names"), "needs node_name_map")
-			}
-			byName := map[string]uint64{}
-			for g, n := range c.NodeNames {
-				byName[n] = g
-			}
-			s.GUIDs = map[uint64]bool{}
-			for _, n := range s.NodeNames {
-				g, ok := byName[n]
-				if !ok {
-					return bad(s.keyLine("node_names"), field("node_names"), "%q is not a name in node_name_map", n)
-				}
-				s.GUIDs[g] = true
-			}
+		s.Regexp = re
+	}
+	if len(s.NodeNames) > 0 {
+		set++
+		if err := s.lookUpNames(names, field, bad); err != nil {
+			return err
 		}
-		if set != 1 {
-			return bad(s.line, fmt.Sprintf("discover[%d]", i), "set exactly one of all, node_type, node_desc or node_names (found %d)", set)
+	}
+	if set != 1 {
+		return bad(s.line, fmt.Sprintf("discover[%d]", i), "set exactly one of all, node_type, node_desc or node_names (found %d)", set)
+	}
+	return nil
+}
+
+// lookUpNames fills GUIDs with the node GUIDs of NodeNames.
+func (s *Selector) lookUpNames(names map[uint64]string, field func(string) string, bad badFunc) error {
+	if names == nil {
+		return bad(s.keyLine("node_names"), field("node_names"), "needs node_name_map")
+	}
+	byName := map[string]uint64{}
+	for g, n := range names {
+		byName[n] = g
+	}
+	s.GUIDs = map[uint64]bool{}
+	for _, n := range s.NodeNames {
+		g, ok := byName[n]
+		if !ok {
+			return bad(s.keyLine("node_names"), field("node_names"), "%q is not a name in node_name_map", n)
 		}
-		if s.Sample < 0 || s.Sample > 100000 {
-			return bad(s.keyLine("sample"), field("sample"), "%d: want 0 (every port) .. 100000", s.Sample)
-		}
-		if s.Rotate != 0 && s.Sample == 0 {
-			return bad(s.keyLine("rotate"), field("rotate"), "applies only with sample")
-		}
-		if s.Rotate == 0 {
-			s.Rotate = Duration(DefaultRotate)
-		}
-		if time.Duration(s.Rotate) < MinRotate {
-			return bad(s.keyLine("rotate"), field("rotate"), "%v is shorter than %v", time.Duration(s.Rotate), MinRotate)
-		}
-		if s.Refresh == 0 {
-			s.Refresh = Duration(DefaultRefresh)
-		}
-		if time.Duration(s.Refresh) < MinRefresh {
-			return bad(s.keyLine("refresh"), field("refresh"), "%v is shorter than %v", time.Duration(s.Refresh), MinRefresh)
-		}
-		if s.Interval == 0 {
-			s.Interval = c.Interval
-		}
-		if time.Duration(s.Interval) < MinInterval {
-			return bad(s.keyLine("interval"), field("interval"), "%v is shorter than %v", time.Duration(s.Interval), MinInterval)
-		}
-		for k := range s.Labels {
-			if !labelNameRe.MatchString(k) || strings.HasPrefix(k, "__") {
-				return bad(s.keyLine("labels"), field("labels"), "%q is not a valid label name", k)
-			}
-			if ReservedLabels[k] {
-				return bad(s.keyLine("labels"), field("labels"), "%q is set by the exporter; choose another name", k)
-			}
-		}
+		s.GUIDs[g] = true
+	}
+	return nil
+}
+
+// checkTiming: sample, rotate, refresh and interval.
+func (s *Selector) checkTiming(interval Duration, field func(string) string, bad badFunc) error {
+	if s.Sample < 0 || s.Sample > 100000 {
+		return bad(s.keyLine("sample"), field("sample"), "%d: want 0 (every port) .. 100000", s.Sample)
+	}
+	if s.Rotate != 0 && s.Sample == 0 {
+		return bad(s.keyLine("rotate"), field("rotate"), "applies only with sample")
+	}
+	if s.Rotate == 0 {
+		s.Rotate = Duration(DefaultRotate)
+	}
+	if time.Duration(s.Rotate) < MinRotate {
+		return bad(s.keyLine("rotate"), field("rotate"), "%v is shorter than %v", time.Duration(s.Rotate), MinRotate)
+	}
+	if s.Refresh == 0 {
+		s.Refresh = Duration(DefaultRefresh)
+	}
+	if time.Duration(s.Refresh) < MinRefresh {
+		return bad(s.keyLine("refresh"), field("refresh"), "%v is shorter than %v", time.Duration(s.Refresh), MinRefresh)
+	}
+	if s.Interval == 0 {
+		s.Interval = interval
+	}
+	if time.Duration(s.Interval) < MinInterval {
+		return bad(s.keyLine("interval"), field("interval"), "%v is shorter than %v", time.Duration(s.Interval), MinInterval)
 	}
 	return nil
 }

@@ -15,8 +15,6 @@ const (
 	DiscoveryAuto = "auto" // SMPs, falling back to the SA when they are refused
 )
 
-type badFunc func(line int, field, format string, a ...any) error
-
 // checkPaths defaults and validates the paths key.
 func (d *Destination) checkPaths(i int, bad badFunc) error {
 	switch strings.ToLower(d.Paths) {

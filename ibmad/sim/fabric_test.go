@@ -22,7 +22,7 @@ func attach(t testing.TB, f *Fabric, node string) *client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := ibmad.NewEngine(tr, ibmad.Options{Timeout: 50 * time.Millisecond, Retries: -1})
+	e := ibmad.NewEngine(tr, ibmad.Options{Timeout: 50 * time.Millisecond, NoRetry: true})
 	t.Cleanup(func() { e.Close() })
 	return &client{t: t, tr: tr, e: e}
 }

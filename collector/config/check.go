@@ -1,0 +1,157 @@
+package config
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ibtracer/ibtracer_exporter/ibmad"
+)
+
+// badFunc makes a configuration error at a line of the file, for a field.
+type badFunc func(line int, field, format string, a ...any) error
+
+// errorsIn is the badFunc of file.
+func errorsIn(file string) badFunc {
+	return func(line int, field, format string, a ...any) error {
+		return &Error{File: file, Line: line, Field: field, Msg: fmt.Sprintf(format, a...)}
+	}
+}
+
+// defaults fills in what the file leaves out and validates what it says,
+// one part at a time, each by its own method, and reads the node-name map
+// (nodenames.go), which the discover selectors need. The first error wins.
+func (c *Config) defaults(file string) error {
+	bad := errorsIn(file)
+	for _, step := range []func() error{
+		func() error { return c.checkTiming(bad) },
+		func() error { return c.checkWindows(bad) },
+		func() error { return c.Agent.check(bad, c.line("agent")) },
+		func() error { return c.checkLifetimes(bad) },
+		func() error { return c.loadNodeNames(file, bad) },
+		func() error { return c.Health.check(file, c.line("health")) },
+		func() error { return c.checkDiscovery(bad) },
+		func() error { return c.checkFleet(bad) },
+		func() error { return c.checkDestinations(bad) },
+	} {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkTiming: interval, timeout and retries.
+func (c *Config) checkTiming(bad badFunc) error {
+	if c.Interval == 0 {
+		c.Interval = Duration(DefaultInterval)
+	}
+	if time.Duration(c.Interval) < MinInterval {
+		return bad(c.line("interval"), "interval", "%v is shorter than %v", time.Duration(c.Interval), MinInterval)
+	}
+	if c.Timeout == 0 {
+		c.Timeout = Duration(DefaultTimeout)
+	}
+	if c.Timeout < 0 || time.Duration(c.Timeout) > time.Minute {
+		return bad(c.line("timeout"), "timeout", "%v: want a per-MAD timeout between 1ms and 1m", time.Duration(c.Timeout))
+	}
+	if c.Retries == nil {
+		r := DefaultRetries
+		c.Retries = &r
+	}
+	if *c.Retries < 0 || *c.Retries > 10 {
+		return bad(c.line("retries"), "retries", "%d: want 0..10", *c.Retries)
+	}
+	return nil
+}
+
+// checkWindows: concurrency, the MAD windows, the OUI and the SL.
+func (c *Config) checkWindows(bad badFunc) error {
+	if c.Concurrency == 0 {
+		c.Concurrency = DefaultConcurrency
+	}
+	if c.Concurrency < 1 || c.Concurrency > 4096 {
+		return bad(c.line("concurrency"), "concurrency", "%d: want 1..4096", c.Concurrency)
+	}
+	if c.MADWindow == 0 {
+		c.MADWindow = DefaultMADWindow
+	}
+	if c.MADPerTarget == 0 {
+		c.MADPerTarget = DefaultPerTarget
+	}
+	if c.MADWindow < 1 || c.MADPerTarget < 1 || c.MADPerTarget > c.MADWindow {
+		return bad(c.line("mad_window"), "mad_window", "%d (per target %d): want 1 <= mad_window_per_target <= mad_window", c.MADWindow, c.MADPerTarget)
+	}
+	if c.OUI == 0 {
+		c.OUI = OUI(ibmad.OUIOpenIB)
+	}
+	if c.SL > 15 {
+		return bad(c.line("sl"), "sl", "%d: want 0..15", c.SL)
+	}
+	return nil
+}
+
+// check defaults and validates the agent: section, which starts on line.
+func (a *AgentConfig) check(bad badFunc, line int) error {
+	a.Enabled = orTrue(a.Enabled)
+	a.Ping = orTrue(a.Ping)
+	if a.RatePerSource == 0 {
+		a.RatePerSource = DefaultAgentRate
+	}
+	if a.RatePerSource < 0 || a.Burst < 0 {
+		return bad(line, "agent.rate_per_source", "must not be negative")
+	}
+	return nil
+}
+
+// checkLifetimes: validate, share_validation, agent_support_ttl and
+// resolve_ttl.
+func (c *Config) checkLifetimes(bad badFunc) error {
+	c.ValidateAgents = orTrue(c.ValidateAgents)
+	c.ShareValidation = orDuration(c.ShareValidation, DefaultShareValidation)
+	if *c.ShareValidation < 0 {
+		return bad(c.line("share_validation"), "share_validation", "must not be negative")
+	}
+	c.AgentSupportTTL = orDuration(c.AgentSupportTTL, DefaultAgentSupportTTL)
+	if *c.AgentSupportTTL <= 0 {
+		return bad(c.line("agent_support_ttl"), "agent_support_ttl", "%s: want a positive duration such as 10m",
+			time.Duration(*c.AgentSupportTTL))
+	}
+	c.ResolveTTL = orDuration(c.ResolveTTL, DefaultResolveTTL)
+	if *c.ResolveTTL < 0 {
+		return bad(c.line("resolve_ttl"), "resolve_ttl", "must not be negative")
+	}
+	return nil
+}
+
+// checkLabels validates the label names of a destination or a selector
+// (line and field: its labels key).
+func checkLabels(labels map[string]string, line int, field string, bad badFunc) error {
+	for k := range labels {
+		if !labelNameRe.MatchString(k) || strings.HasPrefix(k, "__") {
+			return bad(line, field, "%q is not a valid label name", k)
+		}
+		if ReservedLabels[k] {
+			return bad(line, field, "%q is set by the exporter; choose another name", k)
+		}
+	}
+	return nil
+}
+
+// orTrue is b, or true when the file leaves it out.
+func orTrue(b *bool) *bool {
+	if b == nil {
+		t := true
+		return &t
+	}
+	return b
+}
+
+// orDuration is d, or def when the file leaves it out.
+func orDuration(d *Duration, def time.Duration) *Duration {
+	if d == nil {
+		v := Duration(def)
+		return &v
+	}
+	return d
+}
