@@ -88,8 +88,8 @@ func checkAll(ctx context.Context, hc *trace.HealthChecker, rs []*trace.Result, 
 // healthExit is 1 (as ibdiagpath) for a traced path with an unhealthy
 // link, unless the trace itself failed.
 func healthExit(code int, ph *trace.PathHealth) int {
-	if code == trace.ExitOK && ph != nil && !ph.Healthy {
-		return trace.ExitMismatch
+	if code == exitOK && ph != nil && !ph.Healthy {
+		return exitMismatch
 	}
 	return code
 }

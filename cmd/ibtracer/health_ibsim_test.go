@@ -126,7 +126,7 @@ func TestHealthMatchesIblinkinfoAndPerfquery(t *testing.T) {
 		}
 		// Every ibsim link is narrower and slower than both ends support
 		// (4X SDR of 12X QDR), as iblinkinfo says: exit status 1.
-		if code != trace.ExitMismatch {
+		if code != exitMismatch {
 			t.Fatalf("%s: exit %d, want 1 (unhealthy links)\n%s", src, code, errOut)
 		}
 		for _, r := range rs {

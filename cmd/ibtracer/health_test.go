@@ -42,7 +42,7 @@ func TestHealthCLIHealthyPath(t *testing.T) {
 }
 
 func TestHealthCLIBelowExpectedExitsOne(t *testing.T) {
-	rs := healthJSON(t, trace.ExitMismatch, "--expect-width=12x")
+	rs := healthJSON(t, exitMismatch, "--expect-width=12x")
 	// Status 1 for an unhealthy link; the JSON tells it from a status-7
 	// mismatch: the trace's status is ok, the health is not.
 	if rs[0].Status != "ok" || rs[0].Health.Healthy || rs[0].Health.DegradedLinks != 4 {
@@ -71,7 +71,7 @@ func TestHealthCLIThresholdFileAndPMInterval(t *testing.T) {
 	for _, bad := range [][]string{{"--threshold-file=" + filepath.Join(dir, "none")}, {"--limit=Nope=1"},
 		{"--expect-speed=fast"}, {"--expect-width=3x"}, {"--pm-interval=-1s"}} {
 		_, errOut, code := simCLI(t, "fattree-mini.net", "H0-0", append([]string{"-l", itoa(lids["H1-2"])}, bad...)...)
-		if code != trace.ExitUsage || !strings.Contains(errOut, "ibtracer: ") {
+		if code != exitUsage || !strings.Contains(errOut, "ibtracer: ") {
 			t.Errorf("%v: exit %d, %s", bad, code, errOut)
 		}
 	}

@@ -79,42 +79,42 @@ func run(args []string, stdout, stderr io.Writer) int {
 	app.Terminate(func(int) { helped = true })
 	if _, err := app.Parse(args); err != nil {
 		fmt.Fprintf(stderr, "ibtracer: %v; see ibtracer --help\n", err)
-		return trace.ExitUsage
+		return exitUsage
 	}
 	if helped {
 		return 0
 	}
 	if err := o.aliases(); err != nil {
 		fmt.Fprintf(stderr, "ibtracer: %v; see ibtracer --help\n", err)
-		return trace.ExitUsage
+		return exitUsage
 	}
 	dests, err := o.destinations()
 	if err != nil {
 		fmt.Fprintf(stderr, "ibtracer: %v; see ibtracer --help\n", err)
-		return trace.ExitUsage
+		return exitUsage
 	}
 	hopts, health, err := o.health.options()
 	if err != nil {
 		fmt.Fprintf(stderr, "ibtracer: %v\n", err)
-		return trace.ExitUsage
+		return exitUsage
 	}
 	var names nodenamemap.Map
 	if o.nameMap != "" {
 		if names, err = nodenamemap.Load(o.nameMap); err != nil {
 			fmt.Fprintf(stderr, "ibtracer: --node-name-map: %v\n", err)
-			return trace.ExitUsage
+			return exitUsage
 		}
 	}
 	oui, err := strconv.ParseUint(strings.TrimPrefix(o.oui, "0x"), 16, 32)
 	if err != nil || oui == 0 || oui > 0xFFFFFF {
 		fmt.Fprintf(stderr, "ibtracer: --oui %q: want a 24-bit hex number such as 0x001405\n", o.oui)
-		return trace.ExitUsage
+		return exitUsage
 	}
 
 	opened, err := o.ib.Open(false)
 	if err != nil {
 		fmt.Fprintf(stderr, "ibtracer: %v\n", err)
-		return trace.ExitDevice
+		return exitDevice
 	}
 	defer opened.Close()
 	timeout := time.Duration(o.timeoutMS) * time.Millisecond
@@ -136,19 +136,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 		all, err := tr.AllCAPorts(ctx)
 		if err != nil {
 			fmt.Fprintf(stderr, "ibtracer: --all: %v\n", err)
-			return trace.ExitResolve
+			return exitResolve
 		}
 		src, err := e.Port()
 		if err != nil {
 			fmt.Fprintf(stderr, "ibtracer: %v\n", err)
-			return trace.ExitDevice
+			return exitDevice
 		}
 		dests = append(dests, skipSource(all, src)...)
 	}
 	if o.lmcAll {
 		if health {
 			fmt.Fprintln(stderr, "ibtracer: --health (and --expect-*, --pm, --threshold-file) does not combine with --lmc-all; trace one LID with --health")
-			return trace.ExitUsage
+			return exitUsage
 		}
 		return runLMC(ctx, tr, &o, dests, names, stdout, stderr)
 	}
@@ -187,7 +187,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			}
 		}}
 	if !out.print(&o, stdout, stderr) {
-		return trace.ExitDevice
+		return exitDevice
 	}
 	return exitCode(results, healths)
 }
@@ -195,13 +195,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 // exitCode: a mismatch (or, with --health, an unhealthy link) wins;
 // otherwise the highest status.
 func exitCode(rs []*trace.Result, hs []*trace.PathHealth) int {
-	code := trace.ExitOK
+	code := exitOK
 	for i, r := range rs {
-		c := r.ExitCode()
+		c := resultExit(r)
 		if hs != nil {
 			c = healthExit(c, hs[i])
 		}
-		if c == trace.ExitMismatch {
+		if c == exitMismatch {
 			return c
 		}
 		if c > code {
