@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ibtracer/ibtracer_exporter/trace"
+	"github.com/ibtracer/ibtracer_exporter/linkhealth"
 )
 
 func healthJSON(t *testing.T, wantCode int, args ...string) []jsonWithHealth {
@@ -31,7 +31,7 @@ func TestHealthCLIHealthyPath(t *testing.T) {
 		t.Fatalf("health: %+v", h)
 	}
 	for _, l := range h.Links {
-		if l.A.Counters == nil || l.A.Counters.State != trace.CountersFirst || l.Verdict != trace.LinkOK {
+		if l.A.Counters == nil || l.A.Counters.State != linkhealth.CountersFirst || l.Verdict != linkhealth.LinkOK {
 			t.Fatalf("link %d: %+v %+v", l.Hop, l, l.A.Counters)
 		}
 	}
@@ -63,7 +63,7 @@ func TestHealthCLIThresholdFileAndPMInterval(t *testing.T) {
 	}
 	rs := healthJSON(t, 0, "--threshold-file="+f, "--pm-interval=10ms")
 	for _, l := range rs[0].Health.Links {
-		if l.A.Counters.State != trace.CountersOK || !l.ErrorsKnown {
+		if l.A.Counters.State != linkhealth.CountersOK || !l.ErrorsKnown {
 			t.Fatalf("two readings: link %d %+v", l.Hop, l.A.Counters)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/ibtracer/ibtracer_exporter/internal/ibopen"
 	"github.com/ibtracer/ibtracer_exporter/internal/nodenamemap"
 	"github.com/ibtracer/ibtracer_exporter/internal/strictint"
+	"github.com/ibtracer/ibtracer_exporter/linkhealth"
 	"github.com/ibtracer/ibtracer_exporter/trace"
 )
 
@@ -127,9 +128,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	tr := trace.New(e, trace.Options{Timeout: timeout, Retries: retries, OUI: ibmad.OUI(oui), SL: uint8(o.sl), NoValidate: o.noValidate,
 		Discovery: trace.Discovery(o.discovery)})
 
-	var hc *trace.HealthChecker
+	var hc *linkhealth.Checker
 	if health {
-		hc = trace.NewHealthChecker(tr, hopts)
+		hc = linkhealth.NewChecker(tr, hopts)
 	}
 	ctx := context.Background()
 	if o.all {
@@ -166,7 +167,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		prog.done(results[i])
 	})
 	prog.finish()
-	var healths []*trace.PathHealth
+	var healths []*linkhealth.PathHealth
 	if hc != nil {
 		healths = checkAll(ctx, hc, results, o.health.pmInterval, o.concurrency)
 	}
@@ -194,7 +195,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 // exitCode: a mismatch (or, with --health, an unhealthy link) wins;
 // otherwise the highest status.
-func exitCode(rs []*trace.Result, hs []*trace.PathHealth) int {
+func exitCode(rs []*trace.Result, hs []*linkhealth.PathHealth) int {
 	code := exitOK
 	for i, r := range rs {
 		c := resultExit(r)
