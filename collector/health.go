@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ibtracer/ibtracer_exporter/collector/config"
+	"github.com/ibtracer/ibtracer_exporter/linkhealth"
 	"github.com/ibtracer/ibtracer_exporter/trace"
 )
 
@@ -18,10 +19,10 @@ import (
 // union of the destinations' last paths, once per link however many
 // destinations cross it (docs/metrics.md, "Link health").
 type healthState struct {
-	checker *trace.HealthChecker // guarded by Exporter.mu; nil: health off
+	checker *linkhealth.Checker // guarded by Exporter.mu; nil: health off
 
 	mu     sync.Mutex
-	paths  map[string]*trace.PathHealth
+	paths  map[string]*linkhealth.PathHealth
 	mads   uint64
 	checks uint64
 }
@@ -37,11 +38,11 @@ func (e *Exporter) setHealth(tr *trace.Tracer, c *config.Config) {
 	}
 	o := c.Health.Options
 	o.Share = time.Duration(c.Interval)
-	e.health.checker = trace.NewHealthChecker(tr, o)
+	e.health.checker = linkhealth.NewChecker(tr, o)
 }
 
 // checkHealth reads the health of r's path (nil: health off, or no link).
-func checkHealth(ctx context.Context, hc *trace.HealthChecker, r *trace.Result) *trace.PathHealth {
+func checkHealth(ctx context.Context, hc *linkhealth.Checker, r *trace.Result) *linkhealth.PathHealth {
 	if hc == nil || len(r.Hops) < 2 {
 		return nil
 	}
@@ -49,12 +50,12 @@ func checkHealth(ctx context.Context, hc *trace.HealthChecker, r *trace.Result) 
 }
 
 // recordHealth keeps a destination's last path health.
-func (e *Exporter) recordHealth(name string, ph *trace.PathHealth) {
+func (e *Exporter) recordHealth(name string, ph *linkhealth.PathHealth) {
 	h := &e.health
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.paths == nil {
-		h.paths = map[string]*trace.PathHealth{}
+		h.paths = map[string]*linkhealth.PathHealth{}
 	}
 	if ph == nil {
 		delete(h.paths, name)
@@ -84,8 +85,8 @@ var (
 )
 
 // counterRank orders counter states, worst last.
-var counterRank = map[string]int{trace.CountersOK: 0, trace.CountersFirst: 1, trace.CountersSaturated: 2,
-	trace.CountersReset: 3, trace.CountersUnavailable: 4, "off": 5}
+var counterRank = map[string]int{linkhealth.CountersOK: 0, linkhealth.CountersFirst: 1, linkhealth.CountersSaturated: 2,
+	linkhealth.CountersReset: 3, linkhealth.CountersUnavailable: 4, "off": 5}
 
 // collectHealth emits the per-destination path series and the per-link
 // series (nothing while health is off).
@@ -105,7 +106,7 @@ func (e *Exporter) collectHealth(ch chan<- prometheus.Metric, names []string, de
 	for _, s := range dests {
 		live[s.cfg.Name] = true
 	}
-	paths := make(map[string]*trace.PathHealth, len(h.paths))
+	paths := make(map[string]*linkhealth.PathHealth, len(h.paths))
 	for name, ph := range h.paths {
 		if !live[name] {
 			delete(h.paths, name) // a destination removed by a reload
@@ -124,7 +125,7 @@ func (e *Exporter) collectHealth(ch chan<- prometheus.Metric, names []string, de
 		dDegraded = desc("path_degraded_links", "Links of the last traced path that are not active, narrower or slower than they could be or than expected.", names...)
 		dErrors   = desc("path_link_errors", "Error counter increments in the last interval on the links of the last traced path.", names...)
 	)
-	links := map[trace.LinkKey]*trace.Link{}
+	links := map[linkhealth.LinkKey]*linkhealth.Link{}
 	for _, s := range dests {
 		ph := paths[s.cfg.Name]
 		if ph == nil {
@@ -143,7 +144,7 @@ func (e *Exporter) collectHealth(ch chan<- prometheus.Metric, names []string, de
 			links[canonical(l.Key())] = l
 		}
 	}
-	keys := make([]trace.LinkKey, 0, len(links))
+	keys := make([]linkhealth.LinkKey, 0, len(links))
 	for k := range links {
 		keys = append(keys, k)
 	}
@@ -167,9 +168,9 @@ func (e *Exporter) collectHealth(ch chan<- prometheus.Metric, names []string, de
 }
 
 // counterState is the worse of a link's two ends' counter states.
-func counterState(l *trace.Link) string {
-	st := trace.CountersOK
-	for _, c := range []*trace.PortCounterReading{l.A.Counters, l.B.Counters} {
+func counterState(l *linkhealth.Link) string {
+	st := linkhealth.CountersOK
+	for _, c := range []*linkhealth.PortCounterReading{l.A.Counters, l.B.Counters} {
 		s := "off"
 		if c != nil {
 			s = c.State
@@ -183,14 +184,14 @@ func counterState(l *trace.Link) string {
 
 // canonical orders a link's ends, so that a link crossed in both
 // directions (up and down a fat tree) is one link.
-func canonical(k trace.LinkKey) trace.LinkKey {
+func canonical(k linkhealth.LinkKey) linkhealth.LinkKey {
 	if k.BGUID < k.AGUID || (k.BGUID == k.AGUID && k.BPort < k.APort) {
-		return trace.LinkKey{AGUID: k.BGUID, APort: k.BPort, BGUID: k.AGUID, BPort: k.APort}
+		return linkhealth.LinkKey{AGUID: k.BGUID, APort: k.BPort, BGUID: k.AGUID, BPort: k.APort}
 	}
 	return k
 }
 
-func linkLess(a, b trace.LinkKey) bool {
+func linkLess(a, b linkhealth.LinkKey) bool {
 	if a.AGUID != b.AGUID {
 		return a.AGUID < b.AGUID
 	}

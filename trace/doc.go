@@ -12,13 +12,37 @@
 // at once, the LFT block of every switch on the path and re-asks every
 // agent, and falls back to the walk only when something differs.
 //
-// The package holds, one concern a file: the Tracer and its Options
-// (tracer.go); one trace from resolution to verdict (trace.go); turning a
-// GID, GUID or node name into a LID through the SA (resolve.go); the
-// directed-route walk (walk.go); the agents' validation and the expected
-// routes it needs (validate.go); the fast path that confirms a known path
-// (fastpath.go); what traces share and what a failed trace forgets
-// (caches.go), all kept in one bounded TTL cache type on an injectable
-// clock (cache.go); destinations, hops and results (types.go) and their
-// text and JSON reports (report.go).
+// The health of a traced path's links is package linkhealth's, which
+// imports this one; the exit statuses of the ibtracer command are
+// cmd/ibtracer's.
+//
+// What each file holds:
+//   - tracer.go: the Tracer and its Options.
+//   - trace.go: one trace, from resolution to verdict.
+//   - resolve.go: a GID, GUID or node name turned into a LID through the
+//     SA, and the resolutions kept for Options.ResolveTTL.
+//   - reached.go: whether a trace reached the port its destination names,
+//     and the local port's LID changing under the tracer.
+//   - walk.go: the directed-route walk, hop by hop.
+//   - source.go: tracing from another port than the local one
+//     (ibtracert's SRC_LID DST_LID).
+//   - discovery.go: how traces learn the path (smp, sa, auto) and the
+//     state SA-only discovery keeps.
+//   - sawalk.go, sarecords.go: the walk without SMPs, from the SA's
+//     records, and the SA records it reads.
+//   - validate.go: asking the agents, and the expected routes it needs.
+//   - fastpath.go: confirming a known path without walking it again.
+//   - caches.go: what traces share and what a failed trace forgets;
+//     cache.go: the one bounded TTL cache type they use
+//     (internal/ttlcache), on an injectable clock.
+//   - lmc.go: every path to a port whose LMC gives it several LIDs
+//     (PathSet, Tracer.TraceAll).
+//   - types.go: destinations, hops, results, outcomes and reasons;
+//     status.go: the order of outcomes from best to worst (Status.Worse).
+//   - verdicts.go: a path's hops counted by verdict, in the words of the
+//     reports.
+//   - report.go: the text and JSON reports.
+//   - probe.go: what the link health needs of a tracer: its MADs sent
+//     the way a trace sends them (Probe), and the PortInfo the walk reads
+//     (Tracer.OnPortInfo).
 package trace

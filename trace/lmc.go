@@ -127,14 +127,12 @@ func (ps *PathSet) Offset(i int) int {
 	return i
 }
 
-// Worst returns the path set's outcome for an exit status: a mismatch
-// wins, then the highest exit code.
+// Worst returns the path set's worst outcome (Status.Worse); of equally
+// bad paths, the first.
 func (ps *PathSet) Worst() *Result {
 	w := ps.Paths[0]
 	for _, r := range ps.Paths[1:] {
-		switch c, wc := r.ExitCode(), w.ExitCode(); {
-		case wc == ExitMismatch:
-		case c == ExitMismatch || c > wc:
+		if r.Status.Worse(w.Status) {
 			w = r
 		}
 	}

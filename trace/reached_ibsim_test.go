@@ -195,31 +195,46 @@ func TestMovedLIDsOnIbsim(t *testing.T) {
 	}
 	lmc2 := discoverCAs(t, fab, "H0-0")
 	owned(lmc2)
+	checkMoved(t, hosts, cas, lmc2, movedTo)
+	checkMoveLogged(t, srcs[0].events, srcs[1].events, cas["H0-0"].lid, lmc2["H0-0"].lid, len(ds))
+	t.Logf("LIDs before %v, after LMC 2 %v", cas, lmc2)
+}
+
+// checkMoved checks the move itself against ibnetdiscover's view before
+// and after it: the hosts' old LIDs are now H0-2's, H0-0's LID moved and
+// H0-2's stayed, and the tracers' engines saw the new LIDs (movedTo).
+func checkMoved(t *testing.T, hosts []string, before, after map[string]caPort, movedTo map[string]uint16) {
+	t.Helper()
 	for _, h := range hosts {
-		if o := ownerOf(lmc2, cas[h].lid); o != "H0-2" {
-			t.Fatalf("after LMC 2, %s's old LID %d is %q's, want H0-2's (before %v, after %v)", h, cas[h].lid, o, cas, lmc2)
+		if o := ownerOf(after, before[h].lid); o != "H0-2" {
+			t.Fatalf("after LMC 2, %s's old LID %d is %q's, want H0-2's (before %v, after %v)", h, before[h].lid, o, before, after)
 		}
 	}
-	if lmc2["H0-0"].lid == cas["H0-0"].lid || lmc2["H0-2"].lid != cas["H0-2"].lid ||
-		movedTo["H0-0"] != lmc2["H0-0"].lid || movedTo["H0-2"] != lmc2["H0-2"].lid {
-		t.Fatalf("after LMC 2: want H0-0's LID moved, H0-2's kept (before %v, after %v, the tracers saw %v)", cas, lmc2, movedTo)
+	if after["H0-0"].lid == before["H0-0"].lid || after["H0-2"].lid != before["H0-2"].lid ||
+		movedTo["H0-0"] != after["H0-0"].lid || movedTo["H0-2"] != after["H0-2"].lid {
+		t.Fatalf("after LMC 2: want H0-0's LID moved, H0-2's kept (before %v, after %v, the tracers saw %v)", before, after, movedTo)
 	}
-	// H0-0 logged its own move once, and resolved everything anew; H0-2
-	// found each stale DLID on its trace and resolved it again.
+}
+
+// checkMoveLogged checks what the two tracers logged after the move: H0-0
+// its own move once (from oldLID to newLID), and resolved everything
+// anew; H0-2 found each of its n stale DLIDs on its trace and resolved
+// it again.
+func checkMoveLogged(t *testing.T, fromH00, fromH02 *logged, oldLID, newLID uint16, n int) {
+	t.Helper()
 	want := fmt.Sprint(true, []any{"msg", "the local port's LID changed: resolving every destination again",
-		"old_lid", uint32(cas["H0-0"].lid), "new_lid", lmc2["H0-0"].lid})
-	if got := srcs[0].events.all(); len(got) != 1 || got[0] != want {
+		"old_lid", uint32(oldLID), "new_lid", newLID})
+	if got := fromH00.all(); len(got) != 1 || got[0] != want {
 		t.Fatalf("from H0-0, after LMC 2: events %q, want once %q", got, want)
 	}
-	if got := srcs[1].events.all(); len(got) != len(ds) {
+	if got := fromH02.all(); len(got) != n {
 		t.Fatalf("from H0-2, after LMC 2: events %q, want one re-resolution per destination", got)
 	}
-	for _, e := range srcs[1].events.all() {
+	for _, e := range fromH02.all() {
 		if !strings.Contains(e, "resolving it again") || !strings.Contains(e, "H0-2") {
 			t.Fatalf("from H0-2: event %q, want a re-resolution that had reached H0-2 itself", e)
 		}
 	}
-	t.Logf("LIDs before %v, after LMC 2 %v", cas, lmc2)
 }
 
 // waitLIDSettled waits (bounded) until the local port has its LMC-2 LID

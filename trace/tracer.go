@@ -129,7 +129,7 @@ type Tracer struct {
 	*saState // SA-only discovery (discovery.go)
 
 	resolved *ttlCache[Destination, resolvedEntry] // SA resolutions, for Options.ResolveTTL
-	health   atomic.Pointer[HealthChecker]         // fed by the walk's PortInfo reads (health.go)
+	health   atomic.Pointer[portInfoHook]          // the link health is told the walk's PortInfo reads (probe.go)
 	localLID atomic.Uint32                         // the local port's LID the last trace saw (reached.go)
 }
 

@@ -318,34 +318,6 @@ func (r *Result) Count(s AgentStatus) int {
 	return n
 }
 
-// Exit statuses of the ibtracer command (issue #4).
-const (
-	ExitOK          = 0
-	ExitMismatch    = 1
-	ExitUsage       = 2
-	ExitTooLong     = 3
-	ExitUnreachable = 4
-	ExitResolve     = 5
-	ExitDevice      = 6
-)
-
-// ExitCode maps the outcome to the command's exit status.
-func (r *Result) ExitCode() int {
-	switch r.Status {
-	case StatusOK:
-		return ExitOK
-	case StatusMismatch:
-		return ExitMismatch
-	case StatusTooLong:
-		return ExitTooLong
-	case StatusUnreachable:
-		return ExitUnreachable
-	case StatusResolve:
-		return ExitResolve
-	}
-	return ExitDevice
-}
-
 // Signature identifies the path: the node GUIDs and ports in order. Two
 // traces with the same signature took the same path.
 func (r *Result) Signature() string {

@@ -341,7 +341,7 @@ func (w *walk) follow(hops []Hop, egress uint8, seen map[ibmad.GUID]bool) ([]Hop
 		if err != nil {
 			return hops, w.smpFail(err, "PortInfo of %s %q", ni.NodeType, desc)
 		}
-		w.t.notePortInfo(&ni, &pi) // reused by the path health (health.go)
+		w.t.notePortInfo(&ni, &pi) // reused by the link health (probe.go)
 		h := Hop{Hop: len(hops), NodeGUID: ni.NodeGUID, PortGUID: ni.PortGUID, NodeType: ni.NodeType, NodeDesc: desc,
 			LID: pi.LID, LMC: pi.LMC, InPort: ni.LocalPortNum, DRPath: path, RTT: rtt, numPorts: ni.NumPorts}
 		if isSwitch {

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"strings"
 	"testing"
-
-	"github.com/ibtracer/ibtracer_exporter/trace"
 )
 
 // Files given on the command line that never end (/dev/zero) are refused
@@ -18,11 +16,11 @@ func TestEndlessInputFilesRefused(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"-n", "/dev/zero", "-l", "1"}, trace.ExitUsage,
+		{[]string{"-n", "/dev/zero", "-l", "1"}, exitUsage,
 			"ibtracer: --node-name-map: /dev/zero: larger than 32 MiB, the most a node-name-map may hold\n"},
-		{[]string{"--threshold-file", "/dev/zero", "-l", "1"}, trace.ExitUsage,
+		{[]string{"--threshold-file", "/dev/zero", "-l", "1"}, exitUsage,
 			"ibtracer: --threshold-file: /dev/zero: larger than 1 MiB, the most a threshold file may hold\n"},
-		{[]string{"--sim.topology", "/dev/zero", "-l", "1"}, trace.ExitDevice,
+		{[]string{"--sim.topology", "/dev/zero", "-l", "1"}, exitDevice,
 			"ibtracer: topology: /dev/zero: larger than 64 MiB, the most a topology file may hold\n"},
 	} {
 		t.Run(strings.Join(tc.args[:2], " "), func(t *testing.T) {

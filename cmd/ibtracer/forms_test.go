@@ -79,7 +79,7 @@ func TestBareLID(t *testing.T) {
 	}
 	for _, bad := range [][]string{{"0"}, {"49152"}, {"x"}, {"1", "2", "3"}, {"1", "2", "--all"}} {
 		_, errOut, code := simCLI(t, "fattree-mini.net", firstCA(t, lids), bad...)
-		if code != trace.ExitUsage || !strings.Contains(errOut, "ibtracer: ") {
+		if code != exitUsage || !strings.Contains(errOut, "ibtracer: ") {
 			t.Errorf("%v: exit %d %q, want bad usage", bad, code, errOut)
 		}
 	}
@@ -166,7 +166,7 @@ func TestSrcDstValidates(t *testing.T) {
 	}
 	// An unreachable source is an unreachable trace that says so.
 	out, _, code = simCLI(t, "two-switch.net", "host1", "-t", "50", "-r", "1", "300", fmt.Sprint(lids["host2"]))
-	if code != trace.ExitUnreachable || !strings.Contains(out, "the source, LID 300: ") {
+	if code != exitUnreachable || !strings.Contains(out, "the source, LID 300: ") {
 		t.Fatalf("exit %d %q", code, out)
 	}
 }
@@ -184,7 +184,7 @@ func TestCAPortAliases(t *testing.T) {
 	}
 	for _, args := range [][]string{{"-P", "1", "--ib.port", "2"}, {"-C", "mlx5_0", "--ib.ca", "mlx5_1"}, {"-P", "x"}} {
 		_, errOut, code := simCLI(t, "two-switch.net", "host5", append(args, "1")...)
-		if code != trace.ExitUsage {
+		if code != exitUsage {
 			t.Errorf("%v: exit %d %q, want bad usage", args, code, errOut)
 		}
 	}
@@ -235,7 +235,7 @@ func TestNodeNameMapCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, errOut, code := simCLI(t, "two-switch.net", "host1", "-n", file, "1")
-	if code != trace.ExitUsage || !strings.Contains(errOut, file+":2: ") {
+	if code != exitUsage || !strings.Contains(errOut, file+":2: ") {
 		t.Fatalf("bad map: exit %d %q", code, errOut)
 	}
 }

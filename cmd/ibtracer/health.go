@@ -9,6 +9,7 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 
+	"github.com/ibtracer/ibtracer_exporter/linkhealth"
 	"github.com/ibtracer/ibtracer_exporter/trace"
 )
 
@@ -34,9 +35,9 @@ func addHealthFlags(app *kingpin.Application, f *healthFlags) {
 	app.Flag("limit", "A counter limit, CounterName=value (repeatable; as ibdiagpath -P). A counter above it is unhealthy. Implies --pm.").PlaceHolder("SymbolErrorCounter=10").StringsVar(&f.limits)
 }
 
-// options turns the flags into trace.HealthOptions; ok is false when
+// options turns the flags into linkhealth.Options; ok is false when
 // health is off.
-func (f *healthFlags) options() (o trace.HealthOptions, ok bool, err error) {
+func (f *healthFlags) options() (o linkhealth.Options, ok bool, err error) {
 	if f.pmInterval < 0 {
 		return o, false, fmt.Errorf("--pm-interval %s is negative", f.pmInterval)
 	}
@@ -46,23 +47,23 @@ func (f *healthFlags) options() (o trace.HealthOptions, ok bool, err error) {
 		return o, false, nil
 	}
 	if f.expectWidth != "" {
-		if o.ExpectWidth, err = trace.ParseWidth(f.expectWidth); err != nil {
+		if o.ExpectWidth, err = linkhealth.ParseWidth(f.expectWidth); err != nil {
 			return o, false, fmt.Errorf("--expect-width: %v", err)
 		}
 	}
 	if f.expectSpeed != "" {
-		if o.ExpectSpeed, err = trace.ParseSpeed(f.expectSpeed); err != nil {
+		if o.ExpectSpeed, err = linkhealth.ParseSpeed(f.expectSpeed); err != nil {
 			return o, false, fmt.Errorf("--expect-speed: %v", err)
 		}
 	}
 	o.Counters, o.Limits = f.pm, map[string]uint64{}
 	if f.threshold != "" {
-		if err := trace.LoadLimits(f.threshold, o.Limits); err != nil {
+		if err := linkhealth.LoadLimits(f.threshold, o.Limits); err != nil {
 			return o, false, fmt.Errorf("--threshold-file: %v", err)
 		}
 	}
 	for _, l := range f.limits {
-		if err := trace.ParseLimit(l, o.Limits); err != nil {
+		if err := linkhealth.ParseLimit(l, o.Limits); err != nil {
 			return o, false, fmt.Errorf("--limit: %v", err)
 		}
 	}
@@ -73,8 +74,8 @@ func (f *healthFlags) options() (o trace.HealthOptions, ok bool, err error) {
 
 // checkAll reads the health of every result's path (twice, pmInterval
 // apart, with --pm-interval).
-func checkAll(ctx context.Context, hc *trace.HealthChecker, rs []*trace.Result, pmInterval time.Duration, conc int) []*trace.PathHealth {
-	out := make([]*trace.PathHealth, len(rs))
+func checkAll(ctx context.Context, hc *linkhealth.Checker, rs []*trace.Result, pmInterval time.Duration, conc int) []*linkhealth.PathHealth {
+	out := make([]*linkhealth.PathHealth, len(rs))
 	pass := func() { each(len(rs), conc, func(i int) { out[i] = hc.Check(ctx, rs[i]) }) }
 	pass()
 	if pmInterval > 0 {
@@ -87,15 +88,15 @@ func checkAll(ctx context.Context, hc *trace.HealthChecker, rs []*trace.Result, 
 
 // healthExit is 1 (as ibdiagpath) for a traced path with an unhealthy
 // link, unless the trace itself failed.
-func healthExit(code int, ph *trace.PathHealth) int {
-	if code == trace.ExitOK && ph != nil && !ph.Healthy {
-		return trace.ExitMismatch
+func healthExit(code int, ph *linkhealth.PathHealth) int {
+	if code == exitOK && ph != nil && !ph.Healthy {
+		return exitMismatch
 	}
 	return code
 }
 
 // healthSummary is the one-line health of a path.
-func healthSummary(ph *trace.PathHealth) string {
+func healthSummary(ph *linkhealth.PathHealth) string {
 	if ph == nil {
 		return ""
 	}
@@ -118,7 +119,7 @@ func rate(bits float64) string {
 }
 
 // writeHealthVerbose writes one line per link (-v).
-func writeHealthVerbose(w io.Writer, ph *trace.PathHealth) {
+func writeHealthVerbose(w io.Writer, ph *linkhealth.PathHealth) {
 	if ph == nil {
 		return
 	}
@@ -127,12 +128,12 @@ func writeHealthVerbose(w io.Writer, ph *trace.PathHealth) {
 		fmt.Fprintf(w, "  link %d: %s[%d] -> %s[%d] %s %s %s", l.Hop, l.A.NodeGUID, l.A.Port, l.B.NodeGUID, l.B.Port,
 			width(l.Width), l.Speed, rate(l.RateBits))
 		fmt.Fprintf(w, " %s/%s %s/%s mtu %d %s", l.A.State, l.A.PhysState, l.B.State, l.B.PhysState, l.MTUBytes, l.Verdict)
-		if l.Verdict == trace.LinkWidthDegraded || l.Verdict == trace.LinkSpeedDegraded {
+		if l.Verdict == linkhealth.LinkWidthDegraded || l.Verdict == linkhealth.LinkSpeedDegraded {
 			fmt.Fprintf(w, " (could be %s %s)", width(l.CouldBeWidth), l.CouldBeSpeed)
 		}
 		fmt.Fprint(w, counterColumn(l))
 		fmt.Fprintln(w)
-		for _, e := range []*trace.LinkEnd{&l.A, &l.B} {
+		for _, e := range []*linkhealth.LinkEnd{&l.A, &l.B} {
 			if e.Err != "" {
 				fmt.Fprintf(w, "    %s[%d]: %s\n", e.NodeGUID, e.Port, e.Err)
 			}
@@ -149,23 +150,23 @@ func width(n int) string {
 
 // counterColumn is the counters of a link: their increments, or the state
 // that keeps them unknown.
-func counterColumn(l trace.Link) string {
+func counterColumn(l linkhealth.Link) string {
 	if l.A.Counters == nil && l.B.Counters == nil {
 		return ""
 	}
 	var parts []string
 	for _, e := range []struct {
 		n string
-		e *trace.LinkEnd
+		e *linkhealth.LinkEnd
 	}{{"a", &l.A}, {"b", &l.B}} {
 		c := e.e.Counters
 		if c == nil {
 			continue
 		}
 		switch c.State {
-		case trace.CountersOK, trace.CountersSaturated:
+		case linkhealth.CountersOK, linkhealth.CountersSaturated:
 			var inc []string
-			for _, n := range trace.CounterNames {
+			for _, n := range linkhealth.CounterNames {
 				if v := c.Increments[n]; v > 0 {
 					inc = append(inc, fmt.Sprintf("%s+%d", n, v))
 				}
@@ -174,13 +175,13 @@ func counterColumn(l trace.Link) string {
 			if len(inc) > 0 {
 				s = fmt.Sprintf("%s: %s in %.1fs", e.n, strings.Join(inc, ","), c.SinceSeconds)
 			}
-			if c.State == trace.CountersSaturated {
+			if c.State == linkhealth.CountersSaturated {
 				s += " (saturated: " + strings.Join(c.Saturated, ",") + ")"
 			}
 			parts = append(parts, s)
-		case trace.CountersFirst:
+		case linkhealth.CountersFirst:
 			var v []string
-			for _, n := range trace.CounterNames {
+			for _, n := range linkhealth.CounterNames {
 				if c.Values[n] > 0 {
 					v = append(v, fmt.Sprintf("%s=%d", n, c.Values[n]))
 				}
@@ -189,7 +190,7 @@ func counterColumn(l trace.Link) string {
 				v = append(v, "all 0")
 			}
 			parts = append(parts, e.n+": "+strings.Join(v, ","))
-		case trace.CountersReset:
+		case linkhealth.CountersReset:
 			parts = append(parts, e.n+": counters went backwards (port reset or cleared): no increments")
 		default:
 			parts = append(parts, e.n+": counters unavailable: "+c.Err)
@@ -205,12 +206,12 @@ func counterColumn(l trace.Link) string {
 // jsonWithHealth is a trace's JSON with its path health.
 type jsonWithHealth struct {
 	trace.JSONResult
-	Health *trace.PathHealth `json:"health,omitempty"`
+	Health *linkhealth.PathHealth `json:"health,omitempty"`
 }
 
 // withHealth is a run's JSON document: each trace with its path health
 // (none when hs is nil).
-func withHealth(rs []*trace.Result, hs []*trace.PathHealth) []jsonWithHealth {
+func withHealth(rs []*trace.Result, hs []*linkhealth.PathHealth) []jsonWithHealth {
 	out := make([]jsonWithHealth, len(rs))
 	for i, r := range rs {
 		out[i].JSONResult = r.JSON()

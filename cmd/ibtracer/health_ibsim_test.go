@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad/ibsim/ibsimtest"
-	"github.com/ibtracer/ibtracer_exporter/trace"
+	"github.com/ibtracer/ibtracer_exporter/linkhealth"
 )
 
 // linkinfoRe is one active port of iblinkinfo's default output:
@@ -55,7 +55,7 @@ func parseIblinkinfo(t *testing.T, out string) map[string]linkinfoPort {
 }
 
 // ibsimSpeed is the Gbps string iblinkinfo prints for a lane speed.
-var ibsimSpeed = map[trace.Speed]string{trace.SpeedSDR: "2.5", trace.SpeedDDR: "5.0", trace.SpeedQDR: "10.0"}
+var ibsimSpeed = map[linkhealth.Speed]string{linkhealth.SpeedSDR: "2.5", linkhealth.SpeedDDR: "5.0", linkhealth.SpeedQDR: "10.0"}
 
 // perfqueryValues runs perfquery LID PORT and reads its counters.
 func perfqueryValues(t *testing.T, fab *ibsimtest.Fabric, lid uint16, port uint8) map[string]uint64 {
@@ -109,7 +109,7 @@ func TestHealthMatchesIblinkinfoAndPerfquery(t *testing.T) {
 		}
 		// Every ibsim link is narrower and slower than both ends support
 		// (4X SDR of 12X QDR), as iblinkinfo says: exit status 1.
-		if code != trace.ExitMismatch {
+		if code != exitMismatch {
 			t.Fatalf("%s: exit %d, want 1 (unhealthy links)\n%s", src, code, errOut)
 		}
 		for _, r := range rs {
@@ -120,7 +120,7 @@ func TestHealthMatchesIblinkinfoAndPerfquery(t *testing.T) {
 				if l.Width == 1 {
 					saw1X = true
 				}
-				for _, e := range []trace.LinkEnd{l.A, l.B} {
+				for _, e := range []linkhealth.LinkEnd{l.A, l.B} {
 					checked[checkLinkEnd(t, fab, linkinfo, l, e)] = true
 				}
 			}
@@ -165,7 +165,7 @@ func setCounters(t *testing.T, fab *ibsimtest.Fabric, set map[string]string) map
 
 // checkLinkEnd compares end e of link l with iblinkinfo's line and
 // perfquery's counters; it returns the end's "node description/port".
-func checkLinkEnd(t *testing.T, fab *ibsimtest.Fabric, linkinfo map[string]linkinfoPort, l trace.Link, e trace.LinkEnd) string {
+func checkLinkEnd(t *testing.T, fab *ibsimtest.Fabric, linkinfo map[string]linkinfoPort, l linkhealth.Link, e linkhealth.LinkEnd) string {
 	t.Helper()
 	key := e.NodeDesc + "/" + strconv.Itoa(int(e.Port))
 	li, ok := linkinfo[key]
@@ -176,7 +176,7 @@ func checkLinkEnd(t *testing.T, fab *ibsimtest.Fabric, linkinfo map[string]linki
 		t.Errorf("%s: ours %s %s %s/%s, iblinkinfo %s %s Gbps %s/%s", key, e.WidthActive, e.SpeedActive,
 			e.State, e.PhysState, li.width, li.speed, li.state, li.phys)
 	}
-	if (li.couldWidth != "") != (l.Verdict == trace.LinkWidthDegraded || l.Width != l.CouldBeWidth) ||
+	if (li.couldWidth != "") != (l.Verdict == linkhealth.LinkWidthDegraded || l.Width != l.CouldBeWidth) ||
 		(li.couldWidth != "" && li.couldWidth != strconv.Itoa(l.CouldBeWidth)+"X") {
 		t.Errorf("%s: iblinkinfo could be %q, ours %dX could be %dX (%s)", key, li.couldWidth, l.Width, l.CouldBeWidth, l.Verdict)
 	}
@@ -184,10 +184,10 @@ func checkLinkEnd(t *testing.T, fab *ibsimtest.Fabric, linkinfo map[string]linki
 		t.Errorf("%s: iblinkinfo could be %q Gbps, ours %s could be %s", key, li.couldSpeed, l.Speed, l.CouldBeSpeed)
 	}
 	pq := perfqueryValues(t, fab, e.LID, e.Port)
-	if e.Counters == nil || e.Counters.State != trace.CountersFirst || e.Counters.Extended {
+	if e.Counters == nil || e.Counters.State != linkhealth.CountersFirst || e.Counters.Extended {
 		t.Fatalf("%s: counters %+v", key, e.Counters)
 	}
-	for _, n := range trace.CounterNames {
+	for _, n := range linkhealth.CounterNames {
 		if got, want := e.Counters.Values[n], pq[n]; got != want {
 			t.Errorf("%s %s: ours %d, perfquery %d", key, n, got, want)
 		}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ibtracer/ibtracer_exporter/trace"
+	"github.com/ibtracer/ibtracer_exporter/linkhealth"
 )
 
 func healthJSON(t *testing.T, wantCode int, args ...string) []jsonWithHealth {
@@ -31,7 +31,7 @@ func TestHealthCLIHealthyPath(t *testing.T) {
 		t.Fatalf("health: %+v", h)
 	}
 	for _, l := range h.Links {
-		if l.A.Counters == nil || l.A.Counters.State != trace.CountersFirst || l.Verdict != trace.LinkOK {
+		if l.A.Counters == nil || l.A.Counters.State != linkhealth.CountersFirst || l.Verdict != linkhealth.LinkOK {
 			t.Fatalf("link %d: %+v %+v", l.Hop, l, l.A.Counters)
 		}
 	}
@@ -42,7 +42,7 @@ func TestHealthCLIHealthyPath(t *testing.T) {
 }
 
 func TestHealthCLIBelowExpectedExitsOne(t *testing.T) {
-	rs := healthJSON(t, trace.ExitMismatch, "--expect-width=12x")
+	rs := healthJSON(t, exitMismatch, "--expect-width=12x")
 	// Status 1 for an unhealthy link; the JSON tells it from a status-7
 	// mismatch: the trace's status is ok, the health is not.
 	if rs[0].Status != "ok" || rs[0].Health.Healthy || rs[0].Health.DegradedLinks != 4 {
@@ -63,7 +63,7 @@ func TestHealthCLIThresholdFileAndPMInterval(t *testing.T) {
 	}
 	rs := healthJSON(t, 0, "--threshold-file="+f, "--pm-interval=10ms")
 	for _, l := range rs[0].Health.Links {
-		if l.A.Counters.State != trace.CountersOK || !l.ErrorsKnown {
+		if l.A.Counters.State != linkhealth.CountersOK || !l.ErrorsKnown {
 			t.Fatalf("two readings: link %d %+v", l.Hop, l.A.Counters)
 		}
 	}
@@ -71,7 +71,7 @@ func TestHealthCLIThresholdFileAndPMInterval(t *testing.T) {
 	for _, bad := range [][]string{{"--threshold-file=" + filepath.Join(dir, "none")}, {"--limit=Nope=1"},
 		{"--expect-speed=fast"}, {"--expect-width=3x"}, {"--pm-interval=-1s"}} {
 		_, errOut, code := simCLI(t, "fattree-mini.net", "H0-0", append([]string{"-l", itoa(lids["H1-2"])}, bad...)...)
-		if code != trace.ExitUsage || !strings.Contains(errOut, "ibtracer: ") {
+		if code != exitUsage || !strings.Contains(errOut, "ibtracer: ") {
 			t.Errorf("%v: exit %d, %s", bad, code, errOut)
 		}
 	}

@@ -353,19 +353,19 @@ func TestFailuresOnIbsim(t *testing.T) {
 	ibsimtest.Require(t)
 	fab := ibsimtest.Start(t, filepath.Join(topoDir, "chain-5.net"), ibsimtest.Options{})
 	out, _, code := runCLI(t, fab, "hostA", "-t", "100", "-r", "1", "-l", "500")
-	if code != trace.ExitUnreachable || !strings.Contains(out, "lid 500: unreachable: no route to LID 500") {
+	if code != exitUnreachable || !strings.Contains(out, "lid 500: unreachable: no route to LID 500") {
 		t.Fatalf("exit %d: %s", code, out)
 	}
 	out, _, code = runCLI(t, fab, "hostA", "-t", "100", "-r", "1", "-l", "500", "--format=json")
 	var rs []trace.JSONResult
-	if err := json.Unmarshal([]byte(out), &rs); err != nil || code != trace.ExitUnreachable || len(rs) != 1 ||
+	if err := json.Unmarshal([]byte(out), &rs); err != nil || code != exitUnreachable || len(rs) != 1 ||
 		rs[0].Status != "unreachable" || rs[0].Reason != "no_route" || !strings.Contains(rs[0].Error, "no route to LID 500") ||
 		len(rs[0].Hops) != 2 || rs[0].MADs == 0 {
 		t.Fatalf("JSON failure: exit %d %v %+v", code, err, rs)
 	}
 	gone := &ibsimtest.Fabric{SockName: "ibt-no-such-sim"}
 	_, errOut, code := runCLI(t, gone, "hostA", "-l", "1")
-	if code != trace.ExitDevice || !strings.Contains(errOut, "no simulator answers at @ibt-no-such-sim:ctl") {
+	if code != exitDevice || !strings.Contains(errOut, "no simulator answers at @ibt-no-such-sim:ctl") {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 }

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"strings"
 	"testing"
-
-	"github.com/ibtracer/ibtracer_exporter/trace"
 )
 
 // Integer flags take integers only (decimal or 0x hex) within their
@@ -30,7 +28,7 @@ func TestIntegerFlagsStrict(t *testing.T) {
 		t.Run(strings.TrimLeft(tc.arg, "-"), func(t *testing.T) {
 			var out, errb bytes.Buffer
 			code := run([]string{"--ib.transport=sim", tc.arg, "-l", "1"}, &out, &errb)
-			if code != trace.ExitUsage || errb.String() != tc.want {
+			if code != exitUsage || errb.String() != tc.want {
 				t.Fatalf("exit %d, stderr %q; want exit 2, %q", code, errb.String(), tc.want)
 			}
 		})
@@ -40,7 +38,7 @@ func TestIntegerFlagsStrict(t *testing.T) {
 // Hex and the ends of the ranges are accepted.
 func TestIntegerFlagsAccepted(t *testing.T) {
 	out, errOut, code := simCLI(t, "two-switch.net", "host1", "--sl=0xf", "--retries=0", "--timeout=0x3e8", "--concurrency=4096", "--all")
-	if code != trace.ExitOK {
+	if code != exitOK {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
 	}
 }
@@ -51,12 +49,12 @@ func TestLIDArgumentsStrict(t *testing.T) {
 	for _, args := range [][]string{{"-l", "017"}, {"017"}, {"-l", "12.9"}} {
 		var out, errb bytes.Buffer
 		code := run(append([]string{"--ib.transport=sim"}, args...), &out, &errb)
-		if code != trace.ExitUsage || !strings.Contains(errb.String(), `"`+args[len(args)-1]+`": want a unicast LID 1..49151`) {
+		if code != exitUsage || !strings.Contains(errb.String(), `"`+args[len(args)-1]+`": want a unicast LID 1..49151`) {
 			t.Errorf("%v: exit %d, stderr %q; want exit 2 and the LID refused", args, code, errb.String())
 		}
 	}
 	var out, errb bytes.Buffer
-	if code := run([]string{"--ib.transport=sim", "-l", "0x3"}, &out, &errb); code != trace.ExitOK {
+	if code := run([]string{"--ib.transport=sim", "-l", "0x3"}, &out, &errb); code != exitOK {
 		t.Errorf("-l 0x3: exit %d, stderr %q", code, errb.String())
 	}
 }

@@ -16,7 +16,7 @@ func runLMC(ctx context.Context, tr *trace.Tracer, o *options, dests []trace.Des
 	stdout, stderr io.Writer) int {
 	if o.from != 0 {
 		fmt.Fprintln(stderr, "ibtracer: --lmc-all traces from the local port: give no SRC_LID with it; see ibtracer --help")
-		return trace.ExitUsage
+		return exitUsage
 	}
 	sets := make([]*trace.PathSet, len(dests))
 	each(len(dests), o.concurrency, func(i int) { sets[i] = tr.TraceAll(ctx, dests[i]) })
@@ -43,7 +43,7 @@ func runLMC(ctx context.Context, tr *trace.Tracer, o *options, dests []trace.Des
 		verbose: func(w io.Writer, i int) { sets[i].WriteVerbose(w) },
 		summary: func(w io.Writer, i int) { fmt.Fprintln(w, sets[i].Summary()) }}
 	if !out.print(o, stdout, stderr) {
-		return trace.ExitDevice
+		return exitDevice
 	}
 	return exitCode(worst, nil) // run refuses --health with --lmc-all
 }

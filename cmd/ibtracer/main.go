@@ -15,6 +15,7 @@ import (
 	"github.com/ibtracer/ibtracer_exporter/internal/ibopen"
 	"github.com/ibtracer/ibtracer_exporter/internal/nodenamemap"
 	"github.com/ibtracer/ibtracer_exporter/internal/strictint"
+	"github.com/ibtracer/ibtracer_exporter/linkhealth"
 	"github.com/ibtracer/ibtracer_exporter/trace"
 )
 
@@ -81,42 +82,42 @@ func run(args []string, stdout, stderr io.Writer) int {
 	app.Terminate(func(int) { helped = true })
 	if _, err := app.Parse(args); err != nil {
 		fmt.Fprintf(stderr, "ibtracer: %v; see ibtracer --help\n", err)
-		return trace.ExitUsage
+		return exitUsage
 	}
 	if helped {
 		return 0
 	}
 	if err := o.aliases(); err != nil {
 		fmt.Fprintf(stderr, "ibtracer: %v; see ibtracer --help\n", err)
-		return trace.ExitUsage
+		return exitUsage
 	}
 	dests, err := o.destinations()
 	if err != nil {
 		fmt.Fprintf(stderr, "ibtracer: %v; see ibtracer --help\n", err)
-		return trace.ExitUsage
+		return exitUsage
 	}
 	hopts, health, err := o.health.options()
 	if err != nil {
 		fmt.Fprintf(stderr, "ibtracer: %v\n", err)
-		return trace.ExitUsage
+		return exitUsage
 	}
 	var names nodenamemap.Map
 	if o.nameMap != "" {
 		if names, err = nodenamemap.Load(o.nameMap); err != nil {
 			fmt.Fprintf(stderr, "ibtracer: --node-name-map: %v\n", err)
-			return trace.ExitUsage
+			return exitUsage
 		}
 	}
 	oui, err := trace.ParseOUI(o.oui)
 	if err != nil {
 		fmt.Fprintf(stderr, "ibtracer: --oui %v\n", err)
-		return trace.ExitUsage
+		return exitUsage
 	}
 
 	opened, err := o.ib.Open(false)
 	if err != nil {
 		fmt.Fprintf(stderr, "ibtracer: %v\n", err)
-		return trace.ExitDevice
+		return exitDevice
 	}
 	defer opened.Close()
 	topts := o.traceOptions(oui)
@@ -124,28 +125,28 @@ func run(args []string, stdout, stderr io.Writer) int {
 	defer e.Close()
 	tr := trace.New(e, topts)
 
-	var hc *trace.HealthChecker
+	var hc *linkhealth.Checker
 	if health {
-		hc = trace.NewHealthChecker(tr, hopts)
+		hc = linkhealth.NewChecker(tr, hopts)
 	}
 	ctx := context.Background()
 	if o.all {
 		all, err := tr.AllCAPorts(ctx)
 		if err != nil {
 			fmt.Fprintf(stderr, "ibtracer: --all: %v\n", err)
-			return trace.ExitResolve
+			return exitResolve
 		}
 		src, err := e.Port()
 		if err != nil {
 			fmt.Fprintf(stderr, "ibtracer: %v\n", err)
-			return trace.ExitDevice
+			return exitDevice
 		}
 		dests = append(dests, skipSource(all, src)...)
 	}
 	if o.lmcAll {
 		if health {
 			fmt.Fprintln(stderr, "ibtracer: --health (and --expect-*, --pm, --threshold-file) does not combine with --lmc-all; trace one LID with --health")
-			return trace.ExitUsage
+			return exitUsage
 		}
 		return runLMC(ctx, tr, &o, dests, names, stdout, stderr)
 	}
@@ -163,7 +164,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		prog.done(results[i])
 	})
 	prog.finish()
-	var healths []*trace.PathHealth
+	var healths []*linkhealth.PathHealth
 	if hc != nil {
 		healths = checkAll(ctx, hc, results, o.health.pmInterval, o.concurrency)
 	}
@@ -184,7 +185,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			}
 		}}
 	if !out.print(&o, stdout, stderr) {
-		return trace.ExitDevice
+		return exitDevice
 	}
 	return exitCode(results, healths)
 }
@@ -207,14 +208,14 @@ func (o *options) traceOptions(oui ibmad.OUI) trace.Options {
 
 // exitCode: a mismatch (or, with --health, an unhealthy link) wins;
 // otherwise the highest status.
-func exitCode(rs []*trace.Result, hs []*trace.PathHealth) int {
-	code := trace.ExitOK
+func exitCode(rs []*trace.Result, hs []*linkhealth.PathHealth) int {
+	code := exitOK
 	for i, r := range rs {
-		c := r.ExitCode()
+		c := resultExit(r)
 		if hs != nil {
 			c = healthExit(c, hs[i])
 		}
-		if c == trace.ExitMismatch {
+		if c == exitMismatch {
 			return c
 		}
 		if c > code {

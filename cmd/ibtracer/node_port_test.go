@@ -71,7 +71,7 @@ func TestNodePortOnSim(t *testing.T) {
 		t.Errorf("text output does not name the port: exit %d %q", code, out)
 	}
 	out, _, code = cli("--node", "host5", "--port", "3")
-	if code != trace.ExitResolve || !strings.Contains(out, "no port 3") {
+	if code != exitResolve || !strings.Contains(out, "no port 3") {
 		t.Errorf("--port 3 of a two-port node: exit %d %q", code, out)
 	}
 	for _, args := range [][]string{
@@ -81,7 +81,7 @@ func TestNodePortOnSim(t *testing.T) {
 		{"--node", "host5", "--node", "host4", "--node", "host3", "--port", "1", "--port", "2"},
 	} {
 		_, errOut, code := cli(args...)
-		if code != trace.ExitUsage || !strings.Contains(errOut, "--port") {
+		if code != exitUsage || !strings.Contains(errOut, "--port") {
 			t.Errorf("%v: exit %d %q, want bad usage naming --port", args, code, errOut)
 		}
 	}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
-	"github.com/ibtracer/ibtracer_exporter/trace"
 )
 
 // The flags mean what the exporter's configuration means by the same
@@ -24,7 +23,7 @@ func TestFlagsAsTraceOptions(t *testing.T) {
 		t.Errorf("--retries 3: %+v", three)
 	}
 	var out, errb bytes.Buffer
-	if code := run([]string{"--help"}, &out, &errb); code != trace.ExitOK {
+	if code := run([]string{"--help"}, &out, &errb); code != exitOK {
 		t.Fatalf("--help: exit %d %s", code, errb.String())
 	}
 	for _, want := range []string{
@@ -53,7 +52,7 @@ func TestAddressAndOUIFlagsUseTracesParsers(t *testing.T) {
 	} {
 		var out, errb bytes.Buffer
 		code := run(append([]string{"--ib.transport=sim"}, tc.args...), &out, &errb)
-		if code != trace.ExitUsage || errb.String() != tc.want {
+		if code != exitUsage || errb.String() != tc.want {
 			t.Errorf("%v: exit %d, stderr %q; want exit 2, %q", tc.args, code, errb.String(), tc.want)
 		}
 	}

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad/ibsim/ibsimtest"
-	"github.com/ibtracer/ibtracer_exporter/trace"
 )
 
 // verboseHopRe is a hop line of -v: the node type and who said what.
@@ -31,7 +30,7 @@ func TestVerboseNoLostWhereTheSMAAnswersOnIbsim(t *testing.T) {
 		}
 	}
 	out, errs, code := runCLI(t, fab, "h1", args...)
-	if code != trace.ExitOK {
+	if code != exitOK {
 		t.Fatalf("exit %d: %s\n%s", code, errs, out)
 	}
 	hops := 0

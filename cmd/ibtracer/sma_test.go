@@ -17,7 +17,7 @@ func simAll(t *testing.T, agents string, extra ...string) []trace.JSONResult {
 	args := append([]string{"--ib.transport=sim", "--sim.topology=" + filepath.Join(topoDir, "fattree-128.net"),
 		"--sim.agents=" + agents, "--all", "--format=json", "-t", "200"}, extra...)
 	var out, errb bytes.Buffer
-	if code := run(args, &out, &errb); code != trace.ExitOK {
+	if code := run(args, &out, &errb); code != exitOK {
 		t.Fatalf("ibtracer %v: exit %d\n%s", args, code, errb.String())
 	}
 	var rs []trace.JSONResult

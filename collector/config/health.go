@@ -5,11 +5,11 @@ import (
 	"path/filepath"
 	"sort"
 
-	"github.com/ibtracer/ibtracer_exporter/trace"
+	"github.com/ibtracer/ibtracer_exporter/linkhealth"
 )
 
 // HealthConfig is the health: section: the health of every link of every
-// traced path (trace.HealthChecker; docs/metrics.md, "Link health").
+// traced path (linkhealth.Checker; docs/metrics.md, "Link health").
 type HealthConfig struct {
 	Enabled bool `yaml:"enabled"`
 	// ExpectWidth ("4x") and ExpectSpeed ("EDR") make narrower or slower
@@ -28,7 +28,7 @@ type HealthConfig struct {
 	ThresholdFile string `yaml:"threshold_file"`
 
 	// Options is the section read (Enabled false: health off).
-	Options trace.HealthOptions `yaml:"-"`
+	Options linkhealth.Options `yaml:"-"`
 }
 
 // check validates the section and fills Options; line is the section's.
@@ -36,15 +36,15 @@ func (h *HealthConfig) check(file string, line int) error {
 	bad := func(field, format string, a ...any) error {
 		return &Error{File: file, Line: line, Field: "health." + field, Msg: fmt.Sprintf(format, a...)}
 	}
-	o := trace.HealthOptions{Limits: map[string]uint64{}}
+	o := linkhealth.Options{Limits: map[string]uint64{}}
 	var err error
 	if h.ExpectWidth != "" {
-		if o.ExpectWidth, err = trace.ParseWidth(h.ExpectWidth); err != nil {
+		if o.ExpectWidth, err = linkhealth.ParseWidth(h.ExpectWidth); err != nil {
 			return bad("expect_width", "%v", err)
 		}
 	}
 	if h.ExpectSpeed != "" {
-		if o.ExpectSpeed, err = trace.ParseSpeed(h.ExpectSpeed); err != nil {
+		if o.ExpectSpeed, err = linkhealth.ParseSpeed(h.ExpectSpeed); err != nil {
 			return bad("expect_speed", "%v", err)
 		}
 	}
@@ -58,7 +58,7 @@ func (h *HealthConfig) check(file string, line int) error {
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(filepath.Dir(file), p)
 		}
-		if err := trace.LoadLimits(p, o.Limits); err != nil {
+		if err := linkhealth.LoadLimits(p, o.Limits); err != nil {
 			return bad("threshold_file", "%v", err)
 		}
 	}
@@ -68,8 +68,8 @@ func (h *HealthConfig) check(file string, line int) error {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		if !trace.IsCounterName(n) {
-			return bad("limits", "%q is not a counter: use one of %v", n, trace.CounterNames)
+		if !linkhealth.IsCounterName(n) {
+			return bad("limits", "%q is not a counter: use one of %v", n, linkhealth.CounterNames)
 		}
 		o.Limits[n] = h.Limits[n]
 	}

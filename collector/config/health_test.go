@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ibtracer/ibtracer_exporter/trace"
+	"github.com/ibtracer/ibtracer_exporter/linkhealth"
 )
 
 func TestHealthSection(t *testing.T) {
@@ -28,7 +28,7 @@ destinations: [{name: a, lid: 1}]
 		t.Fatal(err)
 	}
 	o := c.Health.Options
-	if o.ExpectWidth != 4 || o.ExpectSpeed != trace.SpeedEDR || !o.Counters || o.Limits["SymbolErrorCounter"] != 3 || o.Limits["LinkDownedCounter"] != 1 {
+	if o.ExpectWidth != 4 || o.ExpectSpeed != linkhealth.SpeedEDR || !o.Counters || o.Limits["SymbolErrorCounter"] != 3 || o.Limits["LinkDownedCounter"] != 1 {
 		t.Fatalf("%+v", o)
 	}
 	c, err = Parse(file, []byte("destinations: [{name: a, lid: 1}]\n"))

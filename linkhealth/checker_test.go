@@ -1,4 +1,4 @@
-package trace
+package linkhealth
 
 import (
 	"context"
@@ -7,25 +7,23 @@ import (
 	"time"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
-	"github.com/ibtracer/ibtracer_exporter/ibmad/sim"
+	"github.com/ibtracer/ibtracer_exporter/internal/fakeclock"
+	"github.com/ibtracer/ibtracer_exporter/trace"
 )
 
-func healthSetup(t *testing.T, o HealthOptions) (*simFabric, *Tracer, *HealthChecker, *Result, *fakeClock) {
+func healthSetup(t *testing.T, o Options) (*fixture, *trace.Tracer, *Checker, *trace.Result, *fakeclock.Clock) {
 	t.Helper()
-	s := loadSim(t, "fattree-mini.net", sim.Options{})
-	s.agentsEverywhere()
-	clk := newFakeClock()
-	tr := s.tracer("H0-0", Options{Now: clk.Now})
-	hc := NewHealthChecker(tr, o)
-	r := tr.Trace(context.Background(), Destination{LID: s.lid("H1-2")})
-	if r.Status != StatusOK || r.PathHops() != 4 {
-		t.Fatalf("trace: %s %v, %d hops", r.Status, r.Err, r.PathHops())
+	s := newFixture(t)
+	hc := NewChecker(s.tr, o)
+	r := s.trace(s.lid("H1-2"))
+	if r.PathHops() != 4 {
+		t.Fatalf("trace: %d hops, want 4", r.PathHops())
 	}
-	return s, tr, hc, r, clk
+	return s, s.tr, hc, r, s.clk
 }
 
 func TestHealthOfAHealthyPath(t *testing.T) {
-	_, _, hc, r, _ := healthSetup(t, HealthOptions{Counters: true, ExpectWidth: 4, ExpectSpeed: SpeedQDR})
+	_, _, hc, r, _ := healthSetup(t, Options{Counters: true, ExpectWidth: 4, ExpectSpeed: SpeedQDR})
 	ph := hc.Check(context.Background(), r)
 	if !ph.Healthy || ph.DegradedLinks != 0 || len(ph.Links) != 4 {
 		t.Fatalf("healthy path: %+v", ph)
@@ -52,7 +50,7 @@ func TestHealthOfAHealthyPath(t *testing.T) {
 }
 
 func TestHealthDegradedWidthAndSpeed(t *testing.T) {
-	s, _, hc, r, _ := healthSetup(t, HealthOptions{})
+	s, _, hc, r, _ := healthSetup(t, Options{})
 	leaf, spine := s.f.NodeByGUID(r.Hops[1].NodeGUID), r.Hops[2]
 	if err := s.f.SetLinkWidth(leaf.Name, int(r.Hops[1].OutPort), true); err != nil {
 		t.Fatal(err)
@@ -82,7 +80,7 @@ func TestHealthDegradedWidthAndSpeed(t *testing.T) {
 }
 
 func TestHealthBelowExpected(t *testing.T) {
-	_, _, hc, r, _ := healthSetup(t, HealthOptions{ExpectWidth: 12, ExpectSpeed: SpeedEDR})
+	_, _, hc, r, _ := healthSetup(t, Options{ExpectWidth: 12, ExpectSpeed: SpeedEDR})
 	ph := hc.Check(context.Background(), r)
 	if ph.Healthy || ph.DegradedLinks != 4 {
 		t.Fatalf("4X QDR links expected at 12X EDR: %+v", ph)
@@ -95,7 +93,7 @@ func TestHealthBelowExpected(t *testing.T) {
 }
 
 func TestHealthNotActive(t *testing.T) {
-	s, _, hc, r, _ := healthSetup(t, HealthOptions{})
+	s, _, hc, r, _ := healthSetup(t, Options{})
 	// The last link goes down without a re-route: the trace's path
 	// crosses a dead link. PortInfo of the far end cannot be read over
 	// it; the near end says Down.
@@ -110,7 +108,7 @@ func TestHealthNotActive(t *testing.T) {
 }
 
 func TestHealthCounterIncrements(t *testing.T) {
-	s, _, hc, r, clk := healthSetup(t, HealthOptions{Counters: true, Limits: map[string]uint64{"SymbolErrorCounter": 5}})
+	s, _, hc, r, clk := healthSetup(t, Options{Counters: true, Limits: map[string]uint64{"SymbolErrorCounter": 5}})
 	spine := s.f.NodeByGUID(r.Hops[2].NodeGUID)
 	in := int(r.Hops[2].InPort)
 	if err := s.f.SetErrorRate(spine.Name, in, 2, clk.Now); err != nil {
@@ -143,7 +141,7 @@ func TestHealthCounterIncrements(t *testing.T) {
 }
 
 // pmaSet clears a port's counters as another tool would (perfquery -R).
-func pmaSet(t *testing.T, tr *Tracer, lid uint16, port uint8) {
+func pmaSet(t *testing.T, tr *trace.Tracer, lid uint16, port uint8) {
 	t.Helper()
 	g := ibmad.NewPerfMgtGet(ibmad.AttrPortCounters)
 	g.Method = ibmad.MethodSet
@@ -151,13 +149,13 @@ func pmaSet(t *testing.T, tr *Tracer, lid uint16, port uint8) {
 	req := &ibmad.Request{Addr: ibmad.GSIAddress(lid, 0)}
 	_ = g.MarshalTo(req.MAD[:])
 	var resp ibmad.Response
-	if err := tr.e.Do(context.Background(), req, &resp); err != nil || resp.MAD.Status() != 0 {
+	if err := tr.Engine().Do(context.Background(), req, &resp); err != nil || resp.MAD.Status() != 0 {
 		t.Fatalf("PortCounters Set: %v %v", err, resp.MAD.Status())
 	}
 }
 
 func TestHealthCountersGoingBackwardsAreAReset(t *testing.T) {
-	s, tr, hc, r, clk := healthSetup(t, HealthOptions{Counters: true, Limits: map[string]uint64{"SymbolErrorCounter": 0}})
+	s, tr, hc, r, clk := healthSetup(t, Options{Counters: true, Limits: map[string]uint64{"SymbolErrorCounter": 0}})
 	spine := s.f.NodeByGUID(r.Hops[2].NodeGUID)
 	if err := s.f.SetErrorRate(spine.Name, int(r.Hops[2].InPort), 100, clk.Now); err != nil {
 		t.Fatal(err)
@@ -179,7 +177,7 @@ func TestHealthCountersGoingBackwardsAreAReset(t *testing.T) {
 }
 
 func TestHealthSaturatedCounters(t *testing.T) {
-	s, _, hc, r, clk := healthSetup(t, HealthOptions{Counters: true, Limits: map[string]uint64{"SymbolErrorCounter": 10}})
+	s, _, hc, r, clk := healthSetup(t, Options{Counters: true, Limits: map[string]uint64{"SymbolErrorCounter": 10}})
 	spine := s.f.NodeByGUID(r.Hops[2].NodeGUID)
 	if err := s.f.SetPMALegacy(spine.Name, true); err != nil { // no 64-bit counters
 		t.Fatal(err)
@@ -204,7 +202,7 @@ func TestHealthSaturatedCounters(t *testing.T) {
 }
 
 func TestHealthPMASilentIsUnavailable(t *testing.T) {
-	s, _, hc, r, _ := healthSetup(t, HealthOptions{Counters: true})
+	s, _, hc, r, _ := healthSetup(t, Options{Counters: true})
 	// The destination answers nothing at all: PortInfo and the PMA.
 	if err := s.f.SetSilent(s.f.NodeByGUID(r.Hops[4].NodeGUID).Name, true); err != nil {
 		t.Fatal(err)
@@ -221,18 +219,12 @@ func TestHealthPMASilentIsUnavailable(t *testing.T) {
 }
 
 func TestHealthSharedReadsAcrossDestinations(t *testing.T) {
-	s := loadSim(t, "fattree-mini.net", sim.Options{})
-	s.agentsEverywhere()
-	clk := newFakeClock()
-	tr := s.tracer("H0-0", Options{Now: clk.Now})
-	hc := NewHealthChecker(tr, HealthOptions{Counters: true, Share: time.Minute})
+	s := newFixture(t)
+	hc := NewChecker(s.tr, Options{Counters: true, Share: time.Minute})
 	links := map[portKey]bool{}
 	mads := 0
 	for _, lid := range s.f.CALIDs() {
-		r := tr.Trace(context.Background(), Destination{LID: lid})
-		if r.Status != StatusOK {
-			t.Fatalf("LID %d: %s %v", lid, r.Status, r.Err)
-		}
+		r := s.trace(lid)
 		ph := hc.Check(context.Background(), r)
 		mads += ph.MADs
 		for _, l := range ph.Links {
@@ -307,7 +299,7 @@ func TestDecodeExtendedSpeeds(t *testing.T) {
 }
 
 func TestHealthPMAErrorStatus(t *testing.T) {
-	s, _, hc, r, _ := healthSetup(t, HealthOptions{Counters: true, Limits: map[string]uint64{"SymbolErrorCounter": 0}})
+	s, _, hc, r, _ := healthSetup(t, Options{Counters: true, Limits: map[string]uint64{"SymbolErrorCounter": 0}})
 	spine := s.f.NodeByGUID(r.Hops[2].NodeGUID)
 	if err := s.f.SetPMAStatus(spine.Name, ibmad.StatusMethodAttrUnsupp); err != nil {
 		t.Fatal(err)
@@ -335,7 +327,7 @@ func TestHealthReusesTheWalksPortInfo(t *testing.T) {
 		share time.Duration
 		want  int
 	}{{time.Minute, 7}, {0, 8}} {
-		_, _, hc, r, _ := healthSetup(t, HealthOptions{Share: tc.share})
+		_, _, hc, r, _ := healthSetup(t, Options{Share: tc.share})
 		if ph := hc.Check(context.Background(), r); ph.MADs != tc.want || !ph.Healthy {
 			t.Errorf("share %v: %d MADs, want %d (healthy %v)", tc.share, ph.MADs, tc.want, ph.Healthy)
 		}
@@ -345,7 +337,7 @@ func TestHealthReusesTheWalksPortInfo(t *testing.T) {
 // A PMA without extended counters (as ibsim's): PortCounters, with
 // PortXmitWait since it advertises it (CapabilityMask bit 12).
 func TestHealthLegacyPMA(t *testing.T) {
-	s, _, hc, r, _ := healthSetup(t, HealthOptions{Counters: true})
+	s, _, hc, r, _ := healthSetup(t, Options{Counters: true})
 	dst := s.f.NodeByGUID(r.Hops[4].NodeGUID)
 	if err := s.f.SetPMALegacy(dst.Name, true); err != nil {
 		t.Fatal(err)
@@ -366,7 +358,7 @@ func FuzzLinkVerdict(f *testing.F) {
 		var pa, pb ibmad.PortInfo
 		_ = pa.UnmarshalBinary(b[:64])
 		_ = pb.UnmarshalBinary(b[64:128])
-		hc := &HealthChecker{opts: HealthOptions{ExpectWidth: 4, ExpectSpeed: SpeedEDR}}
+		hc := &Checker{opts: Options{ExpectWidth: 4, ExpectSpeed: SpeedEDR}}
 		l := Link{A: LinkEnd{pi: pa, capMask: caps, ok: true}, B: LinkEnd{pi: pb, capMask: caps, ok: true}}
 		l.A.describe()
 		l.B.describe()

@@ -1,17 +1,12 @@
-package trace
+package linkhealth
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
-	"io"
 	"sort"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
-	"github.com/ibtracer/ibtracer_exporter/internal/readlimit"
+	"github.com/ibtracer/ibtracer_exporter/trace"
 )
 
 // CounterNames are the PerfMgt error counters read at both ends of every
@@ -72,24 +67,24 @@ type pmaCaps struct {
 }
 
 // readCounters reads (or reuses, within Share) a link end's counters.
-func (h *HealthChecker) readCounters(w *walk, e *LinkEnd) *PortCounterReading {
+func (h *Checker) readCounters(p *trace.Probe, e *LinkEnd) *PortCounterReading {
 	k := portKey{e.NodeGUID, e.Port}
 	defer h.lock(k)()
 	if c, ok := h.counters.Get(k); ok && h.opts.Share > 0 {
 		return c.r
 	}
-	r := h.readCountersNow(w, e, k)
+	r := h.readCountersNow(p, e, k)
 	h.counters.Put(k, counterRead{r})
 	return r
 }
 
-func (h *HealthChecker) readCountersNow(w *walk, e *LinkEnd, k portKey) *PortCounterReading {
+func (h *Checker) readCountersNow(p *trace.Probe, e *LinkEnd, k portKey) *PortCounterReading {
 	r := &PortCounterReading{State: CountersUnavailable}
 	if e.LID == 0 {
 		r.Err = "no LID to send PerfMgt MADs to"
 		return r
 	}
-	caps, err := h.pma(w, e)
+	caps, err := h.pma(p, e)
 	if err != nil {
 		r.Err = err.Error()
 		return r
@@ -97,7 +92,7 @@ func (h *HealthChecker) readCountersNow(w *walk, e *LinkEnd, k portKey) *PortCou
 	var snap counterSnap
 	if caps.ext {
 		var pc ibmad.PortCountersExtended
-		if err := h.pmaGet(w, e, ibmad.AttrPortCountersExtended, &pc); err != nil {
+		if err := h.pmaGet(p, e, ibmad.AttrPortCountersExtended, &pc); err != nil {
 			r.Err = err.Error()
 			return r
 		}
@@ -108,7 +103,7 @@ func (h *HealthChecker) readCountersNow(w *walk, e *LinkEnd, k portKey) *PortCou
 			pc.ExcessiveBufferOverrunErrors, pc.VL15Dropped, pc.PortXmitWait}
 	} else {
 		var pc ibmad.PortCounters
-		if err := h.pmaGet(w, e, ibmad.AttrPortCounters, &pc); err != nil {
+		if err := h.pmaGet(p, e, ibmad.AttrPortCounters, &pc); err != nil {
 			r.Err = err.Error()
 			return r
 		}
@@ -121,7 +116,7 @@ func (h *HealthChecker) readCountersNow(w *walk, e *LinkEnd, k portKey) *PortCou
 			snap.sat[i] = snap.v[i] == 1<<b-1
 		}
 	}
-	snap.at = h.t.opts.Now()
+	snap.at = h.now()
 	if !caps.xmitWait {
 		snap.v[xmitWait], snap.sat[xmitWait] = 0, false
 	}
@@ -172,12 +167,12 @@ func compare(prev, cur counterSnap, r *PortCounterReading) string {
 
 // pma reads (once per node, for the tracer's SupportTTL) what the node's
 // PMA supports.
-func (h *HealthChecker) pma(w *walk, e *LinkEnd) (pmaCaps, error) {
+func (h *Checker) pma(p *trace.Probe, e *LinkEnd) (pmaCaps, error) {
 	if c, ok := h.pmaCaps.Get(e.NodeGUID); ok {
 		return c, nil
 	}
 	var cpi ibmad.ClassPortInfo
-	if err := h.pmaGet(w, e, ibmad.AttrClassPortInfo, &cpi); err != nil {
+	if err := h.pmaGet(p, e, ibmad.AttrClassPortInfo, &cpi); err != nil {
 		return pmaCaps{}, err
 	}
 	c := pmaCaps{
@@ -191,28 +186,28 @@ func (h *HealthChecker) pma(w *walk, e *LinkEnd) (pmaCaps, error) {
 type unmarshaler interface{ UnmarshalBinary([]byte) error }
 
 // pmaGet sends a PerfMgt Get of attr for e's port to e's LID.
-func (h *HealthChecker) pmaGet(w *walk, e *LinkEnd, attr ibmad.AttrID, out unmarshaler) error {
+func (h *Checker) pmaGet(p *trace.Probe, e *LinkEnd, attr ibmad.AttrID, out unmarshaler) error {
 	g := ibmad.NewPerfMgtGet(attr)
 	if attr != ibmad.AttrClassPortInfo {
 		g.Data[1] = e.Port
 	}
-	req := &ibmad.Request{Addr: ibmad.GSIAddress(e.LID, w.t.opts.SL)}
+	req := &ibmad.Request{Addr: ibmad.GSIAddress(e.LID, h.t.Options().SL)}
 	if err := g.MarshalTo(req.MAD[:]); err != nil {
 		return err
 	}
 	name := ibmad.AttrName(ibmad.ClassPerfMgt, attr)
-	resp, err := w.do(req)
+	resp, err := p.Do(req)
 	if err != nil {
-		return fmt.Errorf("PerfMgt %s of LID %d port %d: no answer: %w", name, e.LID, e.Port, err)
+		return fmt.Errorf("PerfMgt %s of LID %d port %d: no answer: %p", name, e.LID, e.Port, err)
 	}
 	if st := resp.MAD.Status(); st != 0 {
-		return fmt.Errorf("PerfMgt %s of LID %d port %d: the PMA answered %w", name, e.LID, e.Port, st.Err())
+		return fmt.Errorf("PerfMgt %s of LID %d port %d: the PMA answered %p", name, e.LID, e.Port, st.Err())
 	}
 	return out.UnmarshalBinary(resp.MAD.PerfMgtData())
 }
 
 // judgeCounters sums a link's error increments and checks the limits.
-func (h *HealthChecker) judgeCounters(l *Link) {
+func (h *Checker) judgeCounters(l *Link) {
 	known := true
 	for _, end := range []struct {
 		name string
@@ -250,64 +245,4 @@ func (h *HealthChecker) judgeCounters(l *Link) {
 		}
 	}
 	l.ErrorsKnown = known
-}
-
-// ParseLimits reads counter limits in the format of ibqueryerrors'
-// --threshold-file: one "CounterName=value" a line, "#" comment lines.
-// A counter is over its limit when it is above it. Unknown names are
-// errors (a typo must not disable a limit silently).
-func ParseLimits(r io.Reader, into map[string]uint64) error {
-	sc := bufio.NewScanner(r)
-	for line := 1; sc.Scan(); line++ {
-		s := strings.TrimSpace(sc.Text())
-		if s == "" || strings.HasPrefix(s, "#") {
-			continue
-		}
-		if err := ParseLimit(s, into); err != nil {
-			return fmt.Errorf("line %d: %w", line, err)
-		}
-	}
-	return sc.Err()
-}
-
-// LoadLimits reads the ibqueryerrors threshold file at path into into; a
-// file over readlimit.Thresholds' bound is refused. Its errors name the
-// file.
-func LoadLimits(path string, into map[string]uint64) error {
-	b, err := readlimit.ReadFile(path, readlimit.Thresholds)
-	if err != nil {
-		return err
-	}
-	if err := ParseLimits(bytes.NewReader(b), into); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return nil
-}
-
-// ParseLimit parses one "CounterName=value" into into.
-func ParseLimit(s string, into map[string]uint64) error {
-	name, val, ok := strings.Cut(s, "=")
-	name, val = strings.TrimSpace(name), strings.TrimSpace(val)
-	if !ok {
-		return fmt.Errorf("%q is not CounterName=value", s)
-	}
-	if !IsCounterName(name) {
-		return fmt.Errorf("%q is not a counter: use one of %s", name, strings.Join(CounterNames[:], ", "))
-	}
-	v, err := strconv.ParseUint(val, 0, 64)
-	if err != nil {
-		return fmt.Errorf("limit of %s: %q is not a non-negative integer", name, val)
-	}
-	into[name] = v
-	return nil
-}
-
-// IsCounterName says whether n is one of CounterNames.
-func IsCounterName(n string) bool {
-	for _, c := range CounterNames {
-		if c == n {
-			return true
-		}
-	}
-	return false
 }

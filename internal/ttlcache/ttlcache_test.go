@@ -1,14 +1,16 @@
-package trace
+package ttlcache
 
 import (
 	"testing"
 	"time"
+
+	"github.com/ibtracer/ibtracer_exporter/internal/fakeclock"
 )
 
 func TestTTLCacheExpiresByItsClock(t *testing.T) {
-	clock := newFakeClock()
-	c := newTTLCache[int, string](time.Minute, 16, clock.Now)
-	forever := newTTLCache[int, string](0, 16, clock.Now)
+	clock := fakeclock.New(time.Unix(1_700_000_000, 0))
+	c := New[int, string](time.Minute, 16, clock.Now)
+	forever := New[int, string](0, 16, clock.Now)
 	c.Put(1, "one")
 	forever.Put(1, "one")
 	clock.Add(time.Minute - time.Nanosecond)
@@ -36,9 +38,9 @@ func TestTTLCacheExpiresByItsClock(t *testing.T) {
 }
 
 func TestTTLCacheIsBounded(t *testing.T) {
-	clock := newFakeClock()
+	clock := fakeclock.New(time.Unix(1_700_000_000, 0))
 	const size = 100
-	c := newTTLCache[int, int](time.Minute, size, clock.Now)
+	c := New[int, int](time.Minute, size, clock.Now)
 	for i := 0; i < 10*size; i++ {
 		c.Put(i, i)
 		if n := c.Len(); n > size {
@@ -74,8 +76,8 @@ func TestTTLCacheIsBounded(t *testing.T) {
 // everything up to its bound. The soak saw the live heap grow by 20 KiB a
 // minute until this.
 func TestTTLCacheSweepsWhatExpired(t *testing.T) {
-	clock := newFakeClock()
-	c := newTTLCache[int, string](10*time.Second, 1<<16, clock.Now)
+	clock := fakeclock.New(time.Unix(1_700_000_000, 0))
+	c := New[int, string](10*time.Second, 1<<16, clock.Now)
 	for i := 0; i < 10_000; i++ { // 10 new keys a second for 1,000 s
 		c.Put(i, "v")
 		clock.Add(100 * time.Millisecond)

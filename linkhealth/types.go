@@ -1,0 +1,142 @@
+package linkhealth
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/ibtracer/ibtracer_exporter/ibmad"
+)
+
+// Link verdicts (docs/metrics.md, "Link health"); their values are metric
+// label values and JSON strings.
+const (
+	LinkOK            = "ok"
+	LinkNotActive     = "not_active"     // an end is not Active (or not LinkUp)
+	LinkBelowExpected = "below_expected" // narrower or slower than Options expects
+	LinkWidthDegraded = "width_degraded" // narrower than both ends support (iblinkinfo's "Could be")
+	LinkSpeedDegraded = "speed_degraded" // slower than both ends support
+	LinkUnknown       = "unknown"        // an end's PortInfo could not be read
+)
+
+// LinkVerdicts lists every link verdict, worst first.
+var LinkVerdicts = []string{LinkNotActive, LinkBelowExpected, LinkWidthDegraded, LinkSpeedDegraded, LinkUnknown, LinkOK}
+
+// Options configure Checker.
+type Options struct {
+	// ExpectWidth (lanes: 1, 2, 4, 8, 12) and ExpectSpeed, when set, make
+	// a narrower or slower link below_expected.
+	ExpectWidth int
+	ExpectSpeed Speed
+	// Counters reads the PerfMgt counters of both ends of every link.
+	Counters bool
+	// Limits are per-counter limits (counter name to value): a link whose
+	// counter rose by at least its limit between two readings (or, with
+	// LimitValues, whose counter is at least its limit) is unhealthy.
+	Limits map[string]uint64
+	// LimitValues applies Limits to the counter values themselves, as
+	// ibqueryerrors and ibdiagpath do, when there is no earlier reading.
+	LimitValues bool
+	// Share reuses a port's PortInfo and counter readings for this long
+	// across the destinations whose paths cross it (the exporter sets its
+	// interval): the cost is one read per distinct port per Share, however
+	// many destinations cross it. 0 reads afresh every time.
+	Share time.Duration
+}
+
+// LinkEnd is one end of a link.
+type LinkEnd struct {
+	NodeGUID ibmad.GUID     `json:"-"`
+	GUID     string         `json:"node_guid"` // NodeGUID, as the hops' JSON writes it
+	NodeDesc string         `json:"node_desc,omitempty"`
+	NodeType ibmad.NodeType `json:"-"`
+	LID      uint16         `json:"lid"`
+	Port     uint8          `json:"port"`
+
+	State          string `json:"state,omitempty"`
+	PhysState      string `json:"phys_state,omitempty"`
+	WidthActive    string `json:"width_active,omitempty"`
+	WidthEnabled   string `json:"width_enabled,omitempty"`
+	WidthSupported string `json:"width_supported,omitempty"`
+	SpeedActive    Speed  `json:"speed_active"`
+	SpeedEnabled   string `json:"speed_enabled,omitempty"`
+	SpeedSupported string `json:"speed_supported,omitempty"`
+	NeighborMTU    int    `json:"neighbor_mtu_bytes,omitempty"`
+	// Err says why PortInfo could not be read.
+	Err string `json:"error,omitempty"`
+
+	Counters *PortCounterReading `json:"counters,omitempty"`
+
+	pi      ibmad.PortInfo
+	speeds  portSpeeds
+	capMask uint32
+	ok      bool
+}
+
+// Link is one link of a traced path: A is the egress port of hop Hop-1,
+// B the ingress port of hop Hop.
+type Link struct {
+	Hop   int     `json:"hop"`
+	A     LinkEnd `json:"a"`
+	B     LinkEnd `json:"b"`
+	Width int     `json:"width_lanes"`
+	Speed Speed   `json:"speed"`
+	// RateBits is width × lane rate; CouldBeRateBits what both ends
+	// support (iblinkinfo's "Could be").
+	RateBits        float64  `json:"rate_bits"`
+	CouldBeWidth    int      `json:"could_be_width_lanes"`
+	CouldBeSpeed    Speed    `json:"could_be_speed"`
+	CouldBeRateBits float64  `json:"could_be_rate_bits"`
+	MTUBytes        int      `json:"mtu_bytes"`
+	Verdict         string   `json:"verdict"`
+	Problems        []string `json:"problems,omitempty"`
+	// Errors is the error counters' increase at both ends since the
+	// previous reading (PortXmitWait, a congestion measure, excluded);
+	// ErrorsKnown is false without two comparable readings.
+	Errors      uint64 `json:"errors"`
+	ErrorsKnown bool   `json:"errors_known"`
+	XmitWait    uint64 `json:"xmit_wait"`
+	// OverLimit lists "end:counter" whose increase (or value) reached its
+	// limit.
+	OverLimit []string `json:"over_limit,omitempty"`
+	Healthy   bool     `json:"healthy"`
+}
+
+// Key identifies a link: both ends' node GUID and port.
+func (l *Link) Key() LinkKey {
+	return LinkKey{l.A.NodeGUID, l.A.Port, l.B.NodeGUID, l.B.Port}
+}
+
+// LinkKey identifies a link by its ends.
+type LinkKey struct {
+	AGUID ibmad.GUID
+	APort uint8
+	BGUID ibmad.GUID
+	BPort uint8
+}
+
+// PathHealth is the health of every link of a traced path.
+type PathHealth struct {
+	Links         []Link  `json:"links"`
+	Healthy       bool    `json:"healthy"`
+	RateBits      float64 `json:"rate_bits"` // the bottleneck
+	MTUBytes      int     `json:"mtu_bytes"` // the smallest NeighborMTU
+	DegradedLinks int     `json:"degraded_links"`
+	LinkErrors    uint64  `json:"link_errors"`
+	MADs          int     `json:"mads"`
+}
+
+// Unhealthy lists the links that are not healthy, for a person.
+func (p *PathHealth) Unhealthy() []string {
+	var s []string
+	for _, l := range p.Links {
+		if !l.Healthy {
+			what := l.Verdict
+			if len(l.OverLimit) > 0 {
+				what += fmt.Sprintf(", over limit: %v", l.OverLimit)
+			}
+			s = append(s, fmt.Sprintf("link %d (%s port %d -> %s port %d): %s", l.Hop, l.A.NodeGUID, l.A.Port,
+				l.B.NodeGUID, l.B.Port, what))
+		}
+	}
+	return s
+}
