@@ -33,10 +33,6 @@ type Config struct {
 	// Clock is the time source of the rate limit and of SourceRoute's
 	// RecvTimeUnixNs (nil: the wall clock); tests give a fake one.
 	Clock ibmad.Clock
-	// Now is read instead of Clock.Now when Clock is nil.
-	//
-	// Deprecated: set Clock. Kept only until trace's tests move to Clock.
-	Now func() time.Time
 }
 
 // Results of a request, used as metric label values.
@@ -58,7 +54,7 @@ const (
 type Agent struct {
 	e   *ibmad.Engine
 	cfg Config
-	now func() time.Time // cfg.Clock's, or the deprecated cfg.Now
+	now func() time.Time // cfg.Clock's
 
 	limMu   sync.Mutex
 	buckets map[uint16]*rate.Limiter // per source LID
@@ -99,9 +95,6 @@ func New(e *ibmad.Engine, cfg Config) (*Agent, error) {
 		cfg.Hostname = DefaultHostname()
 	}
 	a := &Agent{e: e, cfg: cfg, now: ibmad.ClockOr(cfg.Clock).Now, buckets: map[uint16]*rate.Limiter{}, requests: map[[2]string]uint64{}, drops: map[string]uint64{}}
-	if cfg.Clock == nil && cfg.Now != nil {
-		a.now = cfg.Now
-	}
 	if _, err := e.Port(); err != nil {
 		return nil, fmt.Errorf("agent: %w", err)
 	}

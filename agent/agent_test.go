@@ -193,29 +193,3 @@ func TestPingLikeIbpingServer(t *testing.T) {
 		t.Fatal("pings not counted")
 	}
 }
-
-// The deprecated Config.Now is still the time source when Clock is unset
-// (trace's tests set it; docs/architecture.md, "One clock").
-func TestDeprecatedNow(t *testing.T) {
-	at := time.Unix(1600000000, 0)
-	r := newRig(t, ibmad.NodeTypeCA, Config{})
-	a, err := New(r.e, Config{OUI: 0x0a0b0c, Now: func() time.Time { return at }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(a.Close)
-	v := ibmad.NewVendorGet(ibmad.ClassIBTracer, 0x0a0b0c, ibmad.AttrSourceRoute, 0)
-	v.TID = 0xabd
-	_ = route(1, 1).MarshalTo(v.Data[:])
-	p := &ibmad.Packet{Addr: ibmad.Address{LID: 7, QPN: 1}, InPort: 1, InPortKnown: true}
-	_ = v.MarshalTo(p.MAD[:])
-	r.tr.Inject(p)
-	select {
-	case resp := <-r.out:
-		if sr := decode(t, resp); sr.RecvTimeUnixNs != uint64(at.UnixNano()) {
-			t.Fatalf("RecvTimeUnixNs %d, want Config.Now's %d", sr.RecvTimeUnixNs, at.UnixNano())
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("no answer")
-	}
-}

@@ -3,16 +3,14 @@ package collector
 import (
 	"sync"
 	"time"
+
+	"github.com/ibtracer/ibtracer_exporter/ibmad"
 )
 
-// clock is the scheduler's time source; tests replace it with a fake one
+// clock is the scheduler's time source, the module's one clock type
+// (docs/architecture.md, "One clock"); tests replace it with a fake one
 // so that a schedule of many intervals runs without waiting for them.
-type clock interface {
-	Now() time.Time
-	// Timer returns a channel that receives once d has passed, and a
-	// function that stops it.
-	Timer(d time.Duration) (<-chan time.Time, func())
-}
+type clock = ibmad.Clock
 
 type realClock struct{}
 

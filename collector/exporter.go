@@ -169,7 +169,7 @@ func (e *Exporter) learnSeed(engine *ibmad.Engine) bool {
 
 func (e *Exporter) newTracer(c *config.Config) *trace.Tracer {
 	o := c.TraceOptions()
-	o.Now, o.Log = e.clock.Now, e.traceLog
+	o.Clock, o.Log = e.clock, e.traceLog
 	tr := trace.New(e.engine, o)
 	e.setHealth(tr, c)
 	return tr

@@ -48,12 +48,12 @@ type portRead struct {
 // checker made on t is the one fed.
 func NewChecker(t *trace.Tracer, o Options) *Checker {
 	to := t.Options()
-	h := &Checker{t: t, opts: o, now: to.Now,
-		infos:    ttlcache.New[portKey, portRead](o.Share, cacheSize, to.Now),
-		counters: ttlcache.New[portKey, counterRead](o.Share, cacheSize, to.Now),
-		prev:     ttlcache.New[portKey, counterSnap](0, cacheSize, to.Now),
-		caps:     ttlcache.New[ibmad.GUID, uint32](0, cacheSize, to.Now),
-		pmaCaps:  ttlcache.New[ibmad.GUID, pmaCaps](to.SupportTTL, cacheSize, to.Now),
+	h := &Checker{t: t, opts: o, now: to.Clock.Now,
+		infos:    ttlcache.New[portKey, portRead](o.Share, cacheSize, to.Clock.Now),
+		counters: ttlcache.New[portKey, counterRead](o.Share, cacheSize, to.Clock.Now),
+		prev:     ttlcache.New[portKey, counterSnap](0, cacheSize, to.Clock.Now),
+		caps:     ttlcache.New[ibmad.GUID, uint32](0, cacheSize, to.Clock.Now),
+		pmaCaps:  ttlcache.New[ibmad.GUID, pmaCaps](to.SupportTTL, cacheSize, to.Clock.Now),
 		reading:  map[portKey]*sync.Mutex{},
 	}
 	t.OnPortInfo(h.notePortInfo)

@@ -41,7 +41,7 @@ func newFixture(t testing.TB) *fixture {
 	e := ibmad.NewEngine(port, ibmad.Options{Timeout: 100 * time.Millisecond, Retries: 1})
 	t.Cleanup(func() { e.Close() })
 	clk := fakeclock.New(time.Unix(1_700_000_000, 0))
-	tr := trace.New(e, trace.Options{Timeout: 100 * time.Millisecond, NoValidate: true, Now: clk.Now})
+	tr := trace.New(e, trace.Options{Timeout: 100 * time.Millisecond, NoValidate: true, Clock: clk})
 	return &fixture{t: t, f: f, tr: tr, clk: clk}
 }
 

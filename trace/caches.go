@@ -32,12 +32,12 @@ type caches struct {
 
 func newCaches(o Options) caches {
 	return caches{
-		desc:     newTTLCache[ibmad.GUID, string](0, cacheSize, o.Now),
-		top:      newTTLCache[ibmad.GUID, uint16](0, cacheSize, o.Now),
-		support:  newTTLCache[ibmad.GUID, bool](o.SupportTTL, cacheSize, o.Now),
-		paths:    newTTLCache[uint16, *cachedPath](0, cacheSize, o.Now),
-		verdicts: newTTLCache[verdictKey, verdict](o.ShareValidation, cacheSize, o.Now),
-		blocks:   newTTLCache[lftKey, ibmad.LFTBlock](o.ShareValidation, cacheSize, o.Now),
+		desc:     newTTLCache[ibmad.GUID, string](0, cacheSize, o.Clock.Now),
+		top:      newTTLCache[ibmad.GUID, uint16](0, cacheSize, o.Clock.Now),
+		support:  newTTLCache[ibmad.GUID, bool](o.SupportTTL, cacheSize, o.Clock.Now),
+		paths:    newTTLCache[uint16, *cachedPath](0, cacheSize, o.Clock.Now),
+		verdicts: newTTLCache[verdictKey, verdict](o.ShareValidation, cacheSize, o.Clock.Now),
+		blocks:   newTTLCache[lftKey, ibmad.LFTBlock](o.ShareValidation, cacheSize, o.Clock.Now),
 	}
 }
 

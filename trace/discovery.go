@@ -52,7 +52,7 @@ type saState struct {
 }
 
 func newSAState(o Options) *saState {
-	return &saState{recs: newTTLCache[saKey, []byte](o.SARecordTTL, cacheSize, o.Now)}
+	return &saState{recs: newTTLCache[saKey, []byte](o.SARecordTTL, cacheSize, o.Clock.Now)}
 }
 
 // useSA says whether a new walk reads SA records instead of sending SMPs.
@@ -62,7 +62,7 @@ func (t *Tracer) useSA() bool {
 		return true
 	case DiscoveryAuto:
 		u := t.saUntil.Load()
-		return u != 0 && t.opts.Now().UnixNano() < u
+		return u != 0 && t.opts.Clock.Now().UnixNano() < u
 	}
 	return false
 }
@@ -131,7 +131,7 @@ func (t *Tracer) discoverTrace(w *walk, r *Result) (hops []Hop, inPorts [][]uint
 	r.Discovery = DiscoverySA
 	t.fallbacks.Add(1)
 	if ferr2 == nil {
-		t.saUntil.Store(t.opts.Now().Add(t.opts.SupportTTL).UnixNano())
+		t.saUntil.Store(t.opts.Clock.Now().Add(t.opts.SupportTTL).UnixNano())
 		return hops2, inPorts2, nil
 	}
 	ferr2.Msg = fmt.Sprintf("%s (SMPs failed first: %s)", ferr2.Msg, ferr.Msg)

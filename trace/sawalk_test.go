@@ -75,7 +75,7 @@ func TestAutoFallsBackBehindAnSMPFirewall(t *testing.T) {
 	s.agentsEverywhere()
 	s.f.SetSMPFirewall(true)
 	clk := newFakeClock()
-	auto := s.tracer("H0-0", Options{Discovery: DiscoveryAuto, Now: clk.Now, SupportTTL: time.Minute})
+	auto := s.tracer("H0-0", Options{Discovery: DiscoveryAuto, Clock: clk, SupportTTL: time.Minute})
 	ctx := context.Background()
 	lid := s.lid("H1-1")
 	r := auto.Trace(ctx, Destination{LID: lid})

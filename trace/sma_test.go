@@ -159,7 +159,7 @@ func lidSMPs(tr *Tracer) int {
 func TestSMASharedAcrossDestinations(t *testing.T) {
 	s := loadSim(t, "fattree-mini.net", sim.Options{})
 	clock := newFakeClock()
-	tr := s.tracer("H0-0", Options{Validate: ValidateSMA, ShareValidation: 10 * time.Second, NoFastPath: true, Now: clock.Now})
+	tr := s.tracer("H0-0", Options{Validate: ValidateSMA, ShareValidation: 10 * time.Second, NoFastPath: true, Clock: clock})
 	ctx := context.Background()
 	trace := func(name string) (*Result, int) {
 		before := lidSMPs(tr)

@@ -6,34 +6,17 @@ import (
 	"encoding/json"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/ibtracer/ibtracer_exporter/agent"
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 	"github.com/ibtracer/ibtracer_exporter/ibmad/sim"
+	"github.com/ibtracer/ibtracer_exporter/internal/fakeclock"
 )
 
-// fakeClock is a clock tests move by hand.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{now: time.Unix(1_700_000_000, 0)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
+// newFakeClock is a clock tests move by hand (internal/fakeclock).
+func newFakeClock() *fakeclock.Clock { return fakeclock.New(time.Unix(1_700_000_000, 0)) }
 
 // TestLostMADIsNotNoAgent: an agent that drops a request (its rate limit)
 // is "lost" for that trace and asked again by the next one; only an
@@ -50,7 +33,7 @@ func TestLostMADIsNotNoAgent(t *testing.T) {
 	}
 	ae := ibmad.NewEngine(tp, ibmad.Options{})
 	t.Cleanup(func() { ae.Close() })
-	if _, err := agent.New(ae, agent.Config{RatePerSource: 1, Burst: 2, Now: clock.Now}); err != nil {
+	if _, err := agent.New(ae, agent.Config{RatePerSource: 1, Burst: 2, Clock: clock}); err != nil {
 		t.Fatal(err)
 	}
 	tr := s.tracer("hostA", Options{Timeout: 250 * time.Millisecond, NoRetry: true})

@@ -402,7 +402,7 @@ func TestSharedValidation(t *testing.T) {
 	s.agentsEverywhere()
 	const share = 10 * time.Second
 	clock := newFakeClock() // the sharing time passes only when the test says so
-	shared := s.tracer("H0-0", Options{ShareValidation: share, Now: clock.Now})
+	shared := s.tracer("H0-0", Options{ShareValidation: share, Clock: clock})
 	plain := s.tracer("H0-0", Options{})
 	var withShare, without int
 	for _, h := range []string{"H1-0", "H1-1", "H1-2", "H0-1", "H0-2"} {

@@ -67,9 +67,10 @@ type Options struct {
 	// block, link, node, port) across destinations; 0:
 	// DefaultSARecordTTL; Off: not at all (every trace asks again).
 	SARecordTTL time.Duration
-	// Now is the clock the caches expire by; default time.Now. (A
-	// Result's Start and Duration always use the real clock.)
-	Now func() time.Time
+	// Clock is the clock the caches expire by; nil: the wall clock. (A
+	// Result's Start and Duration always use the real clock.) The one
+	// clock type of the module (docs/architecture.md, "One clock").
+	Clock ibmad.Clock
 	// Log, when set, is told the tracer's rare events as key-value pairs
 	// (reached.go): the local port's LID changed (warn), a destination's
 	// cached LID led to another port and was resolved again. nil: none.
@@ -94,9 +95,7 @@ func (o Options) withDefaults() Options {
 	if o.SARecordTTL == 0 {
 		o.SARecordTTL = DefaultSARecordTTL
 	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
+	o.Clock = ibmad.ClockOr(o.Clock)
 	return o
 }
 
@@ -143,7 +142,7 @@ type resolvedEntry struct {
 func New(e *ibmad.Engine, o Options) *Tracer {
 	o = o.withDefaults().withValidate() // sma.go
 	return &Tracer{e: e, opts: o, caches: newCaches(o), saState: newSAState(o),
-		resolved: newTTLCache[Destination, resolvedEntry](o.ResolveTTL, cacheSize, o.Now)}
+		resolved: newTTLCache[Destination, resolvedEntry](o.ResolveTTL, cacheSize, o.Clock.Now)}
 }
 
 // Engine returns the tracer's engine.

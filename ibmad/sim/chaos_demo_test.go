@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/ibtracer/ibtracer_exporter/collector/config"
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 	"github.com/ibtracer/ibtracer_exporter/ibmad/sim"
+	"github.com/ibtracer/ibtracer_exporter/internal/fakeclock"
 	"github.com/ibtracer/ibtracer_exporter/internal/ibopen"
 	"github.com/ibtracer/ibtracer_exporter/trace"
 )
@@ -52,11 +52,9 @@ func runDemo(t *testing.T, seed uint64, limit time.Duration) (map[trace.AgentSta
 	}
 	eng := ibmad.NewEngine(o.Transport, ibmad.Options{})
 	defer eng.Close()
-	var mu sync.Mutex
-	now := time.Unix(1800000000, 0)
-	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	clock := fakeclock.New(time.Unix(1800000000, 0))
 	tr := trace.New(eng, trace.Options{Timeout: time.Duration(c.Timeout), Retries: *c.Retries,
-		ShareValidation: config.DefaultShareValidation, SupportTTL: config.DefaultAgentSupportTTL, Now: clock})
+		ShareValidation: config.DefaultShareValidation, SupportTTL: config.DefaultAgentSupportTTL, Clock: clock})
 
 	first := map[trace.AgentStatus]time.Duration{}
 	paths := map[string]string{} // destination: signature of its last path
@@ -69,9 +67,7 @@ func runDemo(t *testing.T, seed uint64, limit time.Duration) (map[trace.AgentSta
 		for untraced >= step && elapsed < limit {
 			untraced -= step
 			elapsed += step
-			mu.Lock()
-			now = now.Add(step)
-			mu.Unlock()
+			clock.Add(step)
 			for _, d := range c.Destinations {
 				r := tr.Trace(ctx, d.Target())
 				if r.Status == trace.StatusOK || r.Status == trace.StatusMismatch {
