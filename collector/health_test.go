@@ -177,6 +177,32 @@ func TestHealthReload(t *testing.T) {
 	if n := testutil.CollectAndCount(e, "ibtracer_path_healthy", "ibtracer_link_healthy"); e.healthChecker() != nil || n != 0 {
 		t.Fatalf("after a reload turning health off: %d health series", n)
 	}
+	// Turned on again: what the destination's trace found before health
+	// went off is not shown as its health now; its next trace is.
+	e.Apply(c2)
+	if n := testutil.CollectAndCount(e, "ibtracer_path_healthy", "ibtracer_link_healthy"); e.healthChecker() == nil || n != 0 {
+		t.Fatalf("after a reload turning health on again, before a trace: %d health series, want 0", n)
+	}
+	e.traceAll(t, dests[:1])
+	if n := testutil.CollectAndCount(e, "ibtracer_path_healthy"); n != 1 {
+		t.Fatalf("after a reload turning health on again and a trace: %d path_healthy series, want 1", n)
+	}
+}
+
+// A destination's path health goes with it: a reload that removes
+// destinations removes their health series, and keeps the others'.
+func TestHealthGoesWithItsDestination(t *testing.T) {
+	e, _, dests := healthExporter(t, "health: {enabled: true}\n")
+	e.traceAll(t, dests)
+	if n := testutil.CollectAndCount(e, "ibtracer_path_healthy"); n != len(dests) {
+		t.Fatalf("%d path_healthy series, want %d", n, len(dests))
+	}
+	e.Apply(mustConfig(t, "interval: 1h\nhealth: {enabled: true}\ndestinations: [{name: "+dests[0]+", lid: "+
+		strconv.Itoa(int(e.dests.get(dests[0]).cfg.LID))+"}]\n"))
+	out := scrape(t, e)
+	if n := strings.Count(out, "ibtracer_path_healthy{"); n != 1 || !strings.Contains(out, `ibtracer_path_healthy{dest="`+dests[0]+`"}`) {
+		t.Fatalf("after a reload keeping %s alone: %d path_healthy series:\n%s", dests[0], n, grep(out, "path_healthy"))
+	}
 }
 
 // The health series pass promtool's lint (base units: a rate is in bytes
