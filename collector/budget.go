@@ -7,9 +7,10 @@ import (
 )
 
 // applyBudgetLocked gives the engine the configuration's MAD budget
-// (mad_rate, mad_rate_per_target): on every reload and every new device.
+// (mad_rate, mad_rate_per_target): on every reload and every new device
+// (Exporter.mu held).
 func (e *Exporter) applyBudgetLocked() {
-	e.engine.SetBudget(ibmad.Budget{Rate: e.cfg.MADRate, PerTarget: e.cfg.MADRatePerTarget, Clock: e.budgetClock})
+	e.engine.SetBudget(ibmad.Budget{Rate: e.cfg.MADRate, PerTarget: e.cfg.MADRatePerTarget})
 }
 
 var (

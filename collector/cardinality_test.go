@@ -150,7 +150,7 @@ func TestSeriesBudgetDiscovered(t *testing.T) {
 		fc := newFakeClock(time.Unix(1800000000, 0))
 		e := New(log.NewNopLogger(), "seed")
 		e.clock = fc
-		e.SetInventory(&fakeInventory{ports: ports})
+		e.setInventory(&fakeInventory{ports: ports})
 		e.Apply(mustConfig(t, "interval: 1h\ndiscover:\n  - all: true\n"))
 		deadline := time.Now().Add(60 * time.Second)
 		for len(e.destinations()) != n {

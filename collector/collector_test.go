@@ -51,13 +51,13 @@ destinations:
 			hop(2, 0x30, ibmad.NodeTypeCA, "db01", 9, 1, 0, trace.AgentValidated)}}
 	r1.Hops[2].AgentRTT = 7 * time.Microsecond
 	r1.Hops[2].ActualInPort, r1.Hops[2].ExpectedInPort = 1, 1
-	e.dests["db01"].record(r1)
+	e.dests.get("db01").record(r1)
 	// The path moves to another leaf port: a path change.
 	r2 := *r1
 	r2.Hops = append([]trace.Hop(nil), r1.Hops...)
 	r2.Hops[1].OutPort = 5
 	r2.Start = start.Add(time.Minute)
-	e.dests["db01"].record(&r2)
+	e.dests.get("db01").record(&r2)
 
 	want := `
 # HELP ibtracer_path_changes_total Times the traced path (nodes and ports) changed.
@@ -141,10 +141,10 @@ func TestReloadAddsAndRemovesSeries(t *testing.T) {
 	e := New(log.NewNopLogger(), "seed")
 	defer e.Stop()
 	e.Apply(mustConfig(t, "interval: 1h\ndestinations:\n  - {name: a, lid: 3}\n  - {name: b, lid: 4}\n"))
-	e.dests["a"].record(&trace.Result{Status: trace.StatusOK, Start: time.Now()})
-	keep := e.dests["a"]
+	e.dests.get("a").record(&trace.Result{Status: trace.StatusOK, Start: time.Now()})
+	keep := e.dests.get("a")
 	e.Apply(mustConfig(t, "interval: 1h\ndestinations:\n  - {name: a, lid: 3}\n  - {name: c, node: x}\n"))
-	if e.dests["a"] != keep {
+	if e.dests.get("a") != keep {
 		t.Fatal("an unchanged destination lost its state")
 	}
 	want := `
@@ -217,17 +217,17 @@ func TestSchedulerOnSim(t *testing.T) {
 		inFlight = map[string]int{}
 		most     = map[string]int{}
 	)
-	e.traceStarted = func(name string, _ time.Time) {
+	e.onTrace(func(name string, _ time.Time) {
 		flightMu.Lock()
 		inFlight[name]++
 		most[name] = max(most[name], inFlight[name])
 		flightMu.Unlock()
-	}
-	e.traceDone = func(name string) {
+	}, nil)
+	e.onTrace(nil, func(name string) {
 		flightMu.Lock()
 		inFlight[name]--
 		flightMu.Unlock()
-	}
+	})
 	e.SetDevice(eng, nil, nil)
 	l := func(n string) string { v, _ := f.LIDOf(n, 0); return strconv.Itoa(int(v)) }
 	e.Apply(mustConfig(t, `
@@ -241,7 +241,7 @@ destinations:
   - {name: dead, lid: `+l("H1-2")+`}
 `))
 	count := func(name string) uint64 {
-		s := e.dests[name]
+		s := e.dests.get(name)
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		return s.traces
@@ -272,7 +272,7 @@ destinations:
 		}
 	}
 	flightMu.Unlock()
-	s := e.dests["dead"]
+	s := e.dests.get("dead")
 	s.mu.Lock()
 	st := s.last.Status
 	s.mu.Unlock()

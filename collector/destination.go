@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ibtracer/ibtracer_exporter/collector/config"
+	"github.com/ibtracer/ibtracer_exporter/linkhealth"
 	"github.com/ibtracer/ibtracer_exporter/trace"
 )
 
@@ -71,10 +72,10 @@ type destState struct {
 	base, info labelSet
 	hopSets    []hopLabels
 
-	sch  schedState    // schedule.go, under Exporter.schedMu
+	sch  schedState    // schedule.go, guarded by scheduler.mu
 	done chan struct{} // closed once stopped and no trace of it runs
 
-	mu           sync.Mutex
+	mu           sync.Mutex // guards the fields below (not ops, which has its own)
 	last         *trace.Result
 	lastTime     time.Time
 	lastDuration time.Duration
@@ -90,6 +91,7 @@ type destState struct {
 	mads         uint64
 	traces       uint64                   // traces recorded, of every result (/traces)
 	failures     *[len(allReasons)]uint64 // in allReasons' order; nil until a failure
+	health       *linkhealth.PathHealth   // of the last trace (nil: health off, or no link; health.go)
 
 	ops opsState // what the logs and /traces remember (logstate.go)
 }
@@ -128,6 +130,20 @@ func (s *destState) record(r *trace.Result) {
 	s.last, s.lastTime = r, r.Start.Add(r.Duration)
 	s.hopSets = nil
 	s.recordLocked(r, 0)
+}
+
+// setHealth keeps the path health of the last trace (nil: none).
+func (s *destState) setHealth(ph *linkhealth.PathHealth) {
+	s.mu.Lock()
+	s.health = ph
+	s.mu.Unlock()
+}
+
+// lastHealth is the path health of the last trace (nil: none).
+func (s *destState) lastHealth() *linkhealth.PathHealth {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.health
 }
 
 // recordLocked counts one trace, of LID offset off, into the totals.
@@ -226,30 +242,6 @@ func (s *destState) setSignatureLocked(off int, sig uint64) {
 
 func unsupported(r *trace.Result) int {
 	return r.Count(trace.AgentUnsupported) + r.Count(trace.AgentLost)
-}
-
-// phase is the destination's deterministic offset within its interval:
-// a hash of the exporter's identity (its port GUID) and the destination,
-// so that a fabric of exporters spreads its traces over the interval.
-func phase(seed, name string, interval time.Duration) time.Duration {
-	h := fnv.New64a()
-	_, _ = h.Write([]byte(seed))
-	_, _ = h.Write([]byte{0})
-	_, _ = h.Write([]byte(name))
-	if interval <= 0 {
-		return 0
-	}
-	return time.Duration(h.Sum64() % uint64(interval))
-}
-
-// nextRun returns the first time after now that sits at phase within the
-// interval grid anchored at the Unix epoch.
-func nextRun(now time.Time, interval, ph time.Duration) time.Time {
-	base := now.Truncate(interval).Add(ph)
-	for !base.After(now) {
-		base = base.Add(interval)
-	}
-	return base
 }
 
 // hopLabels are the label sets of one hop's series.

@@ -23,7 +23,7 @@ func TestDeviceDownIsNotChargedToDestinations(t *testing.T) {
 	e.clock = fc
 	defer e.Stop()
 	var started atomic.Int64
-	e.traceStarted = func(string, time.Time) { started.Add(1) }
+	e.onTrace(func(string, time.Time) { started.Add(1) }, nil)
 	e.SetDevice(nil, nil, errors.New("umad: no InfiniBand device"))
 	e.Apply(mustConfig(t, fmt.Sprintf("interval: 1s\nvalidate: false\ndestinations:\n  - {name: a, lid: %d}\n", lid)))
 
@@ -51,9 +51,7 @@ ibtracer_traces_skipped_total{reason="device_error"} 0
 		if n := traceCount(e, "a"); n != traces {
 			t.Errorf("%s: %d traces charged to the destination, want %d", what, n, traces)
 		}
-		e.mu.RLock()
-		s := e.dests["a"]
-		e.mu.RUnlock()
+		s := e.dests.get("a")
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		if s.failures != nil {

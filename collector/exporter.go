@@ -2,9 +2,7 @@ package collector
 
 import (
 	"context"
-	"sort"
 	"sync"
-	"time"
 
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
@@ -12,59 +10,55 @@ import (
 	"github.com/ibtracer/ibtracer_exporter/agent"
 	"github.com/ibtracer/ibtracer_exporter/collector/config"
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
+	"github.com/ibtracer/ibtracer_exporter/linkhealth"
 	"github.com/ibtracer/ibtracer_exporter/trace"
 )
 
 const namespace = "ibtracer"
 
-// Exporter schedules the traces and holds what they found.
+// Exporter owns the configuration, the device and the tracer, and wires
+// the parts that do the work: the scheduler (schedule.go), the discover:
+// selectors (fleet.go), the destinations and what their traces found
+// (destset.go, destination.go), and their readers: the scrape
+// (metrics.go), the pages (pages.go) and the logs (logstate.go).
+//
+// Locks (doc.go): Exporter.mu first, then one of destSet.mu, fleet.mu or
+// scheduler.mu; a destination's own (destState.mu, opsState.mu) last. A
+// method named …Locked runs with its receiver's own mutex held.
 type Exporter struct {
 	logger log.Logger
-	seed   string
+	clock  clock // the exporter's one clock: the scheduler's, the loops', the tracer's (tests set a fake one)
 
-	mu         sync.RWMutex
-	cfg        *config.Config
-	labelNames []string
-	dests      map[string]*destState
-	tracer     *trace.Tracer
-	engine     *ibmad.Engine
-	agent      *agent.Agent
-	deviceErr  error
-	schedMu    sync.Mutex // after mu when both are held
-	sched      scheduler  // schedule.go
-	starting   []*destState
-	changed    chan struct{} // closed when the seed or the device changes
-	skipped    map[string]uint64
-	hists      *hists
-
-	// Discovered destinations (discover.go): per selector, its current
-	// set; the loops' cancel; refreshes ok and failed.
-	inventory  Inventory
-	discovered [][]config.Destination
-	discCancel context.CancelFunc
-	refreshes  [2]uint64
-	disc       discoveryStats // discovery.go
-	health     healthState    // path health (health.go)
-
-	ctx    context.Context
+	ctx    context.Context // cancelled by Stop
 	cancel context.CancelFunc
-	wg     sync.WaitGroup
 
-	clock clock
-	// budgetClock, when set (tests), is the MAD budget's clock.
-	budgetClock ibmad.Clock
-	// traceStarted and traceDone, when set (tests), learn when each trace
-	// starts and ends.
-	traceStarted func(name string, at time.Time)
-	traceDone    func(name string)
+	sched  *scheduler // when each destination is traced
+	fleet  *fleet     // the destinations the discover: selectors find
+	dests  *destSet   // the destinations traced, and what they found
+	modes  modeStats  // traces by discovery mode (discoverymode.go)
+	health healthTotals
+	skips  skipCounts // traces not run (tracing.go)
+
+	mu        sync.RWMutex // guards the fields below
+	cfg       *config.Config
+	seed      string        // seed.go
+	changed   chan struct{} // closed when the seed, the configuration or the device changes
+	engine    *ibmad.Engine
+	agent     *agent.Agent
+	deviceErr error
+	tracer    *trace.Tracer
+	checker   *linkhealth.Checker // the tracer's path health (health.go); nil: health off
 }
 
 // New returns an Exporter with no device yet; see SetDevice.
 func New(logger log.Logger, seed string) *Exporter {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Exporter{logger: logger, seed: seed, dests: map[string]*destState{}, ctx: ctx, cancel: cancel,
-		clock: realClock{}, changed: make(chan struct{}), skipped: map[string]uint64{},
-		hists: newHists()}
+	e := &Exporter{logger: logger, seed: seed, ctx: ctx, cancel: cancel, clock: realClock{},
+		changed: make(chan struct{}), dests: newDestSet()}
+	e.sched = newScheduler(ctx, &e.clock, e)
+	e.sched.run = e.traceOnce
+	e.fleet = newFleet(ctx, logger, &e.clock, e)
+	return e
 }
 
 // SetDevice gives the exporter its engine (and hosted agent, or nil);
@@ -75,7 +69,7 @@ func (e *Exporter) SetDevice(engine *ibmad.Engine, a *agent.Agent, err error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.engine, e.agent, e.deviceErr = engine, a, err
-	e.tracer, e.health.checker = nil, nil
+	e.tracer, e.checker = nil, nil
 	if engine != nil && e.cfg != nil {
 		e.tracer = e.newTracer(e.cfg)
 		e.applyBudgetLocked()
@@ -83,88 +77,12 @@ func (e *Exporter) SetDevice(engine *ibmad.Engine, a *agent.Agent, err error) {
 	e.wakeLocked()
 }
 
-// SetSeed sets the identity the trace phases derive from: the local port
-// GUID, once the device is open (the configuration's jitter_seed, when
-// set, overrides it). Destination loops do not schedule a trace before a
-// seed is known, and follow a new one from their next run on.
-func (e *Exporter) SetSeed(seed string) {
-	e.mu.Lock()
-	e.seed = seed
-	e.wakeLocked()
-	e.mu.Unlock()
-}
-
-// wakeLocked tells the loops waiting for a seed that something changed.
-func (e *Exporter) wakeLocked() {
-	if e.changed != nil {
-		close(e.changed)
-	}
-	e.changed = make(chan struct{})
-	e.wakeSeedWaitersLocked()
-}
-
-// seedLocked returns the seed of the phases ("" while none is known).
-func (e *Exporter) seedLocked() string {
-	if e.cfg != nil && e.cfg.JitterSeed != "" {
-		return e.cfg.JitterSeed
-	}
-	return e.seed
-}
-
-func (e *Exporter) currentSeed() string {
+// device returns the engine (nil: none open) and the channel closed at
+// the next change (fleetHost).
+func (e *Exporter) device() (*ibmad.Engine, <-chan struct{}) {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
-	return e.seedLocked()
-}
-
-// seedRetry is how often a loop that has an engine but no seed asks the
-// engine for the local port again.
-const seedRetry = time.Second
-
-// waitSeed blocks until the phase's seed is known: from SetSeed, from the
-// configuration's jitter_seed, or from the engine's local port GUID once a
-// device is open (so that the phase never depends on the order in which
-// the device owner calls SetDevice and SetSeed). It returns false when ctx
-// ends first.
-func (e *Exporter) waitSeed(ctx context.Context) (string, bool) {
-	for {
-		e.mu.RLock()
-		seed, changed, engine := e.seedLocked(), e.changed, e.engine
-		e.mu.RUnlock()
-		if seed != "" {
-			return seed, true
-		}
-		if e.learnSeed(engine) {
-			continue
-		}
-		c, stop := e.clock.Timer(seedRetry)
-		select {
-		case <-ctx.Done():
-			stop()
-			return "", false
-		case <-changed:
-		case <-c:
-		}
-		stop()
-	}
-}
-
-// learnSeed takes the local port GUID of engine (nil: none yet) as the
-// seed unless one is set; it says whether there is a seed now.
-func (e *Exporter) learnSeed(engine *ibmad.Engine) bool {
-	if engine == nil {
-		return false
-	}
-	p, err := engine.Port()
-	if err != nil || p.PortGUID == 0 {
-		return false
-	}
-	e.mu.Lock()
-	if e.seed == "" {
-		e.seed = p.PortGUID.String()
-	}
-	e.mu.Unlock()
-	return true
+	return e.engine, e.changed
 }
 
 func (e *Exporter) newTracer(c *config.Config) *trace.Tracer {
@@ -197,114 +115,49 @@ func (e *Exporter) Apply(c *config.Config) {
 		e.tracer = e.newTracer(c)
 		e.applyBudgetLocked()
 	}
-	e.setConcurrencyLocked(c.Concurrency)
-	names := c.LabelNames()
-	relabel := len(names) != len(e.labelNames)
-	for i := range names {
-		if !relabel && names[i] != e.labelNames[i] {
-			relabel = true
-		}
+	e.sched.setConcurrency(c.Concurrency)
+	for _, s := range e.dests.relabel(c.LabelNames()) { // every series changes its labels: start every destination afresh
+		e.sched.stop(s)
 	}
-	e.labelNames = names
-	if relabel { // every series changes its labels: start every destination afresh
-		for name, s := range e.dests {
-			e.stopLocked(s)
-			delete(e.dests, name)
-		}
-	}
-	e.restartDiscoveryLocked(old, c)
+	e.fleet.restart(old, c)
 	e.reconcileLocked()
 }
 
-func minDuration(a, b time.Duration) time.Duration {
-	if a < b {
-		return a
+// reconcileLocked runs exactly the destinations of the configuration and
+// of the discovery sets (a configured destination wins a name): new ones
+// start, changed ones restart, gone ones stop and their series go.
+func (e *Exporter) reconcileLocked() {
+	var configured []config.Destination
+	if e.cfg != nil {
+		configured = e.cfg.Destinations
 	}
-	return b
+	started, stopped := e.dests.reconcile(configured, e.fleet.current())
+	for _, s := range stopped {
+		e.sched.stop(s)
+	}
+	e.sched.start(started)
 }
 
-func (e *Exporter) traceOnce(ctx context.Context, s *destState, interval time.Duration) {
-	e.mu.RLock()
-	tr, names, hc := e.tracer, e.cfg.NodeNames, e.health.checker
-	e.mu.RUnlock()
-	if e.traceStarted != nil {
-		e.traceStarted(s.cfg.Name, e.clock.Now())
-	}
-	if e.traceDone != nil {
-		defer e.traceDone(s.cfg.Name)
-	}
-	if tr == nil {
-		e.skip(skipDeviceDown) // not the destination's failure (docs/architecture.md, "The life of the device")
-		return
-	}
-	tctx, cancel := context.WithTimeout(ctx, interval)
-	if s.cfg.AllPaths() {
-		e.traceSet(tctx, ctx, tr, s, names) // paths.go
-		cancel()
-		return
-	}
-	r := tr.Trace(tctx, s.target)
-	ph := checkHealth(tctx, hc, r)
-	cancel()
-	if ctx.Err() != nil {
-		return // stopped (reload or shutdown): do not record a cancelled trace
-	}
-	if r.Status == trace.StatusDevice {
-		// The local device failed (a send error, the port gone): a fact
-		// about this node, not about the destination.
-		e.skip(skipDeviceError)
-		level.Warn(e.logger).Log("msg", "trace skipped: device error", "destination", s.cfg.Name, "err", r.Err)
-		return
-	}
-	if names != nil { // node_name_map: the result owns its hops
-		trace.NameHops(names.Name, r)
-	}
-	compact(r)
-	s.record(r)
-	e.disc.add(r)
-	// State changes and path changes are logged once (logstate.go); each
-	// trace only at debug.
-	e.logObserved(s.observe(r))
-	e.recordHealth(s.cfg.Name, ph)
-	if r.Status != trace.StatusOK {
-		level.Debug(e.logger).Log("msg", "trace failed", "destination", s.cfg.Name, "address", s.target.Address(),
-			"status", r.Status, "reason", r.Reason, "err", r.Err)
-	} else {
-		level.Debug(e.logger).Log("msg", "traced", "destination", s.cfg.Name, "hops", r.PathHops(), "mads", r.MADs,
-			"duration", r.Duration, "fast_path", r.FastPath)
-	}
-}
-
-// Reasons a scheduled trace is skipped: they count in
-// ibtracer_traces_skipped_total, never against a destination.
-const (
-	skipDeviceDown  = "device_down"  // no device open (not yet, or lost)
-	skipDeviceError = "device_error" // the device failed during the trace
-)
-
-var skipReasons = []string{skipDeviceDown, skipDeviceError}
-
-func (e *Exporter) skip(reason string) {
+// setDiscovered installs selector i's destinations, unless its loop was
+// stopped meanwhile (a reload) (fleetHost).
+func (e *Exporter) setDiscovered(ctx context.Context, i int, ds []config.Destination) {
 	e.mu.Lock()
-	e.skipped[reason]++
-	e.mu.Unlock()
+	defer e.mu.Unlock()
+	if ctx.Err() != nil || !e.fleet.set(i, ds) {
+		return
+	}
+	e.reconcileLocked()
 }
 
 // Stop stops every destination and waits for in-flight traces.
 func (e *Exporter) Stop() {
 	e.cancel()
-	e.stopAll()
-	e.wg.Wait()
-}
-
-// destinations returns the states sorted by name.
-func (e *Exporter) destinations() []*destState {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	out := make([]*destState, 0, len(e.dests))
-	for _, s := range e.dests {
-		out = append(out, s)
+	e.mu.Lock()
+	for _, s := range e.dests.sorted() {
+		e.sched.stop(s)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].cfg.Name < out[j].cfg.Name })
-	return out
+	e.sched.close()
+	e.mu.Unlock()
+	e.sched.wg.Wait()
+	e.fleet.wg.Wait()
 }

@@ -142,7 +142,7 @@ func runFleet(tb testing.TB, p fleetParams) fleetReport {
 		e := New(log.NewNopLogger(), "")
 		e.clock = fc
 		src := h
-		e.traceStarted = func(name string, at time.Time) {
+		e.onTrace(func(name string, at time.Time) {
 			if at.Before(from) || !at.Before(to) {
 				return
 			}
@@ -151,8 +151,8 @@ func runFleet(tb testing.TB, p fleetParams) fleetReport {
 			dests[name] = true
 			traces++
 			mu.Unlock()
-		}
-		e.SetInventory(inv)
+		}, nil)
+		e.setInventory(inv)
 		e.SetDevice(eng, nil, nil)
 		pa, err := eng.Port()
 		if err != nil {

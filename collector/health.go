@@ -14,17 +14,29 @@ import (
 	"github.com/ibtracer/ibtracer_exporter/trace"
 )
 
-// healthState is what the path health (config health:) found: the last
-// PathHealth of every destination. Per-link series are built from the
-// union of the destinations' last paths, once per link however many
+// Path health (config health:): each destination keeps the PathHealth
+// of its last trace (destState.health); per-link series are built from
+// the union of the destinations' last paths, once per link however many
 // destinations cross it (docs/metrics.md, "Link health").
-type healthState struct {
-	checker *linkhealth.Checker // guarded by Exporter.mu; nil: health off
 
-	mu     sync.Mutex
-	paths  map[string]*linkhealth.PathHealth
+// healthTotals count what the path health spent, over every destination.
+type healthTotals struct {
+	mu     sync.Mutex // guards mads and checks
 	mads   uint64
 	checks uint64
+}
+
+func (h *healthTotals) add(ph *linkhealth.PathHealth) {
+	h.mu.Lock()
+	h.mads += uint64(ph.MADs)
+	h.checks++
+	h.mu.Unlock()
+}
+
+func (h *healthTotals) read() (mads, checks uint64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.mads, h.checks
 }
 
 // setHealth gives a new tracer its health checker (under Exporter.mu).
@@ -32,13 +44,13 @@ type healthState struct {
 // read at most once an interval, whatever the number of destinations
 // crossing it.
 func (e *Exporter) setHealth(tr *trace.Tracer, c *config.Config) {
-	e.health.checker = nil
+	e.checker = nil
 	if !c.Health.Enabled {
 		return
 	}
 	o := c.Health.Options
 	o.Share = time.Duration(c.Interval)
-	e.health.checker = linkhealth.NewChecker(tr, o)
+	e.checker = linkhealth.NewChecker(tr, o)
 }
 
 // checkHealth reads the health of r's path (nil: health off, or no link).
@@ -49,21 +61,13 @@ func checkHealth(ctx context.Context, hc *linkhealth.Checker, r *trace.Result) *
 	return hc.Check(ctx, r)
 }
 
-// recordHealth keeps a destination's last path health.
-func (e *Exporter) recordHealth(name string, ph *linkhealth.PathHealth) {
-	h := &e.health
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.paths == nil {
-		h.paths = map[string]*linkhealth.PathHealth{}
+// recordHealth keeps a destination's last path health (nil: none) and
+// counts what it spent.
+func (e *Exporter) recordHealth(s *destState, ph *linkhealth.PathHealth) {
+	s.setHealth(ph)
+	if ph != nil {
+		e.health.add(ph)
 	}
-	if ph == nil {
-		delete(h.paths, name)
-		return
-	}
-	h.paths[name] = ph
-	h.mads += uint64(ph.MADs)
-	h.checks++
 }
 
 var (
@@ -89,33 +93,20 @@ var counterRank = map[string]int{linkhealth.CountersOK: 0, linkhealth.CountersFi
 	linkhealth.CountersReset: 3, linkhealth.CountersUnavailable: 4, "off": 5}
 
 // collectHealth emits the per-destination path series and the per-link
-// series (nothing while health is off).
-func (e *Exporter) collectHealth(ch chan<- prometheus.Metric, names []string, dests []*destState) {
-	e.mu.RLock()
-	on := e.health.checker != nil
-	e.mu.RUnlock()
-	h := &e.health
-	h.mu.Lock()
+// series (nothing while health is off: on is false).
+func collectHealth(ch chan<- prometheus.Metric, on bool, totals *healthTotals, names []string, dests []*destState) {
 	if !on { // off, or turned off by a reload: no health series
-		clear(h.paths)
-		h.mu.Unlock()
+		for _, s := range dests {
+			s.setHealth(nil)
+		}
 		return
 	}
 	// A snapshot, so that no trace waits for a slow scrape.
-	live := make(map[string]bool, len(dests))
-	for _, s := range dests {
-		live[s.cfg.Name] = true
+	paths := make([]*linkhealth.PathHealth, len(dests))
+	for i, s := range dests {
+		paths[i] = s.lastHealth()
 	}
-	paths := make(map[string]*linkhealth.PathHealth, len(h.paths))
-	for name, ph := range h.paths {
-		if !live[name] {
-			delete(h.paths, name) // a destination removed by a reload
-			continue
-		}
-		paths[name] = ph
-	}
-	mads, checks := h.mads, h.checks
-	h.mu.Unlock()
+	mads, checks := totals.read()
 	ch <- prometheus.MustNewConstMetric(dHealthMADs, prometheus.CounterValue, float64(mads))
 	ch <- prometheus.MustNewConstMetric(dHealthChecks, prometheus.CounterValue, float64(checks))
 	var (
@@ -126,8 +117,8 @@ func (e *Exporter) collectHealth(ch chan<- prometheus.Metric, names []string, de
 		dErrors   = desc("path_link_errors", "Error counter increments in the last interval on the links of the last traced path.", names...)
 	)
 	links := map[linkhealth.LinkKey]*linkhealth.Link{}
-	for _, s := range dests {
-		ph := paths[s.cfg.Name]
+	for i, s := range dests {
+		ph := paths[i]
 		if ph == nil {
 			continue
 		}
@@ -139,8 +130,8 @@ func (e *Exporter) collectHealth(ch chan<- prometheus.Metric, names []string, de
 		g(dMTU, float64(ph.MTUBytes))
 		g(dDegraded, float64(ph.DegradedLinks))
 		g(dErrors, float64(ph.LinkErrors))
-		for i := range ph.Links {
-			l := &ph.Links[i]
+		for j := range ph.Links {
+			l := &ph.Links[j]
 			links[canonical(l.Key())] = l
 		}
 	}

@@ -82,8 +82,8 @@ func TestHealthCostAtScale(t *testing.T) {
 		e.Apply(mustConfig(t, b.String()))
 		dests := e.destinations()
 		for interval := 1; interval <= 2; interval++ {
-			if e.health.checker != nil {
-				e.health.checker.Forget() // an interval boundary: shared reads expire
+			if e.healthChecker() != nil {
+				e.healthChecker().Forget() // an interval boundary: shared reads expire
 			}
 			traceMADs := func() (n uint64) {
 				for _, s := range dests {
@@ -93,7 +93,7 @@ func TestHealthCostAtScale(t *testing.T) {
 				}
 				return n
 			}
-			m0, h0, c0, w0 := traceMADs(), e.health.mads, cpuTime(), time.Now()
+			m0, h0, c0, w0 := traceMADs(), e.healthMADs(), cpuTime(), time.Now()
 			var wg sync.WaitGroup
 			sem := make(chan struct{}, 32)
 			for _, s := range dests {
@@ -117,7 +117,7 @@ func TestHealthCostAtScale(t *testing.T) {
 					}
 				}
 			}
-			hm := e.health.mads - h0
+			hm := e.healthMADs() - h0
 			rec := httptest.NewRecorder()
 			MetricsHandler(NewRegistry(e), 0, log.NewNopLogger()).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
 			series := 0

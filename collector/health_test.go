@@ -57,8 +57,8 @@ func healthExporter(t *testing.T, healthYAML string) (*Exporter, *sim.Fabric, []
 func (e *Exporter) traceAll(t *testing.T, names []string) {
 	t.Helper()
 	for _, n := range names {
-		e.traceOnce(context.Background(), e.dests[n], time.Minute)
-		if r := e.dests[n].last; r == nil || r.Status != trace.StatusOK {
+		e.traceOnce(context.Background(), e.dests.get(n), time.Minute)
+		if r := e.dests.get(n).last; r == nil || r.Status != trace.StatusOK {
 			t.Fatalf("%s: %+v", n, r)
 		}
 	}
@@ -69,7 +69,7 @@ func TestHealthSeriesOncePerLink(t *testing.T) {
 	e.traceAll(t, dests)
 	hops, ports := 0, map[string]bool{}
 	for _, n := range dests {
-		r := e.dests[n].last
+		r := e.dests.get(n).last
 		hops += r.PathHops()
 		for i := 1; i < len(r.Hops); i++ {
 			ports[r.Hops[i-1].NodeGUID.String()+"/"+strconv.Itoa(int(r.Hops[i-1].OutPort))] = true
@@ -85,16 +85,14 @@ func TestHealthSeriesOncePerLink(t *testing.T) {
 	}
 	// Cost: at most one PortInfo and one PortCounters per distinct port,
 	// plus a PMA ClassPortInfo per node, and a switch's port 0 PortInfo.
-	e.health.mu.Lock()
-	mads := e.health.mads
-	e.health.mu.Unlock()
+	mads := e.healthMADs()
 	if limit := uint64(2*len(ports) + 2*len(f.Nodes())); mads > limit {
 		t.Fatalf("health spent %d MADs for %d ports; want at most %d", mads, len(ports), limit)
 	}
 
 	// A 1X link on some paths (below the expected 4X): those destinations are unhealthy, the
 	// others are not, and the link says why.
-	r := e.dests[dests[len(dests)-1]].last
+	r := e.dests.get(dests[len(dests)-1]).last
 	leaf := f.NodeByGUID(r.Hops[1].NodeGUID)
 	if err := f.SetLinkWidth(leaf.Name, int(r.Hops[1].OutPort), true); err != nil {
 		t.Fatal(err)
@@ -164,20 +162,46 @@ func grep(s string, words ...string) string {
 // health: takes effect on reload (internal/service/doc.go).
 func TestHealthReload(t *testing.T) {
 	e, _, dests := healthExporter(t, "")
-	if e.health.checker != nil {
+	if e.healthChecker() != nil {
 		t.Fatal("health on without health:")
 	}
 	c := *e.cfg
 	c2 := mustConfig(t, "interval: 1h\nhealth: {enabled: true}\ndestinations: [{name: "+dests[0]+", lid: "+
-		strconv.Itoa(int(e.dests[dests[0]].cfg.LID))+"}]\n")
+		strconv.Itoa(int(e.dests.get(dests[0]).cfg.LID))+"}]\n")
 	e.Apply(c2)
 	e.traceAll(t, dests[:1])
-	if n := testutil.CollectAndCount(e, "ibtracer_path_healthy"); e.health.checker == nil || n != 1 {
+	if n := testutil.CollectAndCount(e, "ibtracer_path_healthy"); e.healthChecker() == nil || n != 1 {
 		t.Fatalf("after a reload turning health on: %d path_healthy series", n)
 	}
 	e.Apply(&c)
-	if n := testutil.CollectAndCount(e, "ibtracer_path_healthy", "ibtracer_link_healthy"); e.health.checker != nil || n != 0 {
+	if n := testutil.CollectAndCount(e, "ibtracer_path_healthy", "ibtracer_link_healthy"); e.healthChecker() != nil || n != 0 {
 		t.Fatalf("after a reload turning health off: %d health series", n)
+	}
+	// Turned on again: what the destination's trace found before health
+	// went off is not shown as its health now; its next trace is.
+	e.Apply(c2)
+	if n := testutil.CollectAndCount(e, "ibtracer_path_healthy", "ibtracer_link_healthy"); e.healthChecker() == nil || n != 0 {
+		t.Fatalf("after a reload turning health on again, before a trace: %d health series, want 0", n)
+	}
+	e.traceAll(t, dests[:1])
+	if n := testutil.CollectAndCount(e, "ibtracer_path_healthy"); n != 1 {
+		t.Fatalf("after a reload turning health on again and a trace: %d path_healthy series, want 1", n)
+	}
+}
+
+// A destination's path health goes with it: a reload that removes
+// destinations removes their health series, and keeps the others'.
+func TestHealthGoesWithItsDestination(t *testing.T) {
+	e, _, dests := healthExporter(t, "health: {enabled: true}\n")
+	e.traceAll(t, dests)
+	if n := testutil.CollectAndCount(e, "ibtracer_path_healthy"); n != len(dests) {
+		t.Fatalf("%d path_healthy series, want %d", n, len(dests))
+	}
+	e.Apply(mustConfig(t, "interval: 1h\nhealth: {enabled: true}\ndestinations: [{name: "+dests[0]+", lid: "+
+		strconv.Itoa(int(e.dests.get(dests[0]).cfg.LID))+"}]\n"))
+	out := scrape(t, e)
+	if n := strings.Count(out, "ibtracer_path_healthy{"); n != 1 || !strings.Contains(out, `ibtracer_path_healthy{dest="`+dests[0]+`"}`) {
+		t.Fatalf("after a reload keeping %s alone: %d path_healthy series:\n%s", dests[0], n, grep(out, "path_healthy"))
 	}
 }
 

@@ -46,9 +46,11 @@ type TraceView struct {
 }
 
 // Traces returns the latest trace of every destination.
-func (e *Exporter) Traces() []TraceView {
+func (e *Exporter) Traces() []TraceView { return e.pages().views() }
+
+func (p pages) views() []TraceView {
 	var out []TraceView
-	for _, s := range e.destinations() {
+	for _, s := range p.dests.sorted() {
 		out = append(out, s.view())
 	}
 	return out
@@ -87,14 +89,16 @@ const TracesInFlight = 2
 // request holds one destination's view, not all of them. JSON (an array)
 // by default; HTML, the path drawn hop by hop, for a client that prefers
 // text/html (a browser) or asks ?format=html.
-func (e *Exporter) TracesHandler() http.Handler {
+func (e *Exporter) TracesHandler() http.Handler { return e.pages().traces() }
+
+func (p pages) traces() http.Handler {
 	return limitInFlight(TracesInFlight, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		query, err := parseTracesQuery(r.URL.RawQuery)
 		if err != nil {
 			http.Error(w, "/traces: "+err.Error(), http.StatusBadRequest)
 			return
 		}
-		dests := e.destinations()
+		dests := p.dests.sorted()
 		all := len(dests)
 		if len(query.names) > 0 {
 			if dests, err = pick(dests, query.names); err != nil {

@@ -62,14 +62,16 @@ var landingTmpl = template.Must(template.New("landing").Funcs(pageFuncs).Parse(`
 // LandingHandler serves the landing page at / (and 404 elsewhere): what
 // the exporter is, links to its pages, and a status table with one row
 // per destination (status, hops, last change, verdicts of the last trace).
-func (e *Exporter) LandingHandler(l Landing) http.Handler {
+func (e *Exporter) LandingHandler(l Landing) http.Handler { return e.pages().landing(l) }
+
+func (p pages) landing(l Landing) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/" {
 			http.NotFound(w, r)
 			return
 		}
-		d := landingData{Landing: l, Device: e.deviceStatus()}
-		for _, v := range e.Traces() {
+		d := landingData{Landing: l, Device: p.device()}
+		for _, v := range p.views() {
 			d.Rows = append(d.Rows, landingRow{Name: v.Name, Address: v.Address, Query: v.Name, Last: v.Last,
 				LastChange: v.LastChange, PathChanges: v.PathChanges})
 			if v.Last != nil && v.Last.Status == string(trace.StatusOK) {
@@ -84,19 +86,6 @@ func (e *Exporter) LandingHandler(l Landing) http.Handler {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		_, _ = w.Write([]byte(b.String()))
 	})
-}
-
-// deviceStatus says whether the device is open, or why not.
-func (e *Exporter) deviceStatus() string {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	switch {
-	case e.engine != nil:
-		return "open"
-	case e.deviceErr != nil:
-		return "not open: " + e.deviceErr.Error()
-	}
-	return "not open yet"
 }
 
 // DefaultLinks are the pages main serves besides the landing page.

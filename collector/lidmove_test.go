@@ -52,9 +52,7 @@ func TestExporterFollowsMovedLIDs(t *testing.T) {
 	}
 	lastAt := func(what string) {
 		t.Helper()
-		e.mu.RLock()
-		s := e.dests["far"]
-		e.mu.RUnlock()
+		s := e.dests.get("far")
 		s.mu.Lock()
 		r, failures := s.last, s.failures
 		s.mu.Unlock()

@@ -125,11 +125,11 @@ destinations:
 		e := New(log.NewNopLogger(), "")
 		e.clock = fc
 		i := i
-		e.traceStarted = func(name string, at time.Time) {
+		e.onTrace(func(name string, at time.Time) {
 			mu.Lock()
 			starts[name][i] = append(starts[name][i], at)
 			mu.Unlock()
-		}
+		}, nil)
 		exps[i] = e
 		defer e.Stop()
 		e.Apply(cfg)
@@ -158,9 +158,19 @@ destinations:
 		fc.Advance()
 	}
 
-	buckets := int(interval / time.Second)
 	mu.Lock()
 	defer mu.Unlock()
+	checkStartsSpread(t, starts, start, from, interval, rounds)
+	checkSwitchPeaks(t, smps, from, interval, rounds, dests)
+}
+
+// checkStartsSpread fails t unless every exporter traced every
+// destination once per interval in [from, from+rounds*interval) and no
+// second of the interval holds more than twice its share of the starts.
+func checkStartsSpread(t *testing.T, starts map[string][][]time.Time, start, from time.Time, interval time.Duration, rounds int) {
+	t.Helper()
+	buckets := int(interval / time.Second)
+	to := from.Add(time.Duration(rounds) * interval)
 	for name, per := range starts {
 		hist := make([]int, buckets)
 		n := 0
@@ -186,12 +196,17 @@ destinations:
 			}
 		}
 	}
-	// Per switch: SMPs per second over the same intervals. In lockstep
-	// the fleet's traces of the D destinations land in D seconds of the
-	// interval, a peak of (interval/D) = 5 times the mean; independent
-	// phases leave only the noise of a few dozen traces in 10 seconds
-	// (seen: at most 2.2 times the mean, on a leaf that 18 traces touch).
-	// The bound is half the lockstep peak.
+}
+
+// checkSwitchPeaks fails t when a switch's SMPs per second over the same
+// intervals peak like lockstep. In lockstep the fleet's traces of the D
+// destinations land in D seconds of the interval, a peak of (interval/D)
+// = 5 times the mean; independent phases leave only the noise of a few
+// dozen traces in 10 seconds (seen: at most 2.2 times the mean, on a leaf
+// that 18 traces touch). The bound is half the lockstep peak.
+func checkSwitchPeaks(t *testing.T, smps map[string]map[int64]int, from time.Time, interval time.Duration, rounds, dests int) {
+	t.Helper()
+	buckets := int(interval / time.Second)
 	maxPeak := float64(buckets) / float64(dests) / 2
 	first := from.Unix()
 	last := first + int64(rounds*buckets)
@@ -202,18 +217,16 @@ destinations:
 	sort.Strings(names)
 	for _, sw := range names {
 		total, peak, peakAt := 0, 0, int64(0)
+		var series []int
 		for s := first; s < last; s++ {
 			v := smps[sw][s]
 			total += v
 			if v > peak {
 				peak, peakAt = v, s
 			}
+			series = append(series, v)
 		}
 		mean := float64(total) / float64(last-first)
-		var series []int
-		for s := first; s < last; s++ {
-			series = append(series, smps[sw][s])
-		}
 		t.Logf("switch %s: %d SMPs in %d s, mean %.1f/s, peak %d/s; %v", sw, total, last-first, mean, peak, series)
 		if total > 0 && float64(peak) > maxPeak*mean {
 			t.Errorf("switch %s: %d SMPs in second %d, %.1f times the mean of %.1f/s: a lockstep peak",

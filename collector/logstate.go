@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
 
 	"github.com/ibtracer/ibtracer_exporter/trace"
@@ -16,11 +17,11 @@ import (
 // logs when its state changes, not on every trace), and the path before
 // the latest one (so that a path change can be read after the fact).
 type opsState struct {
-	mu       sync.Mutex
-	known    bool      // a trace has been recorded
-	state    string    // "ok", or the failing status[/reason]
-	since    time.Time // when state began
-	failures uint64    // traces that failed since state began
+	mu       sync.Mutex // guards the fields below
+	known    bool       // a trace has been recorded
+	state    string     // "ok", or the failing status[/reason]
+	since    time.Time  // when state began
+	failures uint64     // traces that failed since state began
 	path     *trace.Result
 	prev     *trace.Result // the path before path, nil until it changes
 	prevEnd  time.Time     // when prev was last seen (the change's time)
@@ -120,13 +121,13 @@ func pathString(r *trace.Result) string {
 	return b.String()
 }
 
-// logObserved logs what observe found.
-func (e *Exporter) logObserved(evs []opsEvent) {
+// logEvents logs what observe found.
+func logEvents(logger log.Logger, evs []opsEvent) {
 	for _, ev := range evs {
 		if ev.warn {
-			level.Warn(e.logger).Log(ev.kv...)
+			level.Warn(logger).Log(ev.kv...)
 		} else {
-			level.Info(e.logger).Log(ev.kv...)
+			level.Info(logger).Log(ev.kv...)
 		}
 	}
 }

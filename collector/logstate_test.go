@@ -89,9 +89,7 @@ func TestLogsStateChangesAndPathChanges(t *testing.T) {
 	count("healthy", lines, "destination failing", 0)
 	count("healthy", lines, "destination recovered", 0)
 	count("healthy", lines, "path changed", 0)
-	e.mu.RLock()
-	s := e.dests["far"]
-	e.mu.RUnlock()
+	s := e.dests.get("far")
 	s.mu.Lock()
 	old := s.last
 	s.mu.Unlock()

@@ -43,15 +43,10 @@ func (e *Exporter) Describe(chan<- *prometheus.Desc) {}
 // Collect emits every series.
 func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	e.mu.RLock()
-	names := append([]string{destLabel}, e.labelNames...)
-	engine, ag, devErr, tr := e.engine, e.agent, e.deviceErr, e.tracer
+	engine, ag, devErr, tr, on := e.engine, e.agent, e.deviceErr, e.tracer, e.checker != nil
 	interval := time.Duration(config.DefaultInterval)
 	if e.cfg != nil {
 		interval = time.Duration(e.cfg.Interval)
-	}
-	skipped := make([]float64, len(skipReasons))
-	for i, r := range skipReasons {
-		skipped[i] = float64(e.skipped[r])
 	}
 	e.mu.RUnlock()
 
@@ -61,18 +56,19 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(desc("device_up", "1 when the InfiniBand device (or simulator) is open."), prometheus.GaugeValue, up)
 	for i, r := range skipReasons {
-		ch <- prometheus.MustNewConstMetric(dSkipped, prometheus.CounterValue, skipped[i], r)
+		ch <- prometheus.MustNewConstMetric(dSkipped, prometheus.CounterValue, float64(e.skips[i].Load()), r)
 	}
-	dests := e.destinations()
+	names, dests := e.dests.scrape()
 	ch <- prometheus.MustNewConstMetric(desc("destinations", "Configured destinations."), prometheus.GaugeValue, float64(len(dests)))
 	ch <- prometheus.MustNewConstMetric(dIntervalAll, prometheus.GaugeValue, interval.Seconds())
-	e.collectDestinations(ch, names, dests, interval)
-	e.collectDiscovered(ch)
-	e.collectDiscovery(ch, tr)
-	e.collectHealth(ch, names, dests)
-	e.hists.duration.Collect(ch)
-	e.hists.latency.Collect(ch)
-	e.hists.traces.Collect(ch)
+	collectDestinations(ch, names, dests, interval)
+	e.fleet.collect(ch)
+	e.modes.collect(ch, tr)
+	collectHealth(ch, on, &e.health, names, dests)
+	h := e.dests.hists
+	h.duration.Collect(ch)
+	h.latency.Collect(ch)
+	h.traces.Collect(ch)
 	if engine != nil {
 		collectEngine(ch, engine.Stats())
 		collectBudget(ch, engine.BudgetStats())
@@ -90,7 +86,7 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 // configuration's interval (ibtracer_interval_seconds): 10,000 copies of
 // the same number were a tenth of /metrics (docs/metrics.md, "Series
 // budget").
-func (e *Exporter) collectDestinations(ch chan<- prometheus.Metric, names []string, dests []*destState, interval time.Duration) {
+func collectDestinations(ch chan<- prometheus.Metric, names []string, dests []*destState, interval time.Duration) {
 	lab := func(extra ...string) []string { return append(append([]string{}, names...), extra...) }
 	var (
 		dInterval = desc("destination_interval_seconds", "Trace interval of the destination, when not the configuration's "+
@@ -157,7 +153,7 @@ func (e *Exporter) collectDestinations(ch chan<- prometheus.Metric, names []stri
 		}
 		g(dHops, hops)
 		if s.cfg.AllPaths() {
-			s.collectOffsetChanges(ch, pd.changes)
+			s.collectOffsetChangesLocked(ch, pd.changes)
 		} else {
 			c(dChanges, float64(s.pathChanges))
 		}

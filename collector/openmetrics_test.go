@@ -39,7 +39,7 @@ func TestOpenMetricsHasNoDuplicateFamilies(t *testing.T) {
 	defer e.Stop()
 	e.SetDevice(eng, ag, nil)
 	e.Apply(mustConfig(t, "interval: 1h\ndestinations:\n  - {name: a, lid: 3, labels: {rack: r1}}\n"))
-	e.dests["a"].record(&trace.Result{Status: trace.StatusOK, Start: time.Now(), MADs: 5})
+	e.dests.get("a").record(&trace.Result{Status: trace.StatusOK, Start: time.Now(), MADs: 5})
 	reloadOK := prometheus.NewGauge(prometheus.GaugeOpts{Namespace: namespace, Name: "config_last_reload_successful",
 		Help: "1 if the last configuration reload succeeded."})
 	reg := NewRegistry(e, rtt, reloadOK)

@@ -10,6 +10,28 @@ import (
 	"github.com/ibtracer/ibtracer_exporter/trace"
 )
 
+// pages serve the destinations' state to people and scripts: the landing
+// page (landing.go) and /traces (http.go, tracespage.go). They only read.
+type pages struct {
+	dests  *destSet
+	device func() string // whether the device is open, or why not
+}
+
+func (e *Exporter) pages() pages { return pages{dests: e.dests, device: e.deviceStatus} }
+
+// deviceStatus says whether the device is open, or why not.
+func (e *Exporter) deviceStatus() string {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	switch {
+	case e.engine != nil:
+		return "open"
+	case e.deviceErr != nil:
+		return "not open: " + e.deviceErr.Error()
+	}
+	return "not open yet"
+}
+
 // The HTML the landing page and /traces share: one stylesheet, a colour
 // per agent verdict (docs/metrics.md lists the verdicts).
 const pageCSS = `

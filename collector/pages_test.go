@@ -46,13 +46,13 @@ destinations:
 	r2.Hops[1] = hop(1, 0x21, ibmad.NodeTypeSwitch, "leaf-b", 3, 1, 7, trace.AgentMismatch)
 	r2.Hops[1].ExpectedInPort, r2.Hops[1].ActualInPort = 1, 2
 	for _, r := range []*trace.Result{r1, &r2} {
-		e.dests["db01"].record(r)
-		e.dests["db01"].observe(r)
+		e.dests.get("db01").record(r)
+		e.dests.get("db01").observe(r)
 	}
 	r3 := &trace.Result{Status: trace.StatusUnreachable, Reason: trace.ReasonTimeout, Start: start, Duration: time.Second,
 		Err: fmt.Errorf("no answer from hop 1"), Hops: []trace.Hop{hop(0, 0x10, ibmad.NodeTypeCA, "me", 1, 0, 1, trace.AgentSource)}}
-	e.dests["gone"].record(r3)
-	e.dests["gone"].observe(r3)
+	e.dests.get("gone").record(r3)
+	e.dests.get("gone").observe(r3)
 	return e
 }
 

@@ -110,8 +110,8 @@ func newPathDescs(lab func(...string) []string) pathDescs {
 	}
 }
 
-// collectOffsetChanges emits path_changes_total per LID offset.
-func (s *destState) collectOffsetChanges(ch chan<- prometheus.Metric, d *prometheus.Desc) {
+// collectOffsetChangesLocked emits path_changes_total per LID offset.
+func (s *destState) collectOffsetChangesLocked(ch chan<- prometheus.Metric, d *prometheus.Desc) {
 	offs := s.offsetsLocked()
 	out := make([]sample, len(offs))
 	for i, off := range offs {
@@ -130,7 +130,7 @@ func (e *Exporter) traceSet(tctx, ctx context.Context, tr *trace.Tracer, s *dest
 	}
 	for _, r := range ps.Paths {
 		if r.Status == trace.StatusDevice {
-			e.skip(skipDeviceError)
+			e.skips.add(skipDeviceError)
 			level.Warn(e.logger).Log("msg", "trace skipped: device error", "destination", s.cfg.Name, "err", r.Err)
 			return
 		}
@@ -141,11 +141,11 @@ func (e *Exporter) traceSet(tctx, ctx context.Context, tr *trace.Tracer, s *dest
 	}
 	s.recordSet(ps)
 	for _, r := range ps.Paths {
-		e.disc.add(r)
+		e.modes.add(r)
 	}
 	// The set's state is its worst trace's (the base LID's while all are
 	// healthy), logged once per change (logstate.go).
-	e.logObserved(s.observe(ps.Worst()))
+	logEvents(e.logger, s.observe(ps.Worst()))
 	level.Debug(e.logger).Log("msg", "traced every LID", "destination", s.cfg.Name, "lids", len(ps.Paths),
 		"distinct_paths", ps.Distinct, "mads", ps.MADs(), "duration", ps.Duration())
 }

@@ -43,10 +43,10 @@ destinations:
   - {name: single, lid: %d}
 `, lid, lid)))
 	ctx := context.Background()
-	e.traceSet(ctx, ctx, tr, e.dests["multi"], nil)
-	e.dests["single"].record(tr.Trace(ctx, trace.Destination{LID: lid}))
+	e.traceSet(ctx, ctx, tr, e.dests.get("multi"), nil)
+	e.dests.get("single").record(tr.Trace(ctx, trace.Destination{LID: lid}))
 
-	s := e.dests["multi"]
+	s := e.dests.get("multi")
 	s.mu.Lock()
 	ps := s.set
 	s.mu.Unlock()

@@ -14,9 +14,7 @@ import (
 
 // traceCount returns how many traces of a destination were recorded.
 func traceCount(e *Exporter, name string) uint64 {
-	e.mu.RLock()
-	s := e.dests[name]
-	e.mu.RUnlock()
+	s := e.dests.get(name)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.traces
@@ -57,11 +55,11 @@ destinations:
 	}()
 	deadStarted := make(chan struct{})
 	var once sync.Once
-	e.traceStarted = func(name string, _ time.Time) {
+	e.onTrace(func(name string, _ time.Time) {
 		if name == "dead" {
 			once.Do(func() { close(deadStarted) })
 		}
-	}
+	}, nil)
 	e.SetDevice(eng, nil, nil)
 	e.Apply(mustConfig(t, cfg(2)))
 	select {

@@ -2,6 +2,7 @@ package collector
 
 import (
 	"context"
+	"sync"
 	"time"
 )
 
@@ -15,60 +16,77 @@ import (
 // never overlap and a trace that overruns skips the runs it missed.
 
 // schedState is a destination's place in the schedule, guarded by
-// Exporter.sched.mu.
+// scheduler.mu.
 type schedState struct {
 	gen     uint64 // bumped by every arm and by stop: an older timer does nothing
 	stopT   func() // stops the armed timer (nil: none)
-	waiting bool   // armed for a seed retry: a wake begins it again
+	waiting bool   // armed for a seed retry (in scheduler.waiting): a wake begins it again
 	queued  bool
 	running bool
 	stopped bool
 	cancel  context.CancelFunc // of the running trace
 }
 
-// scheduler is the exporter's queue of due destinations and its workers.
+// seedSource is what the scheduler asks the exporter for: the seed of the
+// phases (seed.go).
+type seedSource interface {
+	// currentSeed is the seed ("" while none is known).
+	currentSeed() string
+	// startSeed is the seed, learnt from the device's port GUID when
+	// none is set and a device is open, and the number of destinations
+	// (the first traces are spread with it).
+	startSeed() (seed string, destinations int)
+}
+
+// scheduler is the queue of due destinations and its workers. Its lock
+// is taken after Exporter.mu when both are held, never before.
 type scheduler struct {
+	ctx   context.Context // the exporter's: cancelled by Stop
+	clock *clock          // the exporter's (Exporter.clock): one clock for the whole exporter
+	seeds seedSource
+	// run traces a destination once (Exporter.traceOnce; tests wrap it,
+	// export_test.go).
+	run func(ctx context.Context, s *destState, interval time.Duration)
+	wg  sync.WaitGroup // the workers (Stop waits for them)
+
+	mu      sync.Mutex // guards the fields below and every destState's sch
 	queue   []*destState
+	waiting map[*destState]struct{} // destinations armed for a seed retry
 	workers int
 	limit   int    // concurrency
-	wakes   uint64 // wakeLocked calls: a seed may be known now
-	closed  bool   // Stop: no new timer, no new worker
+	wakes   uint64 // wake calls: a seed may be known now
+	closed  bool   // close: no new timer, no new worker
 }
 
-// startLocked schedules a new destination: its first run is computed on a
-// goroutine of its own (one for every destination a reconcile starts),
-// once the exporter's lock is free, as it may ask the device for the
-// port GUID.
-func (e *Exporter) startLocked(s *destState) {
-	e.starting = append(e.starting, s)
+func newScheduler(ctx context.Context, c *clock, seeds seedSource) *scheduler {
+	return &scheduler{ctx: ctx, clock: c, seeds: seeds, waiting: map[*destState]struct{}{}}
 }
 
-// kickLocked begins the destinations started since the last call.
-func (e *Exporter) kickLocked() {
-	if len(e.starting) == 0 {
-		return
+// start schedules new destinations: their first runs are computed on a
+// goroutine of their own, as it may ask the device for the port GUID.
+func (q *scheduler) start(list []*destState) {
+	if len(list) > 0 {
+		go q.beginAll(list)
 	}
-	list := e.starting
-	e.starting = nil
-	go e.beginAll(list)
 }
 
-func (e *Exporter) beginAll(list []*destState) {
+func (q *scheduler) beginAll(list []*destState) {
 	for _, s := range list {
-		e.begin(s)
+		q.begin(s)
 	}
 }
 
-// stopLocked stops a destination: its timer, its running trace (whose
-// result is not recorded); s.done closes once no trace of it runs.
-func (e *Exporter) stopLocked(s *destState) {
-	e.schedMu.Lock()
-	defer e.schedMu.Unlock()
+// stop stops a destination: its timer, its running trace (whose result
+// is not recorded); s.done closes once no trace of it runs.
+func (q *scheduler) stop(s *destState) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
 	if s.sch.stopped {
 		return
 	}
 	s.sch.stopped = true
 	s.sch.gen++
+	q.setWaitingLocked(s, false)
 	if s.sch.stopT != nil {
 		s.sch.stopT()
 		s.sch.stopT = nil
@@ -81,10 +99,20 @@ func (e *Exporter) stopLocked(s *destState) {
 	}
 }
 
+// setWaitingLocked marks s as waiting for a seed, or not.
+func (q *scheduler) setWaitingLocked(s *destState, w bool) {
+	s.sch.waiting = w
+	if w {
+		q.waiting[s] = struct{}{}
+	} else {
+		delete(q.waiting, s)
+	}
+}
+
 // armLocked arms s's timer: f(s, gen) runs once d has passed, unless s is
 // armed again or stopped first. It reports whether it armed one.
-func (e *Exporter) armLocked(s *destState, d time.Duration, f func(*destState, uint64)) bool {
-	if e.sched.closed || s.sch.stopped {
+func (q *scheduler) armLocked(s *destState, d time.Duration, f func(*destState, uint64)) bool {
+	if q.closed || s.sch.stopped {
 		return false
 	}
 	if s.sch.stopT != nil {
@@ -92,9 +120,17 @@ func (e *Exporter) armLocked(s *destState, d time.Duration, f func(*destState, u
 	}
 	s.sch.gen++
 	gen := s.sch.gen
-	s.sch.waiting = false
-	s.sch.stopT = afterFunc(e.clock, d, func() { f(s, gen) })
+	q.setWaitingLocked(s, false)
+	s.sch.stopT = afterFunc(*q.clock, d, func() { f(s, gen) })
 	return true
+}
+
+// armSeedLocked arms s to look for the phase's seed again after seedRetry
+// or at the next wake.
+func (q *scheduler) armSeedLocked(s *destState) {
+	if q.armLocked(s, seedRetry, q.seedDue) {
+		q.setWaitingLocked(s, true)
+	}
 }
 
 // begin schedules s's first trace once the phase's seed is known: from
@@ -102,71 +138,68 @@ func (e *Exporter) armLocked(s *destState, d time.Duration, f func(*destState, u
 // local port GUID once a device is open (so that the phase never depends
 // on the order in which the device owner calls SetDevice and SetSeed).
 // Without one, it looks again after seedRetry or at the next wake.
-func (e *Exporter) begin(s *destState) {
+func (q *scheduler) begin(s *destState) {
 	for {
-		e.schedMu.Lock()
-		wakes := e.sched.wakes
-		e.schedMu.Unlock()
-		e.mu.RLock()
-		seed, engine, n := e.seedLocked(), e.engine, len(e.dests)
-		e.mu.RUnlock()
-		if seed == "" && e.learnSeed(engine) {
-			continue
-		}
-		e.schedMu.Lock()
+		q.mu.Lock()
+		wakes := q.wakes
+		q.mu.Unlock()
+		seed, n := q.seeds.startSeed()
+		q.mu.Lock()
 		if seed == "" {
-			if e.sched.wakes != wakes { // woken meanwhile: look again
-				e.schedMu.Unlock()
+			if q.wakes != wakes { // woken meanwhile: look again
+				q.mu.Unlock()
 				continue
 			}
-			if e.armLocked(s, seedRetry, e.seedDue) {
-				s.sch.waiting = true
-			}
-			e.schedMu.Unlock()
+			q.armSeedLocked(s)
+			q.mu.Unlock()
 			return
 		}
-		interval := time.Duration(s.cfg.Interval)
-		ph := phase(seed, s.cfg.Name, interval)
-		// The first traces start soon, but spread with the number of
-		// destinations (50 a second), so that a large configuration does
-		// not start with a burst that trips the agents' rate limits.
-		spread := time.Duration(n) * time.Second / 50
-		if spread < 2*time.Second {
-			spread = 2 * time.Second
-		}
-		first := ph % minDuration(interval, spread)
-		if s.atPhase { // discovered later: its phase, not a burst with the others
-			now := e.clock.Now()
-			first = nextRun(now, interval, ph).Sub(now)
-		}
-		e.armLocked(s, first, e.due)
-		e.schedMu.Unlock()
+		q.armLocked(s, q.firstRun(s, seed, n), q.due)
+		q.mu.Unlock()
 		return
 	}
 }
 
+// firstRun is how long after now s's first trace runs, with n
+// destinations configured.
+func (q *scheduler) firstRun(s *destState, seed string, n int) time.Duration {
+	interval := time.Duration(s.cfg.Interval)
+	ph := phase(seed, s.cfg.Name, interval)
+	if s.atPhase { // discovered later: its phase, not a burst with the others
+		now := (*q.clock).Now()
+		return nextRun(now, interval, ph).Sub(now)
+	}
+	// The first traces start soon, but spread with the number of
+	// destinations (50 a second), so that a large configuration does
+	// not start with a burst that trips the agents' rate limits.
+	spread := time.Duration(n) * time.Second / 50
+	if spread < 2*time.Second {
+		spread = 2 * time.Second
+	}
+	return ph % minDuration(interval, spread)
+}
+
 // seedDue is the timer of a destination waiting for a seed.
-func (e *Exporter) seedDue(s *destState, gen uint64) {
-	e.schedMu.Lock()
-	ok := s.sch.gen == gen && !s.sch.stopped && !e.sched.closed
+func (q *scheduler) seedDue(s *destState, gen uint64) {
+	q.mu.Lock()
+	ok := s.sch.gen == gen && !s.sch.stopped && !q.closed
 	if ok {
 		s.sch.stopT = nil
 	}
-	e.schedMu.Unlock()
+	q.mu.Unlock()
 	if ok {
-		e.begin(s)
+		q.begin(s)
 	}
 }
 
-// wakeSeedWaitersLocked begins again the destinations waiting for a
-// seed (e.mu held).
-func (e *Exporter) wakeSeedWaitersLocked() {
-	e.schedMu.Lock()
-	e.sched.wakes++
+// wake begins again the destinations waiting for a seed: one may be
+// known now.
+func (q *scheduler) wake() {
+	q.mu.Lock()
+	q.wakes++
 	var list []*destState
-	for _, s := range e.dests {
-		if s.sch.waiting && !s.sch.stopped {
-			s.sch.waiting = false
+	for s := range q.waiting {
+		if !s.sch.stopped {
 			s.sch.gen++
 			if s.sch.stopT != nil {
 				s.sch.stopT()
@@ -174,103 +207,110 @@ func (e *Exporter) wakeSeedWaitersLocked() {
 			}
 			list = append(list, s)
 		}
+		q.setWaitingLocked(s, false)
 	}
-	e.schedMu.Unlock()
-	if len(list) > 0 {
-		go e.beginAll(list)
-	}
+	q.mu.Unlock()
+	q.start(list)
 }
 
 // due queues s for a worker.
-func (e *Exporter) due(s *destState, gen uint64) {
-	e.schedMu.Lock()
-	defer e.schedMu.Unlock()
-	if s.sch.gen != gen || s.sch.stopped || e.sched.closed {
+func (q *scheduler) due(s *destState, gen uint64) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if s.sch.gen != gen || s.sch.stopped || q.closed {
 		return
 	}
 	s.sch.stopT = nil
 	s.sch.queued = true
-	e.sched.queue = append(e.sched.queue, s)
-	e.spawnLocked()
+	q.queue = append(q.queue, s)
+	q.spawnLocked()
 }
 
 // spawnLocked starts workers while the queue has more destinations than
 // workers and the concurrency allows.
-func (e *Exporter) spawnLocked() {
-	for !e.sched.closed && e.sched.workers < e.sched.limit && e.sched.workers < len(e.sched.queue) {
-		e.sched.workers++
-		e.wg.Add(1)
-		go e.work()
+func (q *scheduler) spawnLocked() {
+	for !q.closed && q.workers < q.limit && q.workers < len(q.queue) {
+		q.workers++
+		q.wg.Add(1)
+		go q.work()
 	}
 }
 
-// setConcurrencyLocked applies a (reloaded) concurrency: running traces
+// setConcurrency applies a (reloaded) concurrency: running traces
 // finish, and from then on at most c run at once.
-func (e *Exporter) setConcurrencyLocked(c int) {
-	e.schedMu.Lock()
-	e.sched.limit = c
-	e.spawnLocked()
-	e.schedMu.Unlock()
+func (q *scheduler) setConcurrency(c int) {
+	q.mu.Lock()
+	q.limit = c
+	q.spawnLocked()
+	q.mu.Unlock()
 }
 
 // work traces queued destinations until the queue is empty.
-func (e *Exporter) work() {
-	defer e.wg.Done()
+func (q *scheduler) work() {
+	defer q.wg.Done()
 	for {
-		e.schedMu.Lock()
-		if e.sched.closed || len(e.sched.queue) == 0 || e.sched.workers > e.sched.limit {
-			e.sched.workers--
-			e.schedMu.Unlock()
+		s, ctx, cancel := q.next()
+		if s == nil {
 			return
 		}
-		s := e.sched.queue[0]
-		e.sched.queue[0] = nil
-		e.sched.queue = e.sched.queue[1:]
-		s.sch.queued = false
-		if s.sch.stopped {
-			close(s.done)
-			e.schedMu.Unlock()
-			continue
-		}
-		ctx, cancel := context.WithCancel(e.ctx)
-		s.sch.running, s.sch.cancel = true, cancel
-		e.schedMu.Unlock()
-
 		interval := time.Duration(s.cfg.Interval)
-		e.traceOnce(ctx, s, interval)
+		q.run(ctx, s, interval)
 		cancel()
-
-		seed := e.currentSeed()
-		e.schedMu.Lock()
-		s.sch.running, s.sch.cancel = false, nil
-		switch {
-		case s.sch.stopped:
-			close(s.done)
-		case seed != "": // a new port or jitter_seed moves the phase
-			now := e.clock.Now()
-			e.armLocked(s, nextRun(now, interval, phase(seed, s.cfg.Name, interval)).Sub(now), e.due)
-		default: // no seed any more (a reload dropped jitter_seed before a device): wait for one
-			if e.armLocked(s, seedRetry, e.seedDue) {
-				s.sch.waiting = true
-			}
-		}
-		e.schedMu.Unlock()
+		q.rearm(s, interval)
 	}
 }
 
-// stopAll stops every destination and the scheduler (Stop).
-func (e *Exporter) stopAll() {
-	e.mu.Lock()
-	for _, s := range e.dests {
-		e.stopLocked(s)
+// next takes the next destination to trace off the queue, marked running
+// with its trace's context (nil: the worker ends).
+func (q *scheduler) next() (*destState, context.Context, context.CancelFunc) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for {
+		if q.closed || len(q.queue) == 0 || q.workers > q.limit {
+			q.workers--
+			return nil, nil, nil
+		}
+		s := q.queue[0]
+		q.queue[0] = nil
+		q.queue = q.queue[1:]
+		s.sch.queued = false
+		if s.sch.stopped {
+			close(s.done)
+			continue
+		}
+		ctx, cancel := context.WithCancel(q.ctx)
+		s.sch.running, s.sch.cancel = true, cancel
+		return s, ctx, cancel
 	}
-	e.schedMu.Lock()
-	e.sched.closed = true
-	for _, s := range e.sched.queue { // stopped while queued: no worker takes them now
+}
+
+// rearm arms s's next trace once one has ended (or ends it, if stopped
+// meanwhile).
+func (q *scheduler) rearm(s *destState, interval time.Duration) {
+	seed := q.seeds.currentSeed()
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	s.sch.running, s.sch.cancel = false, nil
+	switch {
+	case s.sch.stopped:
+		close(s.done)
+	case seed != "": // a new port or jitter_seed moves the phase
+		now := (*q.clock).Now()
+		q.armLocked(s, nextRun(now, interval, phase(seed, s.cfg.Name, interval)).Sub(now), q.due)
+	default: // no seed any more (a reload dropped jitter_seed before a device): wait for one
+		q.armSeedLocked(s)
+	}
+}
+
+// close stops the scheduler (Stop): no new timer, no new worker; the
+// destinations still queued are done.
+func (q *scheduler) close() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.closed = true
+	for _, s := range q.queue { // stopped while queued: no worker takes them now
 		close(s.done)
 		s.sch.queued = false
 	}
-	e.sched.queue = nil
-	e.schedMu.Unlock()
-	e.mu.Unlock()
+	q.queue = nil
 }

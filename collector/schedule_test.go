@@ -16,12 +16,11 @@ import (
 
 // armed counts the destinations whose next run is armed.
 func armed(e *Exporter) int {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	e.schedMu.Lock()
-	defer e.schedMu.Unlock()
+	dests := e.dests.sorted()
+	e.sched.mu.Lock()
+	defer e.sched.mu.Unlock()
 	n := 0
-	for _, s := range e.dests {
+	for _, s := range dests {
 		if s.sch.stopT != nil && !s.sch.waiting {
 			n++
 		}
@@ -84,18 +83,18 @@ func TestSchedulerBoundsConcurrency(t *testing.T) {
 	)
 	e := New(log.NewNopLogger(), "seed")
 	defer e.Stop()
-	e.traceStarted = func(string, time.Time) {
+	e.onTrace(func(string, time.Time) {
 		mu.Lock()
 		now++
 		most = max(most, now)
 		mu.Unlock()
-	}
-	e.traceDone = func(string) {
+	}, nil)
+	e.onTrace(nil, func(string) {
 		mu.Lock()
 		now--
 		ran++
 		mu.Unlock()
-	}
+	})
 	e.SetDevice(eng, nil, nil)
 	e.Apply(mustConfig(t, b.String()))
 	deadline := time.Now().Add(60 * time.Second)

@@ -96,7 +96,7 @@ func TestDiscoveryOnIbsim(t *testing.T) {
 	defer eng.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	ports, err := InventoryFor(eng).Ports(ctx)
+	ports, err := saInventoryOf(eng).Ports(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,11 +130,7 @@ func TestDiscoveryOnIbsim(t *testing.T) {
 		}
 		return strings.Join(out, ",")
 	}
-	refreshes := func() (ok, failed uint64) {
-		e.mu.RLock()
-		defer e.mu.RUnlock()
-		return e.refreshes[0], e.refreshes[1]
-	}
+	refreshes := e.refreshCounts
 	// waitRefresh advances the fake clock until one more refresh is done.
 	waitRefresh := func(what string) {
 		t.Helper()

@@ -40,8 +40,8 @@ ibtracer_discovery_mode{mode="smp"} ` + map[bool]string{true: "1", false: "0"}[w
 	mode("smp")
 	e.Apply(mustConfig(t, "interval: 1h\n")) // auto: SMPs until they are refused
 	mode("smp")
-	e.disc.add(&trace.Result{Discovery: trace.DiscoverySA, SARequests: 7})
-	e.disc.add(&trace.Result{Discovery: trace.DiscoverySMP})
+	e.modes.add(&trace.Result{Discovery: trace.DiscoverySA, SARequests: 7})
+	e.modes.add(&trace.Result{Discovery: trace.DiscoverySMP})
 	want := `
 # HELP ibtracer_sa_record_requests_total SA record requests (NodeRecord, LinkRecord, PortInfoRecord, LinearForwardingTableRecord) that SA-mode walks sent; records are shared across destinations for share_validation, so its rate is the SA load the tracing adds.
 # TYPE ibtracer_sa_record_requests_total counter
@@ -72,7 +72,7 @@ func TestAutoFallbackShowsInTheMetrics(t *testing.T) {
 	// No destinations in the applied configuration: no loop traces behind the test's back.
 	e.Apply(mustConfig(t, "interval: 1h\ntimeout: 100ms\nretries: 0\nvalidate: false\n"))
 	d := mustConfig(t, fmt.Sprintf("destinations:\n  - {name: d, lid: %d}\n", lid)).Destinations[0]
-	s := newDestState(d, nil, e.hists)
+	s := newDestState(d, nil, e.dests.hists)
 	e.traceOnce(context.Background(), s, time.Minute)
 	if s.last == nil || s.last.Status != trace.StatusOK || s.last.Discovery != trace.DiscoverySA {
 		t.Fatalf("auto behind the firewall: %+v", s.last)
@@ -117,7 +117,7 @@ func TestSARecordsSharedForShareValidation(t *testing.T) {
 		{"10s", func(a, b int) bool { return b == 0 && a > 0 }, "the second trace asks nothing"},
 	} {
 		e.Apply(mustConfig(t, "interval: 1h\nvalidate: false\ndiscovery: sa\nshare_validation: "+tc.share+"\n"))
-		s := newDestState(d, nil, e.hists)
+		s := newDestState(d, nil, e.dests.hists)
 		e.traceOnce(context.Background(), s, time.Minute)
 		first := s.last.SARequests
 		e.traceOnce(context.Background(), s, time.Minute)

@@ -9,13 +9,20 @@ import (
 	"github.com/ibtracer/ibtracer_exporter/ibmad/sa"
 )
 
-func init() { InventoryFor = func(e *ibmad.Engine) Inventory { return saInventory{e} } }
-
 // saInventory asks the SA for its NodeRecords: one per switch and one
 // per CA port with a LID, which carry the port's LID, GUIDs, number and
 // the node's description (docs/architecture.md, "Discovered
 // destinations").
 type saInventory struct{ e *ibmad.Engine }
+
+// saInventoryOf is the SA inventory of engine (nil: no device open), the
+// discovery loops' default (fleet.inventoryOf).
+func saInventoryOf(engine *ibmad.Engine) Inventory {
+	if engine == nil {
+		return nil
+	}
+	return saInventory{engine}
+}
 
 // scanGap is how many LIDs without a record end a scan by LID.
 const scanGap = 64

@@ -83,11 +83,7 @@ func TestDiscoveryLogsStateChanges(t *testing.T) {
 			time.Sleep(time.Millisecond)
 		}
 	}
-	refreshes := func() (ok, failed uint64) {
-		e.mu.RLock()
-		defer e.mu.RUnlock()
-		return e.refreshes[0], e.refreshes[1]
-	}
+	refreshes := e.refreshCounts
 	// No device, no inventory: every attempt fails, one a second.
 	e.Apply(mustConfig(t, "interval: 1h\ndiscover:\n  - node_desc: '^nothing matches$'\n    refresh: 10s\n"))
 	armed(start.Add(time.Second), "first attempt")
@@ -103,7 +99,7 @@ func TestDiscoveryLogsStateChanges(t *testing.T) {
 	}
 	// The device is back: the next attempt succeeds and says so, once.
 	inv := &fakeInventory{ports: testInventory()}
-	e.SetInventory(inv)
+	e.setInventory(inv)
 	armed(start.Add(70*time.Second), "recovery")
 	rs := rec.with(discoveryMsgs[3])
 	if len(rs) != 1 || rs[0]["failed_refreshes"] != uint64(61) || rs[0]["failed_for"] != 60*time.Second {

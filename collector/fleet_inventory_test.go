@@ -35,7 +35,7 @@ func TestSAInventoryOnSim(t *testing.T) {
 	defer eng.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	got, err := InventoryFor(eng).Ports(ctx)
+	got, err := saInventoryOf(eng).Ports(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

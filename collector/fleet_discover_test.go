@@ -181,7 +181,7 @@ func TestDiscoveryRefresh(t *testing.T) {
 	e.clock = fc
 	defer e.Stop()
 	inv := &fakeInventory{ports: testInventory()}
-	e.SetInventory(inv)
+	e.setInventory(inv)
 	e.Apply(mustConfig(t, "interval: 1h\ndestinations:\n  - {name: explicit, lid: 40}\ndiscover:\n  - all: true\n    refresh: 1m\n"))
 	current := func() string {
 		var out []string
@@ -202,16 +202,12 @@ func TestDiscoveryRefresh(t *testing.T) {
 	}
 	const want = "db01 HCA-1/1,db02 HCA-1/1,explicit,web01 HCA-1/1,web01 HCA-1/2"
 	waitFor("first refresh", func() bool { return current() == want })
-	if !e.dests["db01 HCA-1/1"].atPhase || e.dests["db01 HCA-1/1"].hops || !e.dests["explicit"].hops {
+	if !e.dests.get("db01 HCA-1/1").atPhase || e.dests.get("db01 HCA-1/1").hops || !e.dests.get("explicit").hops {
 		t.Fatal("discovered destinations: at their phase, no hop series; explicit ones: hop series")
 	}
 	// The SA goes down: the refresh fails, the set stays.
 	inv.set(nil, errors.New("SA: timeout"))
-	refreshes := func() (ok, failed uint64) {
-		e.mu.RLock()
-		defer e.mu.RUnlock()
-		return e.refreshes[0], e.refreshes[1]
-	}
+	refreshes := e.refreshCounts
 	waitFor("failed refresh", func() bool {
 		if _, f := refreshes(); f >= 1 {
 			return true

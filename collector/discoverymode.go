@@ -8,19 +8,22 @@ import (
 	"github.com/ibtracer/ibtracer_exporter/trace"
 )
 
-// discoveryStats count how traces learnt their paths (the discovery key:
-// smp, sa or auto; docs/architecture.md, "SA-only discovery") and the SA
-// record requests SA-mode walks sent. They live in the Exporter, so that
-// a reload (which builds a new tracer) does not reset them.
-type discoveryStats struct {
-	mu         sync.Mutex
-	traces     [2]uint64 // by trace.Discovery: smp, sa
+// The discovery mode (the configuration's discovery: smp, sa or auto;
+// docs/architecture.md, "SA-only discovery"): how traces learn their
+// paths. Not the discover: selectors, which pick destinations (fleet.go).
+
+// modeStats count how traces learnt their paths and the SA record
+// requests SA-mode walks sent. They live in the Exporter, so that a
+// reload (which builds a new tracer) does not reset them.
+type modeStats struct {
+	mu         sync.Mutex // guards traces and saRequests
+	traces     [2]uint64  // by trace.Discovery: smp, sa
 	saRequests uint64
 }
 
 var discoveryModes = []trace.Discovery{trace.DiscoverySMP, trace.DiscoverySA}
 
-func (d *discoveryStats) add(r *trace.Result) {
+func (d *modeStats) add(r *trace.Result) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.saRequests += uint64(r.SARequests)
@@ -40,14 +43,13 @@ var (
 		"its rate is the SA load the tracing adds.")
 )
 
-// collectDiscovery emits the discovery series; tr is the current tracer
+// collect emits the discovery mode's series; tr is the current tracer
 // (nil: no device).
-func (e *Exporter) collectDiscovery(ch chan<- prometheus.Metric, tr *trace.Tracer) {
+func (d *modeStats) collect(ch chan<- prometheus.Metric, tr *trace.Tracer) {
 	mode := trace.Discovery("")
 	if tr != nil {
 		mode = tr.Mode()
 	}
-	d := &e.disc
 	d.mu.Lock()
 	traces, reqs := d.traces, d.saRequests
 	d.mu.Unlock()
