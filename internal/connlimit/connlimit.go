@@ -1,8 +1,3 @@
-// Package connlimit bounds the connections an HTTP server keeps open, so
-// that idle keep-alive connections cannot use up the process's file
-// descriptors, and makes room for a new connection by closing the one
-// that has waited longest for a request, idle keep-alive connections
-// first (docs/architecture.md, "HTTP server limits").
 package connlimit
 
 import (

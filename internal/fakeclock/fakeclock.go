@@ -1,9 +1,3 @@
-// Package fakeclock is a clock for tests whose time moves only when the
-// test advances it: Now, Timer channels and AfterFunc functions that fire
-// when Advance (or Add) passes their time. It implements ibmad.Clock, the
-// module's one clock (docs/architecture.md, "One clock"), so it drives
-// the exporter's scheduler, the engine's MAD budget, the hosted agent's
-// rate limit and the tracer's caches alike.
 package fakeclock
 
 import (

@@ -1,6 +1,3 @@
-// Package memtest measures the heap for tests that bound what a structure
-// keeps: the bytes of live objects after two collections (the second
-// frees what the first's finalizers released).
 package memtest
 
 import "runtime"

@@ -1,5 +1,3 @@
-// Package promtest holds what tests that run a real Prometheus (and its
-// tools) share: dashboards/ and test/e2e/. No product code imports it.
 package promtest
 
 import (

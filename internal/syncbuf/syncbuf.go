@@ -1,6 +1,3 @@
-// Package syncbuf is a bytes.Buffer that several goroutines may write and
-// read at once: for tests and test harnesses that collect a process's or
-// a logger's output (ibmad/ibsim/ibsimtest, logging_test.go).
 package syncbuf
 
 import (

@@ -1,7 +1,3 @@
-// Package ttlcache holds the one cache type of the tracer and of the link
-// health (docs/architecture.md, "Which file to open"): a bounded map whose
-// entries expire a fixed time after they were put, read through an
-// injected clock.
 package ttlcache
 
 import (
