@@ -14,4 +14,7 @@
 //     bytes keep different names.
 //
 // The result is always valid UTF-8, so a Prometheus label never drops it.
+//
+// The package is one file:
+//   - fabricstr.go: Clean (bytes) and String (a string), the rule above.
 package fabricstr

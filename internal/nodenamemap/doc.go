@@ -10,4 +10,8 @@
 // double quote or #, leading quotes and # skipped; a line whose GUID has
 // no name adds nothing; when a GUID comes twice the first name wins. A
 // line that does not start with a number is an error naming the line.
+//
+// The package is one file:
+//   - nodenamemap.go: Map (Name), Load (bounded by readlimit), Parse and
+//     Error, a line it could not read.
 package nodenamemap

@@ -10,4 +10,8 @@
 // the bound is refused from its size, and any file is read through an
 // io.LimitReader of bound+1 bytes, so that one that keeps producing data
 // is refused after bound+1 bytes.
+//
+// The package is one file:
+//   - readlimit.go: Kind and the kinds with their bounds, ReadFile,
+//     TooLargeError, and Size, which writes a bound for a person.
 package readlimit

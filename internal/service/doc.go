@@ -22,8 +22,9 @@
 //     so the engine's own defaults play no part.
 //   - health (enabled, expect_width, expect_speed, counters, limits,
 //     threshold_file): the new tracer gets a new health checker
-//     (collector/health.go); the ports' counters are read afresh, so the
-//     first interval after a reload reports no increments.
+//     (linkhealth.NewChecker, which the collector's Exporter.setHealth
+//     calls); the ports' counters are read afresh, so the first interval
+//     after a reload reports no increments.
 //   - oui, agent.enabled, agent.ping, agent.rate_per_source, agent.burst,
 //     agent.hostname: the hosted agent is replaced on the same engine, so
 //     the tracer and the hosted agent always use the same OUI. (The --agent
@@ -40,4 +41,10 @@
 //     configuration stays.
 //
 // A refused or unreadable file never changes anything that runs.
+//
+// What each file holds:
+//   - service.go: Options and Service (New, Run, Reload, ReloadHandler,
+//     Collectors), the device (opening it with backoff, the hosted
+//     agent, closing it on loss), and the keys a reload may not change
+//     (restartKeys) or that replace the agent (agentChanged).
 package service
