@@ -5,4 +5,10 @@
 // a directed-route-only discovery of a subnet (as ibnetdiscover does) that
 // the oracle tests compare with topology files and stock tools. No product
 // code imports it.
+//
+// What each file holds:
+//   - madtest.go: Transport (New, Inject, Registrations), Func, the answer
+//     the test scripts, and Echo.
+//   - discover.go: Walk and Subnet (Node, Link), the directed-route
+//     discovery; Get, one SMP Get on a path; PortLIDs, every port's LID.
 package madtest

@@ -1,14 +1,3 @@
-// Package sa reads the subnet administrator's tables: a GetTable of any
-// record (reassembled from RMPP by ibmad.Engine.GetTable) and typed
-// helpers for the records the tracer uses: NodeRecord, PortInfoRecord,
-// LinkRecord, LinearForwardingTableRecord and SwitchInfoRecord
-// (docs/protocol.md, "RMPP"; docs/architecture.md).
-//
-// On ibsim the SA's answers are cut to their first MAD (libumad2sim does
-// not segment): a table helper then returns the records of that MAD and
-// an error wrapping ibmad.ErrTableTruncated. The one-record helpers
-// (NodeRecordOf, LFTRecord, PortInfoRecord, LinkRecordFrom) always fit
-// one MAD.
 package sa
 
 import (

@@ -6,4 +6,13 @@
 //
 // Outside CI a missing Debian package skips the test with a message
 // naming it; with CI=true it fails the test.
+//
+// What each file holds:
+//   - ibsimtest.go: Require and Umad2sim (the Debian packages), Options and
+//     Fabric: Start (ibsim, then OpenSM, waiting for its socket and for the
+//     SM), Restart, Resume and Kill, the tools run as a node (Env, Tool,
+//     ToolEnv, StartTool), Console, and Options and Dial for an ibmad/ibsim
+//     transport on a node.
+//   - restart.go: KillSM, StartSM and StartSMArgs, the SM stopped and
+//     started again on a running fabric.
 package ibsimtest

@@ -4,4 +4,8 @@
 // the product binaries stay free of cgo. It builds only with the ibcref
 // build tag (make test sets it): go build ./... and go vet ./... need no
 // C header.
+//
+// The package is one file (cgo, ibcref tag):
+//   - cmadref.go: Available, Decode and Encode (mad_decode_field and
+//     mad_encode_field), and the MAD_FIELDS identifiers the tests use.
 package cmadref

@@ -1,0 +1,13 @@
+// Package simwire holds the sizes, offsets and message types of ibsim's
+// socket protocol (ibsim include/ibsim.h, x86_64 layout), shared by the
+// client (ibmad/ibsim) and the server of the built-in fabric
+// (ibmad/sim/simserve). Each side is checked against an independent peer:
+// the client against the real ibsim, the server against the stock
+// infiniband-diags under libumad2sim (docs/protocol.md, "Serving the
+// simulated fabric over ibsim's sockets").
+//
+// The package is one file:
+//   - simwire.go: the layouts of struct sim_ctl, struct sim_request and
+//     struct sim_client_info as sizes and offsets, MaxClients, ETimedOut,
+//     and the control message types.
+package simwire
