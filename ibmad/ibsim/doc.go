@@ -27,4 +27,15 @@
 // are not a whole request, and requests of classes nobody registered
 // (answered here with 0x000C, as the kernel would), come back from Recv as
 // *ibmad.DropError so that the engine counts them.
+//
+// What each file holds:
+//   - conn.go: Options (OptionsFromEnv), Transport and Dial: the sockets
+//     (abstract Unix or UDP), the control calls (connect, the node's
+//     data), NodeName, ClientID and Close.
+//   - io.go: the ibmad.Transport methods: Register, Port, Send and Recv
+//     (whole requests only, unregistered classes answered and dropped).
+//   - wire.go: struct sim_ctl and struct sim_request, marshalled and
+//     unmarshalled with the layouts of ibmad/ibsim/simwire.
+//   - connect_unix.go, connect_other.go: connectFD, the socket's connect
+//     on Unix systems, and its refusal elsewhere.
 package ibsim

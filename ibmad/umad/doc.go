@@ -11,4 +11,20 @@
 // numbers computed in the _IOC encoding of the architecture built for
 // (ioctl_linux.go); elsewhere Open returns an error that says umad needs
 // Linux.
+//
+// What each file holds:
+//   - options.go: Options, what Open is given.
+//   - sysfs.go: CA and Port read from sysfs (ListCAs, ReadCA, ReadPort),
+//     ChoosePort (the OFED tools' choice) and DeviceIndex.
+//   - conn_linux.go: Transport and Open: registering agents, Send and Recv,
+//     and device loss and reopening.
+//   - abi_linux.go: ib_user_mad_hdr (both sizes) and the agent registration
+//     requests, marshalled; the QP and RMPP choice per class.
+//   - device_linux.go: device, the open umad file (read, write, ioctl;
+//     tests put a socket pair in its place), and openDevice, whose
+//     errors say what to do.
+//   - ioctl_linux.go: the _IOC encodings and the umad ioctl numbers.
+//   - ioctl_generic_linux.go, ioctl_ppc_linux.go: which encoding the
+//     architecture built for uses.
+//   - umad_other.go: the transport off Linux, every method an error.
 package umad

@@ -22,4 +22,13 @@
 // simulated SMA is read-only (no OpenSM: LIDs and routes are the
 // fabric's own). Clients that went away without disconnecting are
 // detached when a write to them fails or when a new client connects.
+//
+// What each file holds:
+//   - server.go: Options, Server (Listen, Serve, Close, SockName,
+//     DefaultNode, Clients), the control messages (connect, node and port
+//     queries, disconnect) and the detaching of clients that went away.
+//   - client.go: client, one connected process: its sim.Transport, its data
+//     socket and the two loops that forward MADs each way, with its TIDs.
+//   - wire.go: the control message (ctlMsg) and the data request read and
+//     written with the layouts of ibmad/ibsim/simwire.
 package simserve
