@@ -12,4 +12,48 @@
 // links going down (optionally followed by a re-route, as an SM sweep
 // would), switches whose data plane disagrees with their LFT, LID changes
 // and nodes or agents that disappear.
+//
+// What each file holds:
+//
+// The fabric and its topology:
+//   - topology.go: Topology, NodeSpec and LinkEnd (AddNode, Connect), and
+//     the ibnetdiscover/ibsim file parser (LoadTopology, ParseTopology,
+//     ParseError naming file and line).
+//   - fattree.go: FatTree2 and FatTree3, generated fat trees.
+//   - fabric.go: Options, Fabric (New), Node and Port, LID assignment and
+//     the look-ups by name, GUID and LID (Node, NodeByGUID, PortByLID,
+//     LIDOf, CALIDs, SMLID), the MAD count.
+//   - route.go: min-hop routes spread over parallel links, Reroute, LFT.
+//
+// Moving MADs:
+//   - transport.go: Transport (Attach), the ibmad.Transport of one port:
+//     its registrations, queue (QueueDepth, Overflows), Send and Recv.
+//   - local.go: what a transport knows of its own port (NodeInfo, PortInfo,
+//     PortNum, LID) and AcceptAll, for the socket server.
+//   - forward.go: directed-route delivery, LID-routed delivery hop by hop
+//     through the forwarding tables, and drops on the links crossed.
+//
+// The agents that answer:
+//   - sma.go: the SMA: NodeInfo, NodeDescription, PortInfo, SwitchInfo and
+//     LinearForwardingTable answers.
+//   - sma_localport.go: the LocalPortNum a switch's SMA gives LID-routed
+//     SMPs (SetSwitchLocalPortZero).
+//   - sa.go: the SA at the SM node: ClassPortInfo, NodeRecord and
+//     PathRecord answers, in OpenSM's port order.
+//   - sa_records.go: the SA tables: SwitchInfoRecord, LFTRecord,
+//     LinkRecord and PortInfoRecord.
+//   - sa_rmpp.go: SA tables sent over RMPP, one session per request.
+//   - pma.go: the PMA: ClassPortInfo, PortCounters and their extended
+//     form (Get, and Set to clear), saturated as real ports do.
+//
+// Faults:
+//   - faults.go: drop rates, links down (with or without a re-route),
+//     data planes that disagree with the LFT, LID changes, silent agents.
+//   - smpfirewall.go: SMPs refused for every node but the SM
+//     (SetSMPFirewall, SetSMPMKeyProtect).
+//   - health_faults.go: link training (width, speed), climbing error
+//     counters, PMA status and legacy PMA faults.
+//   - chaos.go: Chaos and ChaosOptions, random faults and their repairs on
+//     one schedule, for the demo.
+//   - health_chaos.go: the standing path-health faults Chaos adds.
 package sim
