@@ -1,7 +1,21 @@
 // Command ibtracer_exporter traces a YAML list of InfiniBand destinations
 // on a schedule, hop by hop, validating every hop with the ibtracer vendor
 // agent, hosts that agent itself, and exports what it finds as Prometheus
-// metrics (docs/architecture.md). This file only wires flags, logging,
+// metrics (docs/architecture.md). The command only wires flags, logging,
 // the metrics registry and HTTP; internal/service owns the configuration,
 // the device and reloads.
+//
+// What each file holds:
+//   - main.go: the flags and run, which builds the service, the registry,
+//     the routes (/metrics, /traces, /-/healthy, /-/reload, the landing
+//     page) and the HTTP server, and handles SIGHUP and SIGTERM.
+//   - logging.go: the go-kit logger and the slog logger of the web toolkit,
+//     writing ts, caller and level once.
+//   - server.go: the HTTP server's bounds and their flags (webLimits), the
+//     server, and its own errors logged as ours.
+//   - connlimits.go: the connection limiter of --web.max-connections,
+//     bounded by the open-file limit, and its metrics.
+//   - listen.go: the listeners (systemd sockets, addresses, vsock), each
+//     wrapped in the limiter, served with TLS and basic auth by the toolkit.
+//   - webconfig.go: checkWebConfig, the size bound of --web.config.file.
 package main

@@ -14,8 +14,24 @@
 //
 // Exit status: 0 every destination traced and valid, 1 a port mismatch
 // (status 7) was found (or, with --health, a link of a traced path is
-// unhealthy: the JSON's health.healthy tells them apart), 2 bad usage, 3 a path over 64 hops, 4 unreachable
-// (no route, link down, timeout), 5 SA resolution failed, 6 device or
-// transport error. With several destinations, a mismatch wins; otherwise
+// unhealthy: the JSON's health.healthy tells them apart), 2 bad usage, 3
+// a path over 64 hops, 4 unreachable (no route, link down, timeout), 5 SA
+// resolution failed, 6 device or transport error. With several destinations, a mismatch wins; otherwise
 // the highest status.
+//
+// What each file holds:
+//   - main.go: the flags and run; the destinations of the command line
+//     (one function per form), the translation of the flags to
+//     trace.Options, and exitCode over every destination.
+//   - exitcode.go: the exit statuses, and resultExit, a trace's status.
+//   - output.go: output, what a run prints: JSON, verbose or short.
+//   - each.go: each, the bounded concurrency of the traces, and nameHops,
+//     the node-name-map's names given to the hops.
+//   - all.go: --all: the local port skipped, the progress line on a
+//     terminal and the totals line.
+//   - lmc.go: runLMC, --lmc-all: one trace per LID, printed as a path set.
+//   - health.go: the --health flags and their linkhealth.Options, the
+//     checks of the traced paths, their exit status and their output.
+//   - version.go: version, the --version text.
+//   - tty_linux.go, tty_other.go: isTerminal (always false off Linux).
 package main
