@@ -31,6 +31,9 @@
 //   - sawalk.go, sarecords.go: the walk without SMPs, from the SA's
 //     records, and the SA records it reads.
 //   - validate.go: asking the agents, and the expected routes it needs.
+//   - sma.go: the validation modes (ValidateMode, ParseValidate), who
+//     validated a hop (Validator), and validation by a hop's own SMA with
+//     a LID-routed NodeInfo.
 //   - fastpath.go: confirming a known path without walking it again.
 //   - caches.go: what traces share and what a failed trace forgets;
 //     cache.go: the one bounded TTL cache type they use
