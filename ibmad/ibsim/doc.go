@@ -5,7 +5,8 @@
 // inspect, without LD_PRELOAD: a pure-Go program's syscalls cannot be
 // intercepted by libumad2sim.
 //
-// Protocol (ibsim include/ibsim.h, umad2sim/sim_client.c): a control
+// Protocol (docs/protocol.md, "Serving the simulated fabric over ibsim's
+// sockets", which describes both sides): a control
 // socket and a data socket, both datagram sockets in the abstract Unix
 // namespace named from IBSIM_SOCKNAME (default "sim"), or UDP when
 // IBSIM_SERVER_NAME is set. Control messages (struct sim_ctl, 80 bytes)

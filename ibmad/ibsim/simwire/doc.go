@@ -1,5 +1,5 @@
 // Package simwire holds the sizes, offsets and message types of ibsim's
-// socket protocol (ibsim include/ibsim.h, x86_64 layout), shared by the
+// socket protocol (its x86_64 layout, docs/protocol.md), shared by the
 // client (ibmad/ibsim) and the server of the built-in fabric
 // (ibmad/sim/simserve). Each side is checked against an independent peer:
 // the client against the real ibsim, the server against the stock
