@@ -22,22 +22,7 @@ type Destination struct {
 }
 
 // Args returns the ibtracer command-line arguments that trace d.
-func (d Destination) Args() string {
-	switch d.Kind() {
-	case "lid":
-		return fmt.Sprintf("-l %d", d.LID)
-	case "gid":
-		return "-g " + d.GID.String()
-	case "guid":
-		return "-G " + d.GUID.String()
-	case "node":
-		if d.Port != 0 {
-			return fmt.Sprintf("--node %q --port %d", d.Node, d.Port)
-		}
-		return fmt.Sprintf("--node %q", d.Node)
-	}
-	return ""
-}
+func (d Destination) Args() string { return d.write(argsForm) }
 
 // Kind names which address a destination uses.
 func (d Destination) Kind() string {
@@ -151,21 +136,32 @@ func (d Destination) String() string {
 }
 
 // Address formats the destination's address ("lid 5", "guid 0x...").
-func (d Destination) Address() string {
+func (d Destination) Address() string { return d.write(addressForm) }
+
+// addrForm is how one rendering of an address writes each kind: Args
+// (ibtracer's flags) and Address (the labels and logs) differ only here.
+type addrForm struct{ lid, gid, guid, node, port, none string }
+
+var (
+	argsForm    = addrForm{lid: "-l %d", gid: "-g %s", guid: "-G %s", node: "--node %q", port: " --port %d"}
+	addressForm = addrForm{lid: "lid %d", gid: "gid %s", guid: "guid %s", node: "node %q", port: " port %d", none: "(none)"}
+)
+
+func (d Destination) write(f addrForm) string {
 	switch d.Kind() {
 	case "lid":
-		return fmt.Sprintf("lid %d", d.LID)
+		return fmt.Sprintf(f.lid, d.LID)
 	case "gid":
-		return "gid " + d.GID.String()
+		return fmt.Sprintf(f.gid, d.GID)
 	case "guid":
-		return "guid " + d.GUID.String()
+		return fmt.Sprintf(f.guid, d.GUID)
 	case "node":
 		if d.Port != 0 {
-			return fmt.Sprintf("node %q port %d", d.Node, d.Port)
+			return fmt.Sprintf(f.node+f.port, d.Node, d.Port)
 		}
-		return fmt.Sprintf("node %q", d.Node)
+		return fmt.Sprintf(f.node, d.Node)
 	}
-	return "(none)"
+	return f.none
 }
 
 // AgentStatus is what the vendor agent said about a hop.
