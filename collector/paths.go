@@ -2,7 +2,8 @@ package collector
 
 import (
 	"context"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 
 	"github.com/go-kit/log/level"
@@ -77,12 +78,7 @@ func (s *destState) offsetsLocked() []int {
 	for off := range s.byOffset {
 		seen[off] = true
 	}
-	out := make([]int, 0, len(seen))
-	for off := range seen {
-		out = append(out, off)
-	}
-	sort.Ints(out)
-	return out
+	return slices.Sorted(maps.Keys(seen))
 }
 
 // pathDescs are the descriptors of the per-path series: the lid_offset
