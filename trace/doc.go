@@ -33,7 +33,9 @@
 //     state SA-only discovery keeps.
 //   - sawalk.go, sarecords.go: the walk without SMPs, from the SA's
 //     records, and the SA records it reads.
-//   - validate.go: asking the agents, and the expected routes it needs.
+//   - validate.go: asking the agents, and the expected routes it needs;
+//     sma.go: the validation modes (ValidateMode) and validation by the
+//     SMA, with the shared-verdict helpers.
 //   - fastpath.go: confirming a known path without walking it again.
 //   - facts.go: the SMP answers a run's walks share, each asked once
 //     (Options.ShareFacts), and the trace again afresh when they may hide

@@ -18,4 +18,16 @@
 // (no route, link down, timeout), 5 SA resolution failed, 6 device or
 // transport error. With several destinations, a mismatch wins; otherwise
 // the highest status.
+//
+// What each file holds:
+//   - main.go: the flags, the destinations they name, the run.
+//   - all.go: --all: skipping the source, progress, the totals line
+//     (with the MADs sent and the facts shared).
+//   - each.go: running traces concurrently (--concurrency), naming hops.
+//   - output.go: printing a run as text, -v or JSON.
+//   - lmc.go: --lmc-all.
+//   - health.go: --health and its flags.
+//   - exitcode.go: the exit statuses.
+//   - version.go: --version.
+//   - tty_linux.go, tty_other.go: whether stderr is a terminal.
 package main
