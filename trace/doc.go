@@ -8,6 +8,9 @@
 // addressed to, computed from the same forwarding tables, so a correct
 // fabric yields no status 7.
 //
+// With Options.ShareFacts the walks of one run share what their SMPs
+// read: every fact is asked once, whichever trace needs it first.
+//
 // A repeat trace of an unchanged path does not walk again: it re-reads, all
 // at once, the LFT block of every switch on the path and re-asks every
 // agent, and falls back to the walk only when something differs.
@@ -35,6 +38,9 @@
 //     validated a hop (Validator), and validation by a hop's own SMA with
 //     a LID-routed NodeInfo.
 //   - fastpath.go: confirming a known path without walking it again.
+//   - facts.go: the SMP answers a run's walks share, each asked once
+//     (Options.ShareFacts), and the trace again afresh when they may hide
+//     a change.
 //   - caches.go: what traces share and what a failed trace forgets;
 //     cache.go: the one bounded TTL cache type they use
 //     (internal/ttlcache), on an injectable clock.

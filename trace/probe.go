@@ -17,7 +17,9 @@ type Probe struct{ w *walk }
 
 // NewProbe returns a probe for the path to dlid.
 func (t *Tracer) NewProbe(ctx context.Context, dlid uint16) *Probe {
-	return &Probe{w: t.newWalk(ctx, ibmad.PortAttributes{}, dlid)}
+	w := t.newWalk(ctx, ibmad.PortAttributes{}, dlid)
+	w.fresh.Store(true) // the health reads the ports now, never another trace's answer (facts.go)
+	return &Probe{w: w}
 }
 
 // PortInfo reads PortInfo of a port of the node at the end of the

@@ -54,13 +54,19 @@ func (w *walk) wrongPort(r *Result) *Error {
 }
 
 // named runs one trace of d and checks that it reached the port d names.
-// When it reached another port with a cached resolution (the SM moved
-// the LIDs since), the resolution is dropped and d traced again at once,
+// A trace that relied on facts other traces asked (facts.go) and did
+// not succeed is traced again at once reading every fact itself: what
+// it saw may be a change, and the shared answers must not hide it. When
+// it reached another port with a cached resolution (the SM moved the
+// LIDs since), the resolution is dropped and d traced again at once,
 // resolved afresh; a trace that still reaches another port, or reached
 // one with a fresh resolution, fails with reason wrong_port: never a
 // success for another node.
-func (t *Tracer) named(d Destination, run func() (*Result, *walk)) *Result {
-	r, w := run()
+func (t *Tracer) named(d Destination, run func(fresh bool) (*Result, *walk)) *Result {
+	r, w := run(false)
+	if w.reliedOnShared() && (r.Status != StatusOK || w.wrongPort(r) != nil) {
+		r, w = again(r, run)
+	}
 	ferr := w.wrongPort(r)
 	if ferr == nil {
 		return r
@@ -70,12 +76,7 @@ func (t *Tracer) named(d Destination, run func() (*Result, *walk)) *Result {
 		last := &r.Hops[len(r.Hops)-1]
 		t.log(false, "msg", "destination's LID leads to another port: resolving it again", "destination", d.String(),
 			"address", d.Address(), "old_dlid", r.DLID, "reached", name(last), "reached_port_guid", last.PortGUID)
-		first := r
-		r, w = run()
-		r.MADs += first.MADs
-		r.SARequests += first.SARequests
-		r.Start = first.Start
-		r.Duration = time.Since(first.Start)
+		r, w = again(r, run)
 		if ferr = w.wrongPort(r); ferr == nil {
 			return r
 		}
@@ -83,6 +84,19 @@ func (t *Tracer) named(d Destination, run func() (*Result, *walk)) *Result {
 	}
 	r.Status, r.Reason, r.Err = ferr.Status, ferr.Reason, ferr
 	return r
+}
+
+// again traces once more, reading every fact afresh, after first: the
+// result counts the MADs, SA requests and shared facts of both, and
+// lasts from first's start.
+func again(first *Result, run func(fresh bool) (*Result, *walk)) (*Result, *walk) {
+	r, w := run(true)
+	r.MADs += first.MADs
+	r.SARequests += first.SARequests
+	r.SharedFacts += first.SharedFacts
+	r.Start = first.Start
+	r.Duration = time.Since(first.Start)
+	return r, w
 }
 
 // noteLocalLID remembers the local port's LID and logs when it changed

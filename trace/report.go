@@ -41,6 +41,7 @@ type JSONResult struct {
 	Error           string    `json:"error,omitempty"`
 	PathHops        int       `json:"path_hops"`
 	MADs            int       `json:"mads"`
+	SharedFacts     int       `json:"shared_facts"` // answers taken from other traces' questions instead of asking (facts.go)
 	DurationSeconds float64   `json:"duration_seconds"`
 	FastPath        bool      `json:"fast_path"`
 	Discovery       string    `json:"discovery,omitempty"`   // smp or sa
@@ -53,7 +54,7 @@ type JSONResult struct {
 // JSON returns the report form of r.
 func (r *Result) JSON() JSONResult {
 	j := JSONResult{Destination: r.Destination.String(), Address: r.Destination.Address(), DLID: r.DLID, SourceLID: r.From, Port: r.Port,
-		Status: string(r.Status), Reason: string(r.Reason), PathHops: r.PathHops(), MADs: r.MADs,
+		Status: string(r.Status), Reason: string(r.Reason), PathHops: r.PathHops(), MADs: r.MADs, SharedFacts: r.SharedFacts,
 		DurationSeconds: r.Duration.Seconds(), FastPath: r.FastPath, Discovery: string(r.Discovery), SARequests: r.SARequests,
 		Verdicts: r.Verdicts(), Time: r.Start.UTC(), Hops: []JSONHop{}}
 	if r.Err != nil {

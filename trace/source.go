@@ -22,16 +22,17 @@ import (
 // uses nor fills the confirmed-path cache of the local port's traces. A
 // success reached the port d names (reached.go).
 func (t *Tracer) TraceFrom(ctx context.Context, from uint16, d Destination) *Result {
-	return t.named(d, func() (*Result, *walk) { return t.traceFromOnce(ctx, from, d) })
+	return t.named(d, func(fresh bool) (*Result, *walk) { return t.traceFromOnce(ctx, from, d, fresh) })
 }
 
 // traceFromOnce is one trace of d from LID from; the walk is nil when
 // Trace traced it (from is the local port), which checked it already.
-func (t *Tracer) traceFromOnce(ctx context.Context, from uint16, d Destination) (*Result, *walk) {
+func (t *Tracer) traceFromOnce(ctx context.Context, from uint16, d Destination, fresh bool) (*Result, *walk) {
 	r := &Result{Destination: d, From: from, Start: time.Now()}
 	w := t.newWalk(ctx, ibmad.PortAttributes{}, 0)
+	w.fresh.Store(fresh)
 	defer func() {
-		r.MADs = int(w.mads.Load())
+		r.MADs, r.SharedFacts = int(w.mads.Load()), int(w.shared.Load())
 		r.Duration = time.Since(r.Start)
 	}()
 	finish := func(e *Error) (*Result, *walk) {
@@ -60,9 +61,11 @@ func (t *Tracer) traceFromOnce(ctx context.Context, from uint16, d Destination) 
 
 	// Reach the source the way ibtracert does: a walk toward its LID.
 	toSrc := t.newWalk(ctx, src, from)
+	toSrc.fresh.Store(fresh)
 	toSrc.viaSA, w.viaSA = false, false // a trace from another port walks with SMPs
 	pre, ferr := toSrc.walkPath()
 	w.mads.Add(toSrc.mads.Load())
+	w.shared.Add(toSrc.shared.Load())
 	if ferr != nil {
 		ferr.Msg = fmt.Sprintf("the source, LID %d: %s", from, ferr.Msg)
 		return finish(ferr)

@@ -37,15 +37,17 @@ func (t *Tracer) begin(w *walk, r *Result, d Destination) *Error {
 // in the Result, classified by Status and Reason. A success reached the
 // port d names (reached.go).
 func (t *Tracer) Trace(ctx context.Context, d Destination) *Result {
-	return t.named(d, func() (*Result, *walk) { return t.traceOnce(ctx, d) })
+	return t.named(d, func(fresh bool) (*Result, *walk) { return t.traceOnce(ctx, d, fresh) })
 }
 
-// traceOnce is one trace of d, to the DLID it resolves to.
-func (t *Tracer) traceOnce(ctx context.Context, d Destination) (*Result, *walk) {
+// traceOnce is one trace of d, to the DLID it resolves to; a fresh one
+// asks every fact itself (facts.go).
+func (t *Tracer) traceOnce(ctx context.Context, d Destination, fresh bool) (*Result, *walk) {
 	r := &Result{Destination: d, Start: time.Now()}
 	w := t.newWalk(ctx, ibmad.PortAttributes{}, 0)
+	w.fresh.Store(fresh)
 	defer func() {
-		r.MADs, r.SARequests = int(w.mads.Load()), int(w.saReqs.Load())
+		r.MADs, r.SARequests, r.SharedFacts = int(w.mads.Load()), int(w.saReqs.Load()), int(w.shared.Load())
 		r.Duration = time.Since(r.Start)
 	}()
 	finish := func(e *Error) (*Result, *walk) {
@@ -59,9 +61,13 @@ func (t *Tracer) traceOnce(ctx context.Context, d Destination) (*Result, *walk) 
 	src, dlid := w.src, w.dlid
 
 	if !t.opts.NoFastPath && !t.opts.NoValidate {
-		if hops, ok := t.confirm(w); ok {
+		hops, ok := t.confirm(w)
+		if ok {
 			r.Hops, r.Status, r.FastPath = hops, StatusOK, true
 			return r, w
+		}
+		if hops != nil { // the cached path changed: walk it reading every fact afresh
+			w.refresh()
 		}
 	}
 	hops, inPorts, ferr := t.discoverTrace(w, r) // discovery.go
@@ -76,6 +82,7 @@ func (t *Tracer) traceOnce(ctx context.Context, d Destination) (*Result, *walk) 
 		// reading them again before reporting.
 		w2 := t.newWalk(ctx, src, dlid)
 		w2.viaSA = w.viaSA
+		w2.fresh.Store(true) // nothing another trace read: facts.go
 		hops2, inPorts2, ferr2 := t.fullTrace(w2)
 		w.mads.Add(w2.mads.Load())
 		w.saReqs.Add(w2.saReqs.Load())

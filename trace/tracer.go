@@ -67,6 +67,13 @@ type Options struct {
 	// block, link, node, port) across destinations; 0:
 	// DefaultSARecordTTL; Off: not at all (every trace asks again).
 	SARecordTTL time.Duration
+	// ShareFacts is how long the answers of the walk's directed-route
+	// SMPs (a node's NodeInfo, PortInfo and description, a switch's
+	// SwitchInfo and LFT blocks) serve every trace: each is asked once,
+	// whichever destination needs it first, and concurrent walks wait for
+	// an answer in flight (facts.go). ibtracer sets it for the run. 0
+	// (the default) and Off share nothing beyond the caches above.
+	ShareFacts time.Duration
 	// Clock is the clock the caches expire by; nil: the wall clock. (A
 	// Result's Start and Duration always use the real clock.) The one
 	// clock type of the module (docs/architecture.md, "One clock").
@@ -125,7 +132,8 @@ type Tracer struct {
 	e    *ibmad.Engine
 	opts Options
 	caches
-	*saState // SA-only discovery (discovery.go)
+	facts    *facts // shared SMP answers, for Options.ShareFacts (facts.go)
+	*saState        // SA-only discovery (discovery.go)
 
 	resolved *ttlCache[Destination, resolvedEntry] // SA resolutions, for Options.ResolveTTL
 	health   atomic.Pointer[portInfoHook]          // the link health is told the walk's PortInfo reads (probe.go)
@@ -141,7 +149,7 @@ type resolvedEntry struct {
 // New returns a Tracer on e.
 func New(e *ibmad.Engine, o Options) *Tracer {
 	o = o.withDefaults().withValidate() // sma.go
-	return &Tracer{e: e, opts: o, caches: newCaches(o), saState: newSAState(o),
+	return &Tracer{e: e, opts: o, caches: newCaches(o), facts: newFacts(o), saState: newSAState(o),
 		resolved: newTTLCache[Destination, resolvedEntry](o.ResolveTTL, cacheSize, o.Clock.Now)}
 }
 

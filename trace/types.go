@@ -258,15 +258,18 @@ type Result struct {
 	// Port is the destination port a node destination resolved to (its
 	// LocalPortNum; 0 for a switch, or when the address named the port
 	// by LID, GID or GUID).
-	Port     uint8
-	Status   Status
-	Reason   Reason
-	Err      error
-	Hops     []Hop
-	MADs     int
-	Duration time.Duration
-	Start    time.Time
-	FastPath bool // confirmed a cached path instead of walking
+	Port   uint8
+	Status Status
+	Reason Reason
+	Err    error
+	Hops   []Hop
+	MADs   int
+	// SharedFacts counts the answers the trace took from other traces'
+	// questions instead of asking (Options.ShareFacts, facts.go).
+	SharedFacts int
+	Duration    time.Duration
+	Start       time.Time
+	FastPath    bool // confirmed a cached path instead of walking
 	// Discovery is how the path was learnt: smp or sa (discovery.go);
 	// SARequests counts the SA record requests the walk sent (cached
 	// records are not asked again).

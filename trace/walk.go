@@ -26,6 +26,10 @@ type walk struct {
 	// saReqs counts the SA record requests it sent.
 	viaSA  bool
 	saReqs atomic.Int64
+	// fresh: the walk asks every fact itself; shared counts the answers
+	// it took from other traces' questions (facts.go).
+	fresh  atomic.Bool
+	shared atomic.Int64
 
 	mu     sync.Mutex
 	nodeAt map[string]nodeID // DR path -> node, for LID-route computations
@@ -79,7 +83,7 @@ func (w *walk) smp(path ibmad.DRPath, attr ibmad.AttrID, mod uint32) (*ibmad.Res
 
 func (w *walk) nodeInfo(path ibmad.DRPath) (ibmad.NodeInfo, time.Duration, error) {
 	var ni ibmad.NodeInfo
-	resp, err := w.smp(path, ibmad.AttrNodeInfo, 0)
+	resp, err := w.fact(pathFact(path, ibmad.AttrNodeInfo, 0), path, ibmad.AttrNodeInfo, 0)
 	if err != nil {
 		return ni, 0, err
 	}
@@ -89,7 +93,7 @@ func (w *walk) nodeInfo(path ibmad.DRPath) (ibmad.NodeInfo, time.Duration, error
 
 func (w *walk) portInfo(path ibmad.DRPath, port uint8) (ibmad.PortInfo, error) {
 	var pi ibmad.PortInfo
-	resp, err := w.smp(path, ibmad.AttrPortInfo, uint32(port))
+	resp, err := w.fact(pathFact(path, ibmad.AttrPortInfo, uint32(port)), path, ibmad.AttrPortInfo, uint32(port))
 	if err != nil {
 		return pi, err
 	}
@@ -102,7 +106,7 @@ func (w *walk) description(guid ibmad.GUID, path ibmad.DRPath) (string, error) {
 	if d, ok := w.t.desc.Get(guid); ok {
 		return d, nil
 	}
-	resp, err := w.smp(path, ibmad.AttrNodeDescription, 0)
+	resp, err := w.fact(nodeFact(guid, ibmad.AttrNodeDescription, 0), path, ibmad.AttrNodeDescription, 0)
 	if err != nil {
 		return "", err
 	}
@@ -133,7 +137,7 @@ func (w *walk) lftBlock(guid ibmad.GUID, path ibmad.DRPath, block uint32) (*ibma
 			return nil, err
 		}
 	} else {
-		resp, err := w.smp(path, ibmad.AttrLinearForwardingTable, block)
+		resp, err := w.fact(nodeFact(guid, ibmad.AttrLinearForwardingTable, block), path, ibmad.AttrLinearForwardingTable, block)
 		if err != nil {
 			return nil, err
 		}
@@ -154,7 +158,16 @@ func (w *walk) switchTop(guid ibmad.GUID, path ibmad.DRPath, fresh bool) (uint16
 	if top, ok := w.t.top.Get(guid); ok && !fresh {
 		return top, nil
 	}
-	resp, err := w.smp(path, ibmad.AttrSwitchInfo, 0)
+	k := nodeFact(guid, ibmad.AttrSwitchInfo, 0)
+	var resp *ibmad.Response
+	var err error
+	if fresh && w.t.facts != nil {
+		if resp, err = w.smp(path, ibmad.AttrSwitchInfo, 0); err == nil {
+			w.t.facts.put(k, resp)
+		}
+	} else {
+		resp, err = w.fact(k, path, ibmad.AttrSwitchInfo, 0)
+	}
 	if err != nil {
 		return 0, err
 	}

@@ -57,11 +57,15 @@ func (p *progress) finish() {
 
 // totalsOf is --all's last line. The hops it counts are those of the ok
 // traces, by verdict, in the words of their lines (trace.Verdicts), so
-// that the lines add up to it.
+// that the lines add up to it; then the MADs the traces sent and the
+// facts they took from one another instead of asking
+// (trace.Result.SharedFacts).
 func totalsOf(rs []*trace.Result) string {
-	var ok, mismatch, unreachable, other, hops int
+	var ok, mismatch, unreachable, other, hops, mads, shared int
 	var v trace.Verdicts
 	for _, r := range rs {
+		mads += r.MADs
+		shared += r.SharedFacts
 		switch r.Status {
 		case trace.StatusOK:
 			ok++
@@ -79,5 +83,5 @@ func totalsOf(rs []*trace.Result) string {
 	if other > 0 {
 		s += fmt.Sprintf(", %d failed otherwise", other)
 	}
-	return s + fmt.Sprintf("; hops of the ok traces: %d, %s", hops, v)
+	return s + fmt.Sprintf("; hops of the ok traces: %d, %s; MADs: %d sent, %d facts shared rather than asked", hops, v, mads, shared)
 }

@@ -67,6 +67,9 @@ func BenchmarkAllVersusIbtracertLoop(b *testing.B) {
 				b.ReportMetric(loopTime.Seconds()/ours.Seconds(), "speedup-novalidate")
 				b.ReportMetric(float64(theirs), "ibtracert-MADs")
 				b.ReportMetric(float64(mads), "ibtracer-novalidate-MADs")
+				facts := distinctFacts(rs)
+				b.ReportMetric(float64(facts), "distinct-facts")
+				b.ReportMetric(float64(mads)/float64(facts), "MADs/fact")
 			} else {
 				b.ReportMetric(ours.Seconds(), "ibtracer-s")
 				b.ReportMetric(float64(mads), "ibtracer-MADs")

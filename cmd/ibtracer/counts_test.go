@@ -52,6 +52,7 @@ func TestTotalsCountWhatTheLinesCount(t *testing.T) {
 		{Destination: trace.Destination{LID: 13}, Status: trace.StatusUnreachable, Reason: trace.ReasonNoRoute, Err: errors.New("no route"),
 			Hops: []trace.Hop{{Agent: trace.AgentSource}, {Hop: 1, Agent: trace.AgentNotAsked}}},
 	}
+	rs[1].SharedFacts = 4
 	out := output{n: len(rs), totals: rs, json: func() any { return nil },
 		verbose: func(io.Writer, int) {},
 		summary: func(w io.Writer, i int) { fmt.Fprintln(w, rs[i].Summary()) }}
@@ -79,7 +80,7 @@ func TestTotalsCountWhatTheLinesCount(t *testing.T) {
 	if want := "lid 11: ok: 4 hops, 1 validated, 3 not validated (2 lost, 1 ingress unknown), 10 MADs"; !strings.HasPrefix(lines[1], want) {
 		t.Fatalf("line %q, want it to begin %q", lines[1], want)
 	}
-	if want := "totals: 4 traced, 3 ok, 0 mismatches, 1 unreachable; hops of the ok traces: 8, 3 validated, 5 not validated (1 unsupported, 3 lost, 1 ingress unknown)"; totals != want {
+	if want := "totals: 4 traced, 3 ok, 0 mismatches, 1 unreachable; hops of the ok traces: 8, 3 validated, 5 not validated (1 unsupported, 3 lost, 1 ingress unknown); MADs: 30 sent, 4 facts shared rather than asked"; totals != want {
 		t.Fatalf("totals %q, want %q", totals, want)
 	}
 }

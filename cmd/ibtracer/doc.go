@@ -28,7 +28,8 @@
 //   - each.go: each, the bounded concurrency of the traces, and nameHops,
 //     the node-name-map's names given to the hops.
 //   - all.go: --all: the local port skipped, the progress line on a
-//     terminal and the totals line.
+//     terminal and the totals line (with the MADs sent and the facts
+//     shared).
 //   - lmc.go: runLMC, --lmc-all: one trace per LID, printed as a path set.
 //   - health.go: the --health flags and their linkhealth.Options, the
 //     checks of the traced paths, their exit status and their output.

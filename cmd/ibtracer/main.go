@@ -190,9 +190,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return exitCode(results, healths)
 }
 
+// shareForRun is how long the facts a run's walks read serve its other
+// traces (trace.Options.ShareFacts): longer than any run, so each is
+// asked once per run (docs/architecture.md, "Facts shared by a run").
+const shareForRun = 24 * time.Hour
+
 // traceOptions is the flags as trace.Options, with the meanings the
 // exporter's configuration gives the same knobs (config.TraceOptions):
-// --retries 0 is NoRetry. The caches keep trace's defaults.
+// --retries 0 is NoRetry. The caches keep trace's defaults; the facts
+// the walks read are shared for the run.
 func (o *options) traceOptions(oui ibmad.OUI) trace.Options {
 	return trace.Options{
 		Timeout:    time.Duration(o.timeoutMS) * time.Millisecond,
@@ -203,6 +209,7 @@ func (o *options) traceOptions(oui ibmad.OUI) trace.Options {
 		NoValidate: o.noValidate,
 		Validate:   trace.ValidateMode(o.validate),
 		Discovery:  trace.Discovery(o.discovery),
+		ShareFacts: shareForRun,
 	}
 }
 

@@ -1,0 +1,120 @@
+package trace
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/ibtracer/ibtracer_exporter/ibmad"
+	"github.com/ibtracer/ibtracer_exporter/ibmad/sim"
+)
+
+// TestFactInFlightIsAskedOnce: a second trace that needs a fact while the
+// first's question is in flight waits for that answer instead of asking
+// again, and counts it as shared; after ttl on the tracer's clock the
+// fact is asked again.
+func TestFactInFlightIsAskedOnce(t *testing.T) {
+	clock := newFakeClock()
+	f := newFacts(Options{ShareFacts: time.Minute, Clock: clock})
+	k := pathFact(ibmad.DRPath{1, 3}, ibmad.AttrNodeInfo, 0)
+	started, release := make(chan struct{}), make(chan struct{})
+	want := &ibmad.Response{Attempts: 1}
+	first := make(chan *ibmad.Response)
+	go func() {
+		resp, _, _ := f.get(context.Background(), k, func() (*ibmad.Response, error) {
+			close(started)
+			<-release
+			return want, nil
+		})
+		first <- resp
+	}()
+	<-started // the question is in flight: registered before it was asked
+	second := make(chan bool)
+	go func() {
+		resp, shared, err := f.get(context.Background(), k, func() (*ibmad.Response, error) {
+			t.Error("the fact in flight was asked again")
+			return nil, nil
+		})
+		second <- shared && err == nil && resp == want
+	}()
+	close(release)
+	if got := <-first; got != want {
+		t.Fatalf("the first trace got %v", got)
+	}
+	if !<-second {
+		t.Fatal("the second trace did not get the first one's answer as shared")
+	}
+	if f.asked.Load() != 1 || f.shared.Load() != 1 {
+		t.Fatalf("asked %d, shared %d; want 1 and 1", f.asked.Load(), f.shared.Load())
+	}
+	clock.Add(time.Minute)
+	asked := false
+	if _, shared, _ := f.get(context.Background(), k, func() (*ibmad.Response, error) { asked = true; return want, nil }); shared || !asked {
+		t.Fatalf("after ttl: shared %v, asked %v; want asked again", shared, asked)
+	}
+}
+
+// pathOf is a trace's node GUIDs, in order.
+func pathOf(r *Result) []ibmad.GUID {
+	var out []ibmad.GUID
+	for _, h := range r.Hops {
+		out = append(out, h.NodeGUID)
+	}
+	return out
+}
+
+// TestSharedFactsNeverHideALinkDown: a trace that walks on facts another
+// trace read before a link went down (and the SM routed around it) fails
+// on them, and is traced again reading every fact itself: it reports the
+// new path, the one a tracer that shares nothing finds, not a failure.
+func TestSharedFactsNeverHideALinkDown(t *testing.T) {
+	topo, err := sim.FatTree2(4, 2, 4, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newSim(t, topo, sim.Options{})
+	o := Options{NoValidate: true, NoRetry: true, Timeout: 50 * time.Millisecond}
+	so := o
+	so.ShareFacts = time.Hour
+	shared, alone := s.tracer("H0-0", so), s.tracer("H0-0", o)
+	ctx := context.Background()
+	a := shared.Trace(ctx, Destination{LID: s.lid("H3-0")})
+	if a.Status != StatusOK || len(a.Hops) != 5 {
+		t.Fatalf("H3-0: %s %v, %d hops", a.Status, a.Err, len(a.Hops))
+	}
+	spine, leaf := a.Hops[2], a.Hops[3]
+	// Another host of that leaf whose path crosses the same spine.
+	var b uint16
+	for i := 1; i < 4 && b == 0; i++ {
+		lid := s.lid("H3-" + string(rune('0'+i)))
+		if r := alone.Trace(ctx, Destination{LID: lid}); r.Status == StatusOK && r.Hops[2].NodeGUID == spine.NodeGUID {
+			b = lid
+		}
+	}
+	if b == 0 {
+		t.Fatalf("no other host of %s is routed through %s", leaf.NodeDesc, spine.NodeDesc)
+	}
+	if err := s.f.SetLinkState(spine.NodeDesc, int(a.Hops[2].OutPort), false, true); err != nil {
+		t.Fatal(err)
+	}
+	r := shared.Trace(ctx, Destination{LID: b})
+	want := alone.Trace(ctx, Destination{LID: b})
+	if want.Status != StatusOK {
+		t.Fatalf("the tracer that shares nothing: %s %v", want.Status, want.Err)
+	}
+	if r.Status != StatusOK || fmtGUIDs(pathOf(r)) != fmtGUIDs(pathOf(want)) || r.SharedFacts == 0 {
+		t.Fatalf("after the link went down: %s %v, path %v, %d shared facts; want ok on %v, having relied on shared facts first",
+			r.Status, r.Err, pathOf(r), r.SharedFacts, pathOf(want))
+	}
+	if r.Hops[2].NodeGUID == spine.NodeGUID {
+		t.Fatalf("the path still crosses %s, whose link to %s is down", spine.NodeDesc, leaf.NodeDesc)
+	}
+}
+
+func fmtGUIDs(gs []ibmad.GUID) string {
+	s := ""
+	for _, g := range gs {
+		s += g.String() + " "
+	}
+	return s
+}
