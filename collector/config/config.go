@@ -54,11 +54,13 @@ type Config struct {
 	Destinations []Destination `yaml:"destinations"`
 	// JitterSeed replaces the local port GUID as the seed of the
 	// destinations' phases (collector.Exporter.SetSeed).
-	JitterSeed      string    `yaml:"jitter_seed"`
-	ValidateAgents  *bool     `yaml:"validate"`
-	ShareValidation *Duration `yaml:"share_validation"`
-	AgentSupportTTL *Duration `yaml:"agent_support_ttl"`
-	ResolveTTL      *Duration `yaml:"resolve_ttl"`
+	JitterSeed string `yaml:"jitter_seed"`
+	// Validate is who validates each hop: auto, agent, sma or off
+	// (validate.go; the file's old true and false are auto and off).
+	Validate        trace.ValidateMode `yaml:"validate"`
+	ShareValidation *Duration          `yaml:"share_validation"`
+	AgentSupportTTL *Duration          `yaml:"agent_support_ttl"`
+	ResolveTTL      *Duration          `yaml:"resolve_ttl"`
 	// NodeNameMap is an OFED node-name-map file (internal/nodenamemap);
 	// a relative path is relative to the configuration file.
 	NodeNameMap string `yaml:"node_name_map"`
