@@ -236,7 +236,7 @@ var labelNameRe = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
 // ReservedLabels are the label names the exporter sets itself, and
 // "destination", which would read as its "dest".
 var ReservedLabels = map[string]bool{"dest": true, "destination": true, "hop": true, "node_guid": true, "node_desc": true,
-	"node_type": true, "in_port": true, "out_port": true, "lid": true, "status": true, "result": true, "reason": true,
+	"node_type": true, "in_port": true, "out_port": true, "lid": true, "status": true, "verdict": true, "validated_by": true, "result": true, "reason": true,
 	"class": true, "port_guid": true, "le": true, "instance": true, "job": true, "address": true, "kind": true, "ibtracer_args": true, "lid_offset": true, "mode": true}
 
 // LabelNames returns the union of every destination's label names, sorted.
