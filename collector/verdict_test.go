@@ -101,3 +101,24 @@ func metricOf(t *testing.T, e *Exporter, name string) *dto.Metric {
 	t.Fatalf("no single %s", name)
 	return nil
 }
+
+// TestSMAMismatchCounts: a mismatch found by a switch's SMA is a port
+// mismatch like the agent's (status 7): it counts in path_mismatched_hops
+// and port_mismatches_total, which IBTracerPortMismatch reads; and a hop
+// its SMA validated counts as validated, not as unsupported.
+func TestSMAMismatchCounts(t *testing.T) {
+	e := New(log.NewNopLogger(), "seed")
+	defer e.Stop()
+	e.Apply(mustConfig(t, "interval: 1h\ndestinations:\n  - name: db\n    lid: 4\n"))
+	r := smaResult(trace.BySMA)
+	r.Status = trace.StatusMismatch
+	r.Hops[1].Agent, r.Hops[1].ExpectedInPort, r.Hops[1].ActualInPort = trace.AgentMismatch, 1, 3
+	e.dests.get("db").record(r)
+	for name, want := range map[string]float64{"ibtracer_path_mismatched_hops": 1, "ibtracer_port_mismatches_total": 1,
+		"ibtracer_path_validated_hops": 1, "ibtracer_path_unsupported_hops": 0, "ibtracer_unsupported_hops_total": 0} {
+		m := metricOf(t, e, name)
+		if got := m.GetGauge().GetValue() + m.GetCounter().GetValue(); got != want {
+			t.Errorf("%s = %v, want %v", name, got, want)
+		}
+	}
+}
