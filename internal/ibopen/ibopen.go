@@ -56,7 +56,7 @@ func AddSimFlags(app *kingpin.Application, c *Config) {
 		StringVar(&c.SimTopology)
 	app.Flag("sim.node", "Node of the simulated fabric this program runs on; default: the first CA.").StringVar(&c.SimNode)
 	app.Flag("sim.agents", "Where the simulated fabric runs the vendor agent: all, hosts, none, a percentage of hosts such as 80% (with every switch), "+
-			"or hosts:80% (a percentage of hosts, no switch, as on a real fabric).").
+		"or hosts:80% (a percentage of hosts, no switch, as on a real fabric).").
 		Default("all").StringVar(&c.SimAgents)
 	strictint.IntVar(app.Flag("sim.lmc", "LMC of the simulated fabric's CA ports (0..7).").Default("0"), &c.SimLMC, 0, 7)
 	app.Flag("sim.seed", "Seed of the simulated fabric's random choices.").Default("1").Uint64Var(&c.SimSeed)
