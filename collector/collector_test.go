@@ -49,7 +49,7 @@ destinations:
 		Hops: []trace.Hop{hop(0, 0x10, ibmad.NodeTypeCA, "me", 1, 0, 1, trace.AgentSource),
 			hop(1, 0x20, ibmad.NodeTypeSwitch, "leaf", 2, 1, 4, trace.AgentUnsupported),
 			hop(2, 0x30, ibmad.NodeTypeCA, "db01", 9, 1, 0, trace.AgentValidated)}}
-	r1.Hops[2].AgentRTT = 7 * time.Microsecond
+	r1.Hops[2].AgentRTT, r1.Hops[2].ValidatedBy = 7*time.Microsecond, trace.ByAgent
 	r1.Hops[2].ActualInPort, r1.Hops[2].ExpectedInPort = 1, 1
 	e.dests.get("db01").record(r1)
 	// The path moves to another leaf port: a path change.
@@ -72,15 +72,15 @@ ibtracer_path_hops{dest="idle",rack=""} 0
 # TYPE ibtracer_path_last_change_timestamp_seconds gauge
 ibtracer_path_last_change_timestamp_seconds{dest="db01",rack="r7"} 1.800000060003e+09
 ibtracer_path_last_change_timestamp_seconds{dest="idle",rack=""} 0
-# HELP ibtracer_path_validated_hops Hops of the last trace whose agent confirmed the ingress port.
+# HELP ibtracer_path_validated_hops Hops of the last trace whose ingress port was confirmed, by the agent or the SMA.
 # TYPE ibtracer_path_validated_hops gauge
 ibtracer_path_validated_hops{dest="db01",rack="r7"} 1
 ibtracer_path_validated_hops{dest="idle",rack=""} 0
-# HELP ibtracer_path_unsupported_hops Hops of the last trace without the vendor agent.
+# HELP ibtracer_path_unsupported_hops Hops of the last trace nobody validated: unsupported (no agent, the SMA not asked) or lost (no answer).
 # TYPE ibtracer_path_unsupported_hops gauge
 ibtracer_path_unsupported_hops{dest="db01",rack="r7"} 1
 ibtracer_path_unsupported_hops{dest="idle",rack=""} 0
-# HELP ibtracer_unsupported_hops_total Hops without the vendor agent, summed over traces.
+# HELP ibtracer_unsupported_hops_total Hops nobody validated (unsupported or lost), summed over traces.
 # TYPE ibtracer_unsupported_hops_total counter
 ibtracer_unsupported_hops_total{dest="db01",rack="r7"} 2
 ibtracer_unsupported_hops_total{dest="idle",rack=""} 0
@@ -120,7 +120,7 @@ ibtracer_traces_total{result="unreachable"} 0
 		t.Fatalf("%d latency histograms, want one for the exporter", n)
 	}
 	wantLast := `
-# HELP ibtracer_last_latency_seconds Round-trip time of the validation MAD to the destination's own agent, from the last trace that measured it (0: none yet).
+# HELP ibtracer_last_latency_seconds Round-trip time of the validation MAD to the destination's own agent (never its SMA), from the last trace that measured it (0: none yet).
 # TYPE ibtracer_last_latency_seconds gauge
 ibtracer_last_latency_seconds{dest="db01",rack="r7"} 7e-06
 ibtracer_last_latency_seconds{dest="idle",rack=""} 0

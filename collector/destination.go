@@ -181,7 +181,7 @@ func (s *destState) recordLocked(r *trace.Result, off int) {
 		s.mismatched += uint64(r.Count(trace.AgentMismatch))
 		s.unsupported += uint64(unsupported(r))
 		if n := len(r.Hops); n > 1 {
-			if h := r.Hops[n-1]; h.Agent == trace.AgentValidated || h.Agent == trace.AgentMismatch || h.Agent == trace.AgentIngressUnknown {
+			if h := r.Hops[n-1]; agentAnswered(h) {
 				s.lastLatency = h.AgentRTT
 				if s.hists != nil {
 					s.hists.latency.Observe(h.AgentRTT.Seconds())
@@ -240,8 +240,33 @@ func (s *destState) setSignatureLocked(off int, sig uint64) {
 	s.signatures[off] = sig
 }
 
+// agentAnswered says whether h's verdict is the answer of its own vendor
+// agent: only then is its RTT the end-to-end latency. An SMA's answer
+// crosses VL15 and the node's management CPU, not the data path
+// (docs/metrics.md, "Latency").
+func agentAnswered(h trace.Hop) bool {
+	return h.ValidatedBy == trace.ByAgent &&
+		(h.Agent == trace.AgentValidated || h.Agent == trace.AgentMismatch || h.Agent == trace.AgentIngressUnknown)
+}
+
+// unsupported counts the hops of r that nobody validated though someone
+// was to be asked: no agent and the SMA not asked (unsupported), or no
+// answer (lost). Under auto a hop without an agent is its SMA's, so these
+// are the hops neither could judge (docs/metrics.md).
 func unsupported(r *trace.Result) int {
 	return r.Count(trace.AgentUnsupported) + r.Count(trace.AgentLost)
+}
+
+// validatorNone is the validated_by of a hop nobody was asked about.
+const validatorNone = "none"
+
+// validator is the validated_by label of who judged a hop: agent, sma or
+// none (a bounded set: trace.Validator's values and none).
+func validator(v trace.Validator) string {
+	if v == "" {
+		return validatorNone
+	}
+	return string(v)
 }
 
 // hopLabels are the label sets of one hop's series.
@@ -269,16 +294,16 @@ func (s *destState) hopLabelsLocked() []hopLabels {
 func appendHopLabels(out []hopLabels, base labelSet, r *trace.Result) []hopLabels {
 	for _, h := range r.Hops[1:] {
 		hop := pair("hop", strconv.Itoa(h.Hop))
-		rtt := h.RTT
+		rtt, rttBy := h.RTT, validatorNone
 		if h.AgentRTT > 0 {
-			rtt = h.AgentRTT
+			rtt, rttBy = h.AgentRTT, validator(h.ValidatedBy)
 		}
 		out = append(out, hopLabels{
 			info: base.with(hop, pair("node_guid", h.NodeGUID.String()), pair("port_guid", h.PortGUID.String()),
 				pair("node_desc", h.NodeDesc), pair("node_type", h.NodeType.String()), pair("lid", strconv.Itoa(int(h.LID))),
 				pair("in_port", strconv.Itoa(int(h.InPort))), pair("out_port", strconv.Itoa(int(h.OutPort)))),
-			status:     base.with(hop, pair("status", string(h.Agent))),
-			rtt:        base.with(hop),
+			status:     base.with(hop, pair("verdict", string(h.Agent)), pair("validated_by", validator(h.ValidatedBy))),
+			rtt:        base.with(hop, pair("validated_by", rttBy)),
 			rttSeconds: rtt.Seconds(),
 		})
 	}

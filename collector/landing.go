@@ -53,7 +53,7 @@ var landingTmpl = template.Must(template.New("landing").Funcs(pageFuncs).Parse(`
 <td class="s-none">not traced yet</td><td></td><td></td>
 {{- end}}
 <td>{{when .LastChange}}{{if .PathChanges}} (changes: {{.PathChanges}}){{end}}</td>
-<td>{{range verdicts .Last}}<span class="verdict v-{{.Verdict}}">{{.N}} {{.Verdict}}</span> {{end}}</td></tr>
+<td>{{range verdicts .Last}}<span class="verdict v-{{.Verdict}}">{{.N}} {{.Verdict}}{{with .By}} ({{.}}){{end}}</span> {{end}}</td></tr>
 {{- end}}
 </tbody></table>
 </body></html>

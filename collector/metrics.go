@@ -95,24 +95,24 @@ func collectDestinations(ch chan<- prometheus.Metric, names []string, dests []*d
 		dSuccess  = desc("trace_success", "1 if the last trace reached the destination and found no port mismatch.", lab()...)
 		dLastTime = desc("last_trace_timestamp_seconds", "When the last trace ended (0: none yet).", lab()...)
 		dLastDur  = desc("last_trace_duration_seconds", "How long the last trace took (0: none yet).", lab()...)
-		dLastLat  = desc("last_latency_seconds", "Round-trip time of the validation MAD to the destination's own agent, "+
+		dLastLat  = desc("last_latency_seconds", "Round-trip time of the validation MAD to the destination's own agent (never its SMA), "+
 			"from the last trace that measured it (0: none yet).", lab()...)
 		dFailures = desc("trace_failures_total", "Failed traces by reason (a reason appears once it occurred).", lab("reason")...)
 		dHops     = desc("path_hops", "Links the last traced path crosses: the nodes after the source, destination included.", lab()...)
 		dChanges  = desc("path_changes_total", helpChanges, lab()...)
 		dMisHops  = desc("path_mismatched_hops", "Hops of the last trace that reported a port mismatch (status 7).", lab()...)
-		dUnsHops  = desc("path_unsupported_hops", "Hops of the last trace without the vendor agent.", lab()...)
+		dUnsHops  = desc("path_unsupported_hops", "Hops of the last trace nobody validated: unsupported (no agent, the SMA not asked) or lost (no answer).", lab()...)
 		// hops: true only.
 		dChangeTime = desc("path_last_change_timestamp_seconds", "When the path last changed (0: never).", lab()...)
 		dMisTotal   = desc("port_mismatches_total", "Hops that reported a port mismatch (status 7), summed over traces.", lab()...)
-		dUnsTotal   = desc("unsupported_hops_total", "Hops without the vendor agent, summed over traces.", lab()...)
-		dValHops    = desc("path_validated_hops", "Hops of the last trace whose agent confirmed the ingress port.", lab()...)
+		dUnsTotal   = desc("unsupported_hops_total", "Hops nobody validated (unsupported or lost), summed over traces.", lab()...)
+		dValHops    = desc("path_validated_hops", "Hops of the last trace whose ingress port was confirmed, by the agent or the SMA.", lab()...)
 		dMADs       = desc("trace_mads_total", "MADs spent tracing the destination.", lab()...)
 		dLastMADs   = desc("last_trace_mads", "MADs the last trace spent.", lab()...)
 		dHopInfo    = desc("hop_info", helpHopInfo,
 			lab("hop", "node_guid", "port_guid", "node_desc", "node_type", "lid", "in_port", "out_port")...)
-		dHopStatus = desc("hop_agent_status", helpHopStatus, lab("hop", "status")...)
-		dHopRTT    = desc("hop_rtt_seconds", helpHopRTT, lab("hop")...)
+		dHopStatus = desc("hop_verdict", helpHopStatus, lab("hop", "verdict", "validated_by")...)
+		dHopRTT    = desc("hop_rtt_seconds", helpHopRTT, lab("hop", "validated_by")...)
 		pd         = newPathDescs(lab) // paths.go
 	)
 	for _, s := range dests {

@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"fmt"
 	"html/template"
 	"mime"
 	"strconv"
@@ -33,7 +34,8 @@ func (e *Exporter) deviceStatus() string {
 }
 
 // The HTML the landing page and /traces share: one stylesheet, a colour
-// per agent verdict (docs/metrics.md lists the verdicts).
+// per verdict, whoever gave it, the agent or the SMA (docs/metrics.md
+// lists the verdicts).
 const pageCSS = `
 body { font-family: sans-serif; margin: 1.5em; color: #222; }
 h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 1.6em; }
@@ -43,7 +45,7 @@ table.path td { vertical-align: middle; padding: .2em; }
 td.hop { border: 2px solid #999; border-radius: 6px; padding: .4em .6em; font-size: .9em; min-width: 10em; }
 td.arrow { font-size: 1.4em; color: #666; }
 .guid, .ports { font-family: monospace; font-size: .9em; }
-.verdict { font-weight: bold; }
+.verdict { font-weight: bold; } .by { font-weight: normal; font-size: .85em; color: #555; }
 .v-validated { background: #d8f5d0; border-color: #3a3 !important; }
 .v-mismatch { background: #fbd0d0; border-color: #c22 !important; }
 .v-lost { background: #fde3c0; border-color: #d80 !important; }
@@ -59,26 +61,41 @@ td.arrow { font-size: 1.4em; color: #666; }
 var verdictOrder = []trace.AgentStatus{trace.AgentValidated, trace.AgentMismatch, trace.AgentIngressUnknown,
 	trace.AgentLost, trace.AgentUnsupported, trace.AgentNotAsked}
 
-// verdictCount is one verdict and how many hops of a trace have it.
+// validators are who may give a verdict, in the order they are listed.
+var validators = []trace.Validator{trace.ByAgent, trace.BySMA}
+
+// verdictCount is one verdict, how many hops of a trace have it, and who
+// gave it ("1 by agent, 2 by sma"; empty when nobody was asked).
 type verdictCount struct {
 	Verdict string
 	N       int
+	By      string
 }
 
-// verdicts counts the verdicts of a trace's hops after the source.
+// verdicts counts the verdicts of a trace's hops after the source, and
+// each verdict's hops by who gave it.
 func verdicts(j *trace.JSONResult) []verdictCount {
 	if j == nil {
 		return nil
 	}
 	n := map[string]int{}
+	by := map[[2]string]int{}
 	for _, h := range j.Hops {
-		n[h.AgentStatus]++
+		n[h.Verdict]++
+		by[[2]string{h.Verdict, h.ValidatedBy}]++
 	}
 	var out []verdictCount
 	for _, v := range verdictOrder {
-		if n[string(v)] > 0 {
-			out = append(out, verdictCount{string(v), n[string(v)]})
+		if n[string(v)] == 0 {
+			continue
 		}
+		var who []string
+		for _, b := range validators {
+			if k := by[[2]string{string(v), string(b)}]; k > 0 {
+				who = append(who, fmt.Sprintf("%d by %s", k, b))
+			}
+		}
+		out = append(out, verdictCount{string(v), n[string(v)], strings.Join(who, ", ")})
 	}
 	return out
 }

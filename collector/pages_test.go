@@ -40,11 +40,12 @@ destinations:
 		Hops: []trace.Hop{hop(0, 0x10, ibmad.NodeTypeCA, "me", 1, 0, 1, trace.AgentSource),
 			hop(1, 0x20, ibmad.NodeTypeSwitch, "leaf-a", 2, 1, 4, trace.AgentUnsupported),
 			hop(2, 0x30, ibmad.NodeTypeCA, "db01 HCA-1", 9, 1, 0, trace.AgentValidated)}}
+	r1.Hops[1].ValidatedBy, r1.Hops[2].ValidatedBy = trace.ByAgent, trace.ByAgent
 	r2 := *r1
 	r2.Status, r2.Start = trace.StatusMismatch, start.Add(time.Minute)
 	r2.Hops = append([]trace.Hop(nil), r1.Hops...)
 	r2.Hops[1] = hop(1, 0x21, ibmad.NodeTypeSwitch, "leaf-b", 3, 1, 7, trace.AgentMismatch)
-	r2.Hops[1].ExpectedInPort, r2.Hops[1].ActualInPort = 1, 2
+	r2.Hops[1].ExpectedInPort, r2.Hops[1].ActualInPort, r2.Hops[1].ValidatedBy = 1, 2, trace.BySMA // a switch: its SMA
 	for _, r := range []*trace.Result{r1, &r2} {
 		e.dests.get("db01").record(r)
 		e.dests.get("db01").observe(r)
@@ -151,7 +152,7 @@ func TestLandingPage(t *testing.T) {
 		}
 	})
 	want := map[string]string{
-		"db01": "db01 | lid 9 | mismatch | 2 | 2027-01-15T08:01:00Z | 2027-01-15T08:01:00Z (changes: 1) | 1 validated 1 mismatch",
+		"db01": "db01 | lid 9 | mismatch | 2 | 2027-01-15T08:01:00Z | 2027-01-15T08:01:00Z (changes: 1) | 1 validated (1 by agent) 1 mismatch (1 by sma)",
 		"gone": "gone | lid 11 | unreachable (timeout) | 0 | 2027-01-15T08:00:00Z | never | ",
 		"idle": "idle | lid 10 | not traced yet |  |  | never | ",
 	}
@@ -269,12 +270,12 @@ func TestTracesContentNegotiation(t *testing.T) {
 	})
 	want := [][]string{{
 		"hop v-source: hop 0 · ca me 0x0000000000000010 LID 1 · in 0 · out 1 source",
-		"hop v-mismatch: hop 1 · switch leaf-b 0x0000000000000021 LID 3 · in 1 · out 7 mismatch expected in 1, arrived in 2",
-		"hop v-validated: hop 2 · ca db01 HCA-1 0x0000000000000030 LID 9 · in 1 · out 0 validated expected in 0, arrived in 0",
+		"hop v-mismatch: hop 1 · switch leaf-b 0x0000000000000021 LID 3 · in 1 · out 7 mismatch by sma expected in 1, arrived in 2",
+		"hop v-validated: hop 2 · ca db01 HCA-1 0x0000000000000030 LID 9 · in 1 · out 0 validated by agent expected in 0, arrived in 0",
 	}, {
 		"hop v-source: hop 0 · ca me 0x0000000000000010 LID 1 · in 0 · out 1 source",
-		"hop v-unsupported: hop 1 · switch leaf-a 0x0000000000000020 LID 2 · in 1 · out 4 unsupported",
-		"hop v-validated: hop 2 · ca db01 HCA-1 0x0000000000000030 LID 9 · in 1 · out 0 validated expected in 0, arrived in 0",
+		"hop v-unsupported: hop 1 · switch leaf-a 0x0000000000000020 LID 2 · in 1 · out 4 unsupported by agent",
+		"hop v-validated: hop 2 · ca db01 HCA-1 0x0000000000000030 LID 9 · in 1 · out 0 validated by agent expected in 0, arrived in 0",
 	}}
 	if fmt.Sprint(paths) != fmt.Sprint(want) {
 		t.Errorf("paths drawn:\n%q\nwant\n%q", paths, want)

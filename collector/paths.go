@@ -90,8 +90,9 @@ type pathDescs struct {
 const (
 	helpChanges   = "Times the traced path (nodes and ports) changed."
 	helpHopInfo   = "The last traced path, one series per hop."
-	helpHopStatus = "The agent's verdict on each hop of the last trace: one series per hop, labelled with the verdict."
-	helpHopRTT    = "Round-trip time of the last MAD to each hop (the agent's answer when validated)."
+	helpHopStatus = "The verdict on each hop of the last trace and who gave it (validated_by: agent, sma, none): one series per hop."
+	helpHopRTT    = "Round-trip time of the last MAD to each hop: the validator's answer (validated_by agent or sma), " +
+		"else the walk's directed-route SMP (none)."
 )
 
 func newPathDescs(lab func(...string) []string) pathDescs {
@@ -101,8 +102,8 @@ func newPathDescs(lab func(...string) []string) pathDescs {
 		changes: desc("path_changes_total", helpChanges, lab("lid_offset")...),
 		hopInfo: desc("hop_info", helpHopInfo,
 			lab("hop", "node_guid", "port_guid", "node_desc", "node_type", "lid", "in_port", "out_port", "lid_offset")...),
-		hopStatus: desc("hop_agent_status", helpHopStatus, lab("hop", "status", "lid_offset")...),
-		hopRTT:    desc("hop_rtt_seconds", helpHopRTT, lab("hop", "lid_offset")...),
+		hopStatus: desc("hop_verdict", helpHopStatus, lab("hop", "verdict", "validated_by", "lid_offset")...),
+		hopRTT:    desc("hop_rtt_seconds", helpHopRTT, lab("hop", "validated_by", "lid_offset")...),
 	}
 }
 

@@ -12,7 +12,7 @@ var (
 <html lang="en"><head><meta charset="utf-8"><title>ibtracer_exporter: traces</title>
 <style>{{css}}</style></head><body>
 <h1>Traces</h1>
-<p class="muted">The latest trace of each destination, drawn hop by hop from this node, each hop coloured by its agent's verdict; the path before the last change below it. <a href="./">Status</a> · <a href="?format=json{{.}}">JSON</a></p>
+<p class="muted">The latest trace of each destination, drawn hop by hop from this node, each hop coloured by its verdict and marked with who gave it (its agent, or its SMA where no agent answers); the path before the last change below it. <a href="./">Status</a> · <a href="?format=json{{.}}">JSON</a></p>
 `))
 	tracesDest = template.Must(template.New("dest").Funcs(pageFuncs).Parse(`<section class="destination" id="d-{{.Name}}">
 <h2>{{.Name}} <span class="muted">{{.Address}}</span></h2>
@@ -30,11 +30,11 @@ var (
 </section>
 {{define "path"}}{{if .Hops}}<table class="path"><tr>
 {{- range $i, $h := .Hops}}
-<td class="hop v-{{$h.AgentStatus}}"><div class="n">hop {{$h.Hop}} · {{$h.NodeType}}</div>
+<td class="hop v-{{$h.Verdict}}"><div class="n">hop {{$h.Hop}} · {{$h.NodeType}}</div>
 <div class="desc">{{hopName $h}}</div>
 <div class="guid">{{$h.NodeGUID}}</div>
 <div class="ports">LID {{$h.LID}} · in {{$h.InPort}} · out {{$h.OutPort}}</div>
-<div class="verdict">{{$h.AgentStatus}}</div>
+<div class="verdict">{{$h.Verdict}}{{with $h.ValidatedBy}} <span class="by">by {{.}}</span>{{end}}</div>
 {{if and $h.ExpectedInPort $h.ActualInPort}}
 <div class="ports">expected in {{port $h.ExpectedInPort}}, arrived in {{port $h.ActualInPort}}</div>{{end}}</td>
 {{- if not (last $i $.Hops)}}<td class="arrow">→</td>{{end}}

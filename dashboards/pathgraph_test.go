@@ -22,8 +22,9 @@ import (
 //	a:9684 -> leaf1 (in 1, out 3) -> spine (in 1, out 2) -> db (in 1)
 //	b:9684 -> leaf2 (in 1, out 3) -> spine (in 2, out 2) -> db (in 1)
 //
-// Verdicts: every hop of a's path validated; on b's, leaf2 has no agent
-// and the spine reports a port mismatch.
+// Verdicts: every hop of a's path validated (the switches by their SMA,
+// db by its agent); on b's, leaf2 has no agent (validate: agent) and the
+// spine's SMA reports a port mismatch.
 func TestPathGraphQueries(t *testing.T) {
 	promtool := promtest.RequireTool(t, "promtool", "prometheus")
 	d := shippedDashboard(t)
@@ -47,10 +48,12 @@ func TestPathGraphQueries(t *testing.T) {
 	}
 	vars := strings.NewReplacer("$job", ".*", "$instance", ".*", "$destination", ".*")
 
-	type hop struct{ n, guid, desc, typ, in, out, status string }
+	type hop struct{ n, guid, desc, typ, in, out, verdict, by string }
 	paths := map[string][]hop{
-		"a:9684": {{"1", "0x01", "leaf1", "Switch", "1", "3", "validated"}, {"2", "0x02", "spine", "Switch", "1", "2", "validated"}, {"3", "0x03", "db HCA-1", "CA", "1", "0", "validated"}},
-		"b:9684": {{"1", "0x04", "leaf2", "Switch", "1", "3", "unsupported"}, {"2", "0x02", "spine", "Switch", "2", "2", "mismatch"}, {"3", "0x03", "db HCA-1", "CA", "1", "0", "validated"}},
+		"a:9684": {{"1", "0x01", "leaf1", "Switch", "1", "3", "validated", "sma"}, {"2", "0x02", "spine", "Switch", "1", "2", "validated", "sma"},
+			{"3", "0x03", "db HCA-1", "CA", "1", "0", "validated", "agent"}},
+		"b:9684": {{"1", "0x04", "leaf2", "Switch", "1", "3", "unsupported", "agent"}, {"2", "0x02", "spine", "Switch", "2", "2", "mismatch", "sma"},
+			{"3", "0x03", "db HCA-1", "CA", "1", "0", "validated", "agent"}},
 	}
 	var in strings.Builder
 	for _, inst := range []string{"a:9684", "b:9684"} {
@@ -59,7 +62,8 @@ func TestPathGraphQueries(t *testing.T) {
 		for _, h := range paths[inst] {
 			fmt.Fprintf(&in, "  - series: 'ibtracer_hop_info{%s,hop=\"%s\",node_guid=\"%s\",port_guid=\"%s\",node_desc=\"%s\",node_type=\"%s\",lid=\"%s\",in_port=\"%s\",out_port=\"%s\"}'\n    values: 1x5\n",
 				base, h.n, h.guid, h.guid, h.desc, h.typ, h.n, h.in, h.out)
-			fmt.Fprintf(&in, "  - series: 'ibtracer_hop_agent_status{%s,hop=\"%s\",status=\"%s\"}'\n    values: 1x5\n", base, h.n, h.status)
+			fmt.Fprintf(&in, "  - series: 'ibtracer_hop_verdict{%s,hop=\"%s\",verdict=\"%s\",validated_by=\"%s\"}'\n    values: 1x5\n",
+				base, h.n, h.verdict, h.by)
 		}
 	}
 	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }

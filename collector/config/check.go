@@ -104,10 +104,12 @@ func (a *AgentConfig) check(bad badFunc, line int) error {
 	return nil
 }
 
-// checkLifetimes: validate, share_validation, agent_support_ttl and
-// resolve_ttl.
+// checkLifetimes: validate (validate.go), share_validation,
+// agent_support_ttl and resolve_ttl.
 func (c *Config) checkLifetimes(bad badFunc) error {
-	c.ValidateAgents = orTrue(c.ValidateAgents)
+	if err := c.checkValidate(bad); err != nil {
+		return err
+	}
 	c.ShareValidation = orDuration(c.ShareValidation, DefaultShareValidation)
 	if *c.ShareValidation < 0 {
 		return bad(c.line("share_validation"), "share_validation", "must not be negative")

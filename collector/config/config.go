@@ -55,11 +55,13 @@ type Config struct {
 	Destinations []Destination `yaml:"destinations"`
 	// JitterSeed replaces the local port GUID as the seed of the
 	// destinations' phases (collector.Exporter.SetSeed).
-	JitterSeed      string    `yaml:"jitter_seed"`
-	ValidateAgents  *bool     `yaml:"validate"`
-	ShareValidation *Duration `yaml:"share_validation"`
-	AgentSupportTTL *Duration `yaml:"agent_support_ttl"`
-	ResolveTTL      *Duration `yaml:"resolve_ttl"`
+	JitterSeed string `yaml:"jitter_seed"`
+	// Validate is who validates each hop: auto, agent, sma or off
+	// (validate.go; the file's old true and false are auto and off).
+	Validate        trace.ValidateMode `yaml:"validate"`
+	ShareValidation *Duration          `yaml:"share_validation"`
+	AgentSupportTTL *Duration          `yaml:"agent_support_ttl"`
+	ResolveTTL      *Duration          `yaml:"resolve_ttl"`
 	// NodeNameMap is an OFED node-name-map file (internal/nodenamemap);
 	// a relative path is relative to the configuration file.
 	NodeNameMap string `yaml:"node_name_map"`
@@ -235,7 +237,7 @@ var labelNameRe = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
 // ReservedLabels are the label names the exporter sets itself, and
 // "destination", which would read as its "dest".
 var ReservedLabels = map[string]bool{"dest": true, "destination": true, "hop": true, "node_guid": true, "node_desc": true,
-	"node_type": true, "in_port": true, "out_port": true, "lid": true, "status": true, "result": true, "reason": true,
+	"node_type": true, "in_port": true, "out_port": true, "lid": true, "status": true, "verdict": true, "validated_by": true, "result": true, "reason": true,
 	"class": true, "port_guid": true, "le": true, "instance": true, "job": true, "address": true, "kind": true, "ibtracer_args": true, "lid_offset": true, "mode": true}
 
 // LabelNames returns the union of every destination's label names, sorted.

@@ -11,6 +11,8 @@
 //   - fleet.go: mad_rate and the discover selectors;
 //   - health.go: the health section;
 //   - paths.go: paths and discovery;
+//   - validate.go: validate, who validates each hop (auto, agent, sma,
+//     off; the old true and false);
 //   - nodenames.go: node_name_map;
 //   - numbers.go: the integer keys, read strictly before decoding;
 //   - errors.go: Error, and yaml's messages made readable;

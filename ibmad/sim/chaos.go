@@ -46,7 +46,7 @@ const (
 const (
 	faultDivergence  = iota // the data plane leaves the LFT: status 7, mismatch
 	faultLinkDown           // a link down and re-routed: a path change
-	faultIngressHide        // an agent cannot tell the ingress: ingress_unknown
+	faultIngressHide        // an agent or SMA cannot tell the ingress: ingress_unknown
 	faultAgentMute          // an agent stops answering (overloaded): lost
 	faultLossy              // a lossy link: lost validation MADs, timeouts
 	faultKinds
@@ -221,6 +221,23 @@ func switchFault(flag *atomic.Bool, target *Node, at time.Duration, logMsg, msg 
 	return repair{at: at, msg: msg, kv: kv, fn: func() { flag.Store(false) }}, true
 }
 
+// ingressHide makes target unable to tell the ingress port of what it is
+// asked: its agents answer port 0, and its SMA answers LID-routed SMPs
+// with LocalPortNum 0, as ibsim's switches do (sma_localport.go), so that
+// the fault shows as ingress_unknown whoever validates the switch (on a
+// real fabric, its SMA). The repair restores both.
+func ingressHide(target *Node, log func(string, ...any)) (repair, bool) {
+	r, ok := switchFault(&target.hideIn, target, chaosIngressHide, "sim fault: agent and SMA cannot tell the ingress port",
+		"ingress hidden", log)
+	if !ok {
+		return r, false
+	}
+	was := target.localPort.Swap(localPortZero)
+	hide := r.fn
+	r.fn = func() { hide(); target.localPort.Store(was) }
+	return r, true
+}
+
 // injectFault applies one fault of the kind on the source's route to a
 // random switch and returns its repair, with the delay after which it is
 // due.
@@ -263,7 +280,7 @@ func (f *Fabric) injectFault(kind int, rng *rand.Rand, src *Node, switches []*No
 		log("sim fault: link down, re-routed", kv...)
 		return repair{at: chaosLinkDown, msg: "link down", kv: kv, fn: func() { _ = f.SetLinkState(l.From.Name, int(l.Out), true, true) }}, true
 	case faultIngressHide:
-		return switchFault(&target.hideIn, target, chaosIngressHide, "sim fault: agent cannot tell the ingress port", "agent ingress hidden", log)
+		return ingressHide(target, log)
 	case faultAgentMute:
 		return switchFault(&target.muteAgents, target, chaosAgentMute, "sim fault: agent stops answering", "agent mute", log)
 	default: // faultLossy

@@ -55,7 +55,8 @@ func AddSimFlags(app *kingpin.Application, c *Config) {
 	app.Flag("sim.topology", "Topology file (ibnetdiscover/ibsim format) for --ib.transport=sim; default: a built-in demo fat tree.").
 		StringVar(&c.SimTopology)
 	app.Flag("sim.node", "Node of the simulated fabric this program runs on; default: the first CA.").StringVar(&c.SimNode)
-	app.Flag("sim.agents", "Where the simulated fabric runs the vendor agent: all, hosts, none, or a percentage of hosts such as 80% (with every switch).").
+	app.Flag("sim.agents", "Where the simulated fabric runs the vendor agent: all, hosts, none, a percentage of hosts such as 80% (with every switch), "+
+		"or hosts:80% (a percentage of hosts, no switch, as on a real fabric).").
 		Default("all").StringVar(&c.SimAgents)
 	strictint.IntVar(app.Flag("sim.lmc", "LMC of the simulated fabric's CA ports (0..7).").Default("0"), &c.SimLMC, 0, 7)
 	app.Flag("sim.seed", "Seed of the simulated fabric's random choices.").Default("1").Uint64Var(&c.SimSeed)
@@ -174,23 +175,9 @@ func (c *Config) OpenFabric() (*Opened, error) {
 // nodes the --sim.agents policy selects (never on our own node: the
 // caller decides that).
 func (o *Opened) startSimAgents(policy, self string, seed uint64) error {
-	frac := 0.0
-	hostsOnly := true
-	switch p := strings.TrimSpace(policy); {
-	case p == "all":
-		frac, hostsOnly = 1, false
-	case p == "hosts":
-		frac = 1
-	case p == "none" || p == "":
-		return nil
-	case strings.HasSuffix(p, "%"):
-		v, err := strconv.ParseFloat(strings.TrimSuffix(p, "%"), 64)
-		if err != nil || v < 0 || v > 100 {
-			return fmt.Errorf("--sim.agents %q: want all, hosts, none or a percentage 0%%..100%%", policy)
-		}
-		frac, hostsOnly = v/100, false
-	default:
-		return fmt.Errorf("--sim.agents %q: want all, hosts, none or a percentage such as 80%%", policy)
+	frac, hostsOnly, err := parseAgentPolicy(policy)
+	if err != nil || frac == 0 && hostsOnly {
+		return err
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x1b7))
 	for _, n := range o.Fabric.Nodes() {
@@ -212,4 +199,30 @@ func (o *Opened) startSimAgents(policy, self string, seed uint64) error {
 		o.closers = append(o.closers, func() { e.Close() })
 	}
 	return nil
+}
+
+// parseAgentPolicy reads --sim.agents: all (every node), hosts (every
+// host, no switch), none, N% (N% of the hosts and every switch), or
+// hosts:N% (N% of the hosts and no switch, as on a real fabric, where
+// switch firmware cannot run our agent and the switches' SMAs validate
+// their hops). It returns the fraction of hosts and whether switches are
+// left out; (0, true) runs no agent.
+func parseAgentPolicy(policy string) (frac float64, hostsOnly bool, err error) {
+	p := strings.TrimSpace(policy)
+	switch {
+	case p == "all":
+		return 1, false, nil
+	case p == "hosts":
+		return 1, true, nil
+	case p == "none" || p == "":
+		return 0, true, nil
+	case strings.HasSuffix(p, "%"):
+		hostsOnly = strings.HasPrefix(p, "hosts:")
+		v, perr := strconv.ParseFloat(strings.TrimSuffix(strings.TrimPrefix(p, "hosts:"), "%"), 64)
+		if perr != nil || v < 0 || v > 100 {
+			return 0, false, fmt.Errorf("--sim.agents %q: want all, hosts, none, a percentage 0%%..100%% or hosts:0%%..100%%", policy)
+		}
+		return v / 100, hostsOnly, nil
+	}
+	return 0, false, fmt.Errorf("--sim.agents %q: want all, hosts, none, a percentage such as 80%% or hosts:80%%", policy)
 }

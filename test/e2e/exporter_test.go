@@ -18,7 +18,8 @@ import (
 // TestExporterOnIbsimMatchesIbtracer: the exporter on ibsim (OpenSM,
 // agents on several CAs) reports the hop counts, validated and unsupported
 // hops that `ibtracer --format json` reports for the same destinations,
-// and promtool finds nothing wrong with /metrics.
+// both with their default validation (auto), and promtool finds nothing
+// wrong with /metrics.
 func TestExporterOnIbsimMatchesIbtracer(t *testing.T) {
 	skipShort(t)
 	ibsimtest.Require(t)
@@ -36,10 +37,9 @@ func TestExporterOnIbsimMatchesIbtracer(t *testing.T) {
 	body := p.waitFor(30*time.Second, "a trace of every destination", allTraced(names...))
 
 	_, ibtracer := binaries(t)
-	// The exporter asks only our agent until its `validate:` key exists
-	// (docs/protocol.md, "Validation by the SMA"); ibtracer's default,
-	// auto, would also ask the SMAs.
-	args := []string{"--ib.transport=ibsim", "--ibsim.node=H0-0", "--format=json", "-t", "300", "-r", "1", "--validate=agent"}
+	// Both with their defaults: validate: auto and --validate=auto ask our
+	// agent where one answers and the SMA elsewhere.
+	args := []string{"--ib.transport=ibsim", "--ibsim.node=H0-0", "--format=json", "-t", "300", "-r", "1"}
 	for _, name := range names {
 		args = append(args, "-l", strconv.Itoa(int(lids[dests[name]])))
 	}
@@ -61,7 +61,7 @@ func TestExporterOnIbsimMatchesIbtracer(t *testing.T) {
 		r := byLID[lids[dests[name]]]
 		validated, unsupported := 0, 0
 		for _, h := range r.Hops[1:] {
-			switch h.AgentStatus {
+			switch h.Verdict {
 			case "validated":
 				validated++
 			case "unsupported", "lost":
