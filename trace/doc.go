@@ -31,7 +31,7 @@
 //     (ibtracert's SRC_LID DST_LID).
 //   - discovery.go: how traces learn the path (smp, sa, auto) and the
 //     state SA-only discovery keeps.
-//   - sawalk.go, sarecords.go: the walk without SMPs, from the SA's
+//   - sawalk.go, sarecords.go, salinks.go: the walk without SMPs, from the SA's
 //     records, and the SA records it reads.
 //   - validate.go: asking the agents, and the expected routes it needs.
 //   - sma.go: the validation modes (ValidateMode, ParseValidate), who

@@ -44,9 +44,22 @@ type saKey struct {
 // saRecordError is an SA that answered a record query with an error
 // status, or with a record that is not the one asked for.
 type saRecordError struct {
-	what string
-	st   ibmad.Status
-	msg  string
+	what  string
+	st    ibmad.Status
+	msg   string
+	limit bool // the SA cannot answer this question (salinks.go)
+}
+
+// isNoRecords says whether err is the SA's "no records" status.
+func isNoRecords(err error) bool {
+	var re *saRecordError
+	return errors.As(err, &re) && re.st.ClassSpecific() == ibmad.SAStatusNoRecords
+}
+
+// isSALimit says whether err is a question the SA cannot answer.
+func isSALimit(err error) bool {
+	var re *saRecordError
+	return errors.As(err, &re) && re.limit
 }
 
 func (e *saRecordError) Error() string {
@@ -113,6 +126,12 @@ func (w *walk) saLinkFrom(lid uint16, port uint8) (saLink, error) {
 	what := fmt.Sprintf("LinkRecord from LID %d port %d", lid, port)
 	lr, err := saGet(w, what, ibmad.AttrLinkRecord, lid, uint32(port), ibmad.LRCompFromLID|ibmad.LRCompFromPort,
 		ibmad.LinkRecord{FromLID: lid, FromPort: port})
+	if isNoRecords(err) {
+		// OpenSM masks the LIDs of a LinkRecord query with the subnet's
+		// LMC: a switch LID that is not LMC-aligned never matches. Ask
+		// for the links of every node's port instead (salinks.go).
+		lr, err = w.saLinkByPort(what, lid, port, err)
+	}
 	if err != nil {
 		return saLink{}, err
 	}
@@ -172,6 +191,8 @@ func (w *walk) saWalkFail(err error, format string, a ...any) *Error {
 	what := fmt.Sprintf(format, a...)
 	var re *saRecordError
 	switch {
+	case isSALimit(err):
+		return fail(StatusUnreachable, ReasonSA, err, "%s: the SA cannot answer this (%v)", what, err)
 	case errors.As(err, &re) && re.st.ClassSpecific() == ibmad.SAStatusNoRecords:
 		return fail(StatusUnreachable, ReasonNoRoute, err, "%s: the SA has no such record (%v)", what, err)
 	case errors.As(err, &re):
