@@ -87,6 +87,10 @@ func (w *walk) saLinkTable(port uint8) (recs []ibmad.LinkRecord, truncated bool,
 	tbl, err := w.t.e.GetTable(w.ctx, req, ibmad.TableRequest{})
 	w.mads.Add(1)
 	truncated = errors.Is(err, ibmad.ErrTableTruncated)
+	var se *ibmad.StatusError
+	if errors.As(err, &se) && se.Status.ClassSpecific() == ibmad.SAStatusNoRecords {
+		return nil, false, nil // no link on that port anywhere
+	}
 	if err != nil && !truncated {
 		return nil, false, err
 	}
