@@ -2,6 +2,7 @@ package trace
 
 import (
 	"context"
+	"encoding/binary"
 	"strings"
 	"sync"
 	"testing"
@@ -235,4 +236,56 @@ func TestAutoTellsRefusedFromDead(t *testing.T) {
 	if r.Status != StatusUnreachable || r.Reason != ReasonTimeout || r.Discovery != DiscoverySMP || auto2.Fallbacks() != 0 {
 		t.Fatalf("dead neighbour: %s %s %v, discovery %s, %d fallbacks", r.Status, r.Reason, r.Err, r.Discovery, auto2.Fallbacks())
 	}
+}
+
+// TestSALinkTableCutShort: an SA that, like OpenSM at LMC > 0, has no
+// LinkRecord by the LID of leaf L0, and whose table of a port's links is
+// cut short (as ibsim cuts it) before L0's link, fails the SA-mode trace
+// with reason sa_error and a message naming the SA's limitation, not "no
+// such record". With the whole table, the same trace succeeds.
+func TestSALinkTableCutShort(t *testing.T) {
+	s := loadSim(t, "fattree-mini.net", sim.Options{})
+	tp, err := s.f.Attach("H0-0", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tam := &saTamper{Transport: tp}
+	e := ibmad.NewEngine(tam, ibmad.Options{Timeout: 50 * time.Millisecond, NoRetry: true})
+	defer e.Close()
+	l0 := s.lid("L0")
+	for _, cut := range []bool{false, true} {
+		tam.set(func(m *ibmad.MAD) bool {
+			if m.AttrID() != ibmad.AttrLinkRecord {
+				return true
+			}
+			d := m.SAData()
+			switch m.Method() {
+			case ibmad.MethodGetResp:
+				if binary.BigEndian.Uint16(d) == l0 {
+					m.SetStatus(ibmad.Status(uint16(ibmad.SAStatusNoRecords) << 8))
+				}
+			case ibmad.MethodGetTableResp:
+				if cut {
+					clear(m[24:36]) // RMPP type 0, as ibsim carries OpenSM's table: cut at one MAD
+					m[26] = ibmad.RMPPFlagActive
+					for i := 0; i+ibmad.LinkRecordSize <= len(d); i += 8 {
+						if binary.BigEndian.Uint16(d[i:]) == l0 {
+							clear(d[i : i+8])
+						}
+					}
+				}
+			}
+			return true
+		})
+		tr := New(e, Options{Discovery: DiscoverySA, NoValidate: true, Timeout: 50 * time.Millisecond, NoRetry: true, SARecordTTL: Off})
+		r := tr.Trace(context.Background(), Destination{LID: s.lid("H1-1")})
+		switch {
+		case !cut && r.Status != StatusOK:
+			t.Fatalf("whole table: %s %v", r.Status, r.Err)
+		case cut && (r.Status != StatusUnreachable || r.Reason != ReasonSA || r.Err == nil || !strings.Contains(r.Err.Error(), "LMC-aligned")):
+			t.Fatalf("table cut short: %s %s %v; want reason sa_error naming the SA's LMC-aligned matching", r.Status, r.Reason, r.Err)
+		}
+		t.Logf("cut %v: %s %v", cut, r.Status, r.Err)
+	}
+	tam.set(nil)
 }
