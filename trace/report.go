@@ -37,7 +37,7 @@ type JSONResult struct {
 	SourceLID       uint16    `json:"source_lid,omitempty"` // a trace from another port (SRC DST)
 	MLID            string    `json:"mlid,omitempty"`       // a multicast trace (-m): its MLID, 0xC000..0xFFFE
 	ValidationNote  string    `json:"validation_note,omitempty"`
-	Port            uint8     `json:"port,omitempty"`       // the port a node destination resolved to
+	Port            uint8     `json:"port,omitempty"` // the port a node destination resolved to
 	Status          string    `json:"status"`
 	Reason          string    `json:"reason,omitempty"`
 	Error           string    `json:"error,omitempty"`
