@@ -53,6 +53,7 @@ type mcNode struct {
 	hop     Hop
 	parent  int
 	via, up uint8
+	mft     []uint8 // a switch's MFT ports for the MLID, once read
 }
 
 // mcWalk is the state of one multicast walk.
@@ -90,6 +91,9 @@ func (w *walk) multicastPath(mlid, from uint16) ([]Hop, *Error) {
 	}
 	if found >= 0 {
 		return m.chain(found), nil
+	}
+	if at, why := m.explain(); at >= 0 {
+		return m.chain(at), why
 	}
 	end := m.firstEnd
 	if end < 0 {

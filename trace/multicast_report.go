@@ -16,14 +16,14 @@ func (r *Result) WriteMulticast(w io.Writer) {
 	for i := range r.Hops {
 		h := &r.Hops[i]
 		if i == 0 {
-			fmt.Fprintf(w, "From %s 0x%016x port %d lid %s %q\n", h.NodeType, uint64(h.NodeGUID), h.OutPort, lidRange(h), h.shownName())
+			fmt.Fprintf(w, "From %s 0x%x port %d lid %s %q\n", h.NodeType, uint64(h.NodeGUID), h.OutPort, lidRange(h), h.shownName())
 			continue
 		}
-		fmt.Fprintf(w, "[%d] -> %s 0x%016x[%d] lid %d %q %s\n", r.Hops[i-1].OutPort, h.NodeType, uint64(h.NodeGUID), h.InPort,
+		fmt.Fprintf(w, "[%d] -> %s 0x%x[%d] lid %d %q %s\n", r.Hops[i-1].OutPort, h.NodeType, uint64(h.NodeGUID), h.InPort,
 			h.LID, h.shownName(), h.verdictText())
 	}
 	if r.Status == StatusOK && len(r.Hops) > 1 {
 		h := &r.Hops[len(r.Hops)-1]
-		fmt.Fprintf(w, "To %s 0x%016x port %d lid %s %q\n", h.NodeType, uint64(h.NodeGUID), h.InPort, lidRange(h), h.shownName())
+		fmt.Fprintf(w, "To %s 0x%x port %d lid %s %q\n", h.NodeType, uint64(h.NodeGUID), h.InPort, lidRange(h), h.shownName())
 	}
 }

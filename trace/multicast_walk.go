@@ -158,6 +158,7 @@ func (m *mcWalk) expand(i int) (int, []int) {
 		m.deadEnd(i, why)
 		return -1, nil
 	}
+	m.nodes[i].mft = ports
 	var more []int
 	onward := 0
 	for _, p := range ports {
