@@ -54,6 +54,9 @@ type mcNode struct {
 	parent  int
 	via, up uint8
 	mft     []uint8 // a switch's MFT ports for the MLID, once read
+	// entered is, at the source, its LocalPortNum as our directed route
+	// reads it: ibtracert -m prints it on the From line.
+	entered uint8
 }
 
 // mcWalk is the state of one multicast walk.
@@ -131,6 +134,8 @@ func (m *mcWalk) chain(i int) []Hop {
 		hops[k].Hop, hops[k].InPort, hops[k].OutPort = k, n.up, 0
 		if k > 0 {
 			hops[k-1].OutPort = n.via
+		} else {
+			hops[k].InPort = n.entered
 		}
 	}
 	return hops

@@ -14,6 +14,7 @@ func (m *mcWalk) root(from uint16) (start []int, found int, ferr *Error) {
 	w := m.w
 	var s Hop
 	var pre []Hop
+	var entered uint8
 	local := from == 0 || w.ownsLocal(from)
 	if local {
 		ni, rtt, err := w.nodeInfo(ibmad.DRPath{})
@@ -26,6 +27,7 @@ func (m *mcWalk) root(from uint16) (start []int, found int, ferr *Error) {
 		}
 		s = Hop{NodeGUID: ni.NodeGUID, PortGUID: ni.PortGUID, NodeType: ni.NodeType, NodeDesc: desc, LID: w.src.LID, LMC: w.src.LMC,
 			DRPath: ibmad.DRPath{}, RTT: rtt, numPorts: ni.NumPorts}
+		entered = ni.LocalPortNum
 	} else {
 		toSrc := w.t.newWalk(w.ctx, w.src, from)
 		toSrc.viaSA = false
@@ -38,13 +40,14 @@ func (m *mcWalk) root(from uint16) (start []int, found int, ferr *Error) {
 			return nil, -1, ferr
 		}
 		s = pre[len(pre)-1]
+		entered = s.InPort
 		s.InPort, s.OutPort, s.Hop = 0, 0, 0
 	}
 	s.Agent = AgentSource
 	if s.NodeType == ibmad.NodeTypeSwitch {
 		s.LMC = 0
 	}
-	m.nodes = append(m.nodes, mcNode{hop: s, parent: -1})
+	m.nodes = append(m.nodes, mcNode{hop: s, parent: -1, entered: entered})
 	m.seen[s.NodeGUID] = true
 	if owns(&s, w.dlid) {
 		return nil, -1, fail(StatusResolve, ReasonBadConfig, nil, "the source owns the destination LID %d: a multicast trace needs two ports", w.dlid)
