@@ -18,6 +18,8 @@ func (a AttrID) name(c MgmtClass) string {
 			return "PortInfo"
 		case AttrLinearForwardingTable:
 			return "LinearForwardingTable"
+		case AttrMulticastForwardingTable:
+			return "MulticastForwardingTable"
 		}
 	case c == ClassSubnAdm:
 		switch a {

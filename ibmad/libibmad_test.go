@@ -196,6 +196,23 @@ func cases() []attrCase {
 				return map[int]val{c.LINEAR_FORW_TBL: a(l[:])}, out, err
 			},
 		},
+		{
+			name: "MulticastForwardingTable", span: 64,
+			fields: []field{fa(c.MULTICAST_FORW_TBL, 64, "MFTBlock")},
+			ours: func(b []byte) (map[int]val, []byte, error) {
+				var m ibmad.MFTBlock
+				if err := m.UnmarshalBinary(b); err != nil {
+					return nil, nil, err
+				}
+				out := make([]byte, 64)
+				err := m.MarshalTo(out)
+				raw := make([]byte, 64)
+				for i, v := range m {
+					binary.BigEndian.PutUint16(raw[2*i:], v)
+				}
+				return map[int]val{c.MULTICAST_FORW_TBL: a(raw)}, out, err
+			},
+		},
 		classPortInfoCase(),
 		{
 			name: "PathRecord", span: ibmad.PathRecordSize,

@@ -35,7 +35,9 @@ type JSONResult struct {
 	Address         string    `json:"address"`
 	DLID            uint16    `json:"dlid,omitempty"`
 	SourceLID       uint16    `json:"source_lid,omitempty"` // a trace from another port (SRC DST)
-	Port            uint8     `json:"port,omitempty"`       // the port a node destination resolved to
+	MLID            string    `json:"mlid,omitempty"`       // a multicast trace (-m): its MLID, 0xC000..0xFFFE
+	ValidationNote  string    `json:"validation_note,omitempty"`
+	Port            uint8     `json:"port,omitempty"` // the port a node destination resolved to
 	Status          string    `json:"status"`
 	Reason          string    `json:"reason,omitempty"`
 	Error           string    `json:"error,omitempty"`
@@ -59,6 +61,9 @@ func (r *Result) JSON() JSONResult {
 		Verdicts: r.Verdicts(), Time: r.Start.UTC(), Hops: []JSONHop{}}
 	if r.Err != nil {
 		j.Error = r.Err.Error()
+	}
+	if r.MLID != 0 {
+		j.MLID, j.ValidationNote = fmt.Sprintf("0x%04x", r.MLID), r.ValidationNote
 	}
 	for _, h := range r.Hops {
 		jh := JSONHop{Hop: h.Hop, NodeGUID: h.NodeGUID.String(), PortGUID: h.PortGUID.String(), NodeType: h.NodeType.String(),
@@ -107,6 +112,9 @@ func (r *Result) Summary() string {
 	}
 	if r.From != 0 {
 		dest += fmt.Sprintf(" from lid %d", r.From)
+	}
+	if r.MLID != 0 {
+		dest = fmt.Sprintf("mlid 0x%04x %s", r.MLID, dest)
 	}
 	if r.DLID != 0 && r.Destination.LID == 0 {
 		dest += fmt.Sprintf(" -> lid %d", r.DLID)

@@ -278,6 +278,9 @@ type Result struct {
 	// From is the source LID of a trace from another port (TraceFrom,
 	// ibtracert's SRC DST); 0: from the local port.
 	From uint16
+	// MLID is the multicast LID of a multicast trace (TraceMulticast,
+	// ibtracert -m); 0: a unicast trace.
+	MLID uint16
 	// ValidationNote says, once per trace, why validation by the SMA was
 	// not asked (sma.go): SMPs are refused here, the path came from the SA.
 	ValidationNote string

@@ -46,6 +46,7 @@ type options struct {
 	lmcAll      bool   // every LID of each destination port (lmc.go)
 	discovery   string // smp, sa or auto (trace.Discovery)
 	health      healthFlags
+	mlid        string // -m: trace the multicast path of this MLID (multicast.go)
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -76,6 +77,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	app.Flag("lmc-all", "Trace every LID of each destination port (base LID .. base+2^LMC-1) and report the distinct paths and the hops they share.").BoolVar(&o.lmcAll)
 	app.Flag("discovery", "How the path is learnt: smp (directed-route SMPs), sa (SA records only, for fabrics where only the SM may send SMPs) or auto (SMPs, falling back to the SA when they are refused at the first hop).").Default("auto").EnumVar(&o.discovery, "smp", "sa", "auto")
 	addHealthFlags(app, &o.health)
+	app.Flag("mlid", "Trace the multicast path of this MLID (0xC000..0xFFFE) from SRC_LID (or the local port) to DST_LID over the MFTs, as ibtracert -m; no hop is validated.").Short('m').PlaceHolder("MLID").StringVar(&o.mlid)
 	app.Arg("lids", "ibtracert's forms: DST_LID, or SRC_LID DST_LID to trace from another port.").StringsVar(&o.positional)
 	app.Version(version())
 	helped := false
@@ -100,6 +102,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "ibtracer: %v\n", err)
 		return exitUsage
+	}
+	var mlid uint16
+	if o.mlid != "" {
+		if mlid, err = parseMLID(o.mlid); err == nil && health {
+			err = fmt.Errorf("-m does not combine with --health")
+		}
+		if err == nil {
+			err = o.multicastUsage()
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "ibtracer: %v; see ibtracer --help\n", err)
+			return exitUsage
+		}
 	}
 	var names nodenamemap.Map
 	if o.nameMap != "" {
@@ -130,6 +145,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		hc = linkhealth.NewChecker(tr, hopts)
 	}
 	ctx := context.Background()
+	if mlid != 0 {
+		return runMulticast(ctx, tr, &o, mlid, dests[0], names, stdout, stderr)
+	}
 	if o.all {
 		all, err := tr.AllCAPorts(ctx)
 		if err != nil {
