@@ -31,6 +31,8 @@
 //     whatever its bytes).
 //   - portinfo.go: PortInfo, port and physical states.
 //   - switchinfo.go: SwitchInfo and LinearForwardingTable blocks (LFTBlock).
+//   - mft.go: MulticastForwardingTable blocks (port masks), the MLID range
+//     and the attribute modifier.
 //   - classportinfo.go: ClassPortInfo.
 //   - portcounters.go: PortCounters and PortCountersExtended.
 //   - pathrecord.go: PathRecord and NodeRecord.

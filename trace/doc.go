@@ -46,6 +46,10 @@
 //     (internal/ttlcache), on an injectable clock.
 //   - lmc.go: every path to a port whose LMC gives it several LIDs
 //     (PathSet, Tracer.TraceAll).
+//   - multicast.go, multicast_walk.go, multicast_explain.go,
+//     multicast_report.go: Tracer.TraceMulticast, ibtracert -m's search
+//     over the multicast forwarding tables, the switch named when it
+//     misses the destination, and its report.
 //   - types.go: destinations, hops, results, outcomes and reasons;
 //     status.go: the order of outcomes from best to worst (Status.Worse).
 //   - verdicts.go: a path's hops counted by verdict, in the words of the

@@ -31,6 +31,8 @@
 //     terminal and the totals line (with the MADs sent and the facts
 //     shared).
 //   - lmc.go: runLMC, --lmc-all: one trace per LID, printed as a path set.
+//   - multicast.go: -m MLID [SRC_LID] DST_LID, the multicast trace, its
+//     usage checks and its output.
 //   - health.go: the --health flags and their linkhealth.Options, the
 //     checks of the traced paths, their exit status and their output.
 //   - version.go: version, the --version text.

@@ -10,10 +10,12 @@
 // (NodeRecordOf, LFTRecord, PortInfoRecord, LinkRecordFrom) always fit
 // one MAD.
 //
-// The package is one file:
+// What each file holds:
 //   - sa.go: Address (the SM's GSI address), IsNoRecords, GetTable and Get
 //     (raw records), the generic decoding of a table, and one helper per
 //     record kind (NodeRecords, NodeRecordOf, PortInfoRecords,
 //     PortInfoRecord, LinkRecords, LinkRecordFrom, LFTRecord, LFTRecords,
 //     SwitchInfoRecords).
+//   - mcmember.go: MCMemberRecord and Join, an SA Set that joins (or
+//     creates) a multicast group.
 package sa

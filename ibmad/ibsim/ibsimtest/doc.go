@@ -15,4 +15,6 @@
 //     transport on a node.
 //   - restart.go: KillSM, StartSM and StartSMArgs, the SM stopped and
 //     started again on a running fabric.
+//   - mcast.go: MGID and Fabric.Join, multicast groups joined from one
+//     ibsim client per member, so that OpenSM programs the MFTs.
 package ibsimtest
