@@ -53,7 +53,7 @@ type Exporter struct {
 // New returns an Exporter with no device yet; see SetDevice.
 func New(logger log.Logger, seed string) *Exporter {
 	ctx, cancel := context.WithCancel(context.Background())
-	e := &Exporter{logger: logger, seed: seed, ctx: ctx, cancel: cancel, clock: realClock{},
+	e := &Exporter{logger: logger, seed: seed, ctx: ctx, cancel: cancel, clock: ibmad.WallClock{},
 		changed: make(chan struct{}), dests: newDestSet()}
 	e.sched = newScheduler(ctx, &e.clock, e)
 	e.sched.run = e.traceOnce

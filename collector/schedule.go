@@ -121,7 +121,7 @@ func (q *scheduler) armLocked(s *destState, d time.Duration, f func(*destState, 
 	s.sch.gen++
 	gen := s.sch.gen
 	q.setWaitingLocked(s, false)
-	s.sch.stopT = afterFunc(*q.clock, d, func() { f(s, gen) })
+	s.sch.stopT = (*q.clock).AfterFunc(d, func() { f(s, gen) })
 	return true
 }
 
