@@ -16,4 +16,7 @@
 //     SA class version.
 //   - madrecords.go: libibmad's table-record attribute IDs and SA data
 //     offset, and libibumad's RMPP payload per segment.
+//   - mcast.go: OpenSM's MCMemberRecord component mask bits and attribute
+//     IDs, libibmad's MulticastForwardingTable ID and MLID range, and an
+//     MCMemberRecord written with OpenSM's own setters.
 package osmref
