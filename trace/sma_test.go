@@ -82,20 +82,8 @@ func TestSMASeesTheDivergingSwitch(t *testing.T) {
 				t.Fatalf("healthy: %v, %d hops", err, r.PathHops())
 			}
 			spine := r.Hops[2]
-			l0 := s.f.Node("L0")
-			programmed := s.f.LFT("L0")[spine.LID]
-			var other uint8
-			for _, p := range l0.Ports[1:] {
-				if p.Remote != nil && p.Remote.Node.GUID == spine.NodeGUID && p.Num != programmed {
-					other = p.Num
-				}
-			}
-			if other == 0 {
-				t.Fatal("no parallel link")
-			}
-			if err := s.f.SetForwardOverride("L0", spine.LID, other); err != nil {
-				t.Fatal(err)
-			}
+			l0, programmed := s.f.Node("L0"), s.f.LFT("L0")[spine.LID]
+			other := s.divergeParallel("L0", spine)
 			r = tr.Trace(context.Background(), Destination{LID: dst})
 			if r.Status != StatusMismatch {
 				t.Fatalf("status %s (%v), want mismatch", r.Status, r.Err)

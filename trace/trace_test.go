@@ -140,20 +140,8 @@ func TestDivergingSwitchIsTheMismatchedHop(t *testing.T) {
 	// the spine, sees its validation MAD arrive on another port. (An agent
 	// sees only MADs addressed to its own LID, so the entry that diverges
 	// must be one a validation MAD uses.)
+	other := s.divergeParallel("L0", spine)
 	l0 := s.f.Node("L0")
-	programmed := s.f.LFT("L0")[spine.LID]
-	var other uint8
-	for _, p := range l0.Ports[1:] {
-		if p.Remote != nil && p.Remote.Node.GUID == spine.NodeGUID && p.Num != programmed {
-			other = p.Num
-		}
-	}
-	if other == 0 {
-		t.Fatal("no parallel link")
-	}
-	if err := s.f.SetForwardOverride("L0", spine.LID, other); err != nil {
-		t.Fatal(err)
-	}
 	r = tr.Trace(context.Background(), Destination{LID: dst})
 	if r.Status != StatusMismatch {
 		t.Fatalf("status %s, want mismatch", r.Status)
@@ -450,4 +438,26 @@ func TestSharedValidation(t *testing.T) {
 	if r = shared.Trace(context.Background(), Destination{LID: s.lid("H1-1")}); r.Status != StatusMismatch {
 		t.Fatalf("after the fault and the sharing time: %s", r.Status)
 	}
+}
+
+// divergeParallel makes switch sw's data plane send hop's LID over
+// another link to the same neighbour than its LFT names (the
+// diverging-switch fault), and returns the port it now sends by; the test
+// fails if there is no parallel link.
+func (s *simFabric) divergeParallel(sw string, hop Hop) uint8 {
+	s.t.Helper()
+	programmed := s.f.LFT(sw)[hop.LID]
+	var other uint8
+	for _, p := range s.f.Node(sw).Ports[1:] {
+		if p.Remote != nil && p.Remote.Node.GUID == hop.NodeGUID && p.Num != programmed {
+			other = p.Num
+		}
+	}
+	if other == 0 {
+		s.t.Fatalf("%s: no parallel link toward %s", sw, hop.NodeGUID)
+	}
+	if err := s.f.SetForwardOverride(sw, hop.LID, other); err != nil {
+		s.t.Fatal(err)
+	}
+	return other
 }
