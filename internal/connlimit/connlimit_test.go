@@ -21,10 +21,13 @@ func server(t *testing.T, lim *Limiter, h http.Handler) (addr string, idle <-cha
 	}
 	ch := make(chan string, 16)
 	srv = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ConnState: func(c net.Conn, s http.ConnState) {
-		lim.ConnState(c, s)
+		// The test hears of a connection turning idle before the limiter
+		// does: a connection the limiter admits in return (and that
+		// turns idle in its turn) cannot be reported first.
 		if s == http.StateIdle {
 			ch <- c.RemoteAddr().String()
 		}
+		lim.ConnState(c, s)
 	}}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(lim.Listen(ln)) }()
