@@ -66,7 +66,9 @@ type Crossing struct {
 // neither does a path that does not cross l.
 func (r *Result) Crosses(l LinkPort) (Crossing, bool) {
 	at := func(h *Hop, port uint8) bool { return h.NodeGUID == l.NodeGUID && port == l.Port }
-	end := func(h *Hop, port uint8) LinkEnd { return LinkEnd{NodeGUID: h.NodeGUID, NodeDesc: h.NodeDesc, Port: port} }
+	end := func(h *Hop, port uint8) LinkEnd {
+		return LinkEnd{NodeGUID: h.NodeGUID, NodeDesc: h.NodeDesc, Port: port}
+	}
 	for i := 1; i < len(r.Hops); i++ {
 		a, b := &r.Hops[i-1], &r.Hops[i]
 		if at(a, a.OutPort) || at(b, b.InPort) {
