@@ -33,6 +33,8 @@
 //   - lmc.go: runLMC, --lmc-all: one trace per LID, printed as a path set.
 //   - multicast.go: -m MLID [SRC_LID] DST_LID, the multicast trace, its
 //     usage checks and its output.
+//   - via.go: --via GUID:PORT, the destinations whose path crosses a
+//     link (trace.Result.Crosses), and its text and JSON forms.
 //   - health.go: the --health flags and their linkhealth.Options, the
 //     checks of the traced paths, their exit status and their output.
 //   - version.go: version, the --version text.
