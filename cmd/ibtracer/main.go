@@ -95,17 +95,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ibtracer: %v; see ibtracer --help\n", err)
 		return exitUsage
 	}
-	hopts, health, err := o.health.options()
+	hopts, health, via, err := o.healthAndVia() // via.go
 	if err != nil {
 		fmt.Fprintf(stderr, "ibtracer: %v\n", err)
 		return exitUsage
-	}
-	var via trace.LinkPort
-	if o.via != "" {
-		if via, err = o.viaUsage(health); err != nil {
-			fmt.Fprintf(stderr, "ibtracer: %v; see ibtracer --help\n", err)
-			return exitUsage
-		}
 	}
 	dests, err := o.destinations()
 	if err != nil {
@@ -197,10 +190,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	nameHops(names, results)
 	if o.via != "" {
-		if !printVia(&o, via, results, stdout, stderr) {
-			return exitDevice
-		}
-		return exitCode(results, nil) // --via refuses --health
+		return printVia(&o, via, results, stdout, stderr)
 	}
 
 	out := output{n: len(results), totals: results,

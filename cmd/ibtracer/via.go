@@ -5,8 +5,23 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/ibtracer/ibtracer_exporter/linkhealth"
 	"github.com/ibtracer/ibtracer_exporter/trace"
 )
+
+// healthAndVia reads the --health flags (health.go), then --via, whose
+// usage depends on them (viaUsage).
+func (o *options) healthAndVia() (linkhealth.Options, bool, trace.LinkPort, error) {
+	hopts, health, err := o.health.options()
+	if err != nil || o.via == "" {
+		return hopts, health, trace.LinkPort{}, err
+	}
+	l, err := o.viaUsage(health)
+	if err != nil {
+		err = fmt.Errorf("%w; see ibtracer --help", err)
+	}
+	return hopts, health, l, err
+}
 
 // viaUsage reads --via: the link end it names, and whether the rest of
 // the command line goes with it. Without a destination --via traces
@@ -108,9 +123,10 @@ func destLabel(r *trace.Result) string {
 // printVia writes --via's answer in the form o asks for: the destinations
 // whose path crosses l, each with the hop where (with -v, each trace in
 // full), then the failed traces that could not tell; the totals line with
-// --all, as without --via. ok is false when the JSON could not be
-// written.
-func printVia(o *options, l trace.LinkPort, results []*trace.Result, stdout, stderr io.Writer) (ok bool) {
+// --all, as without --via. It returns the exit status: the traces', as
+// without --via (exitCode; --via refuses --health), or a device error
+// when the JSON could not be written.
+func printVia(o *options, l trace.LinkPort, results []*trace.Result, stdout, stderr io.Writer) int {
 	cross, at, und := viaSets(results, l)
 	if !seesNode(results, l) {
 		fmt.Fprintf(stderr, "ibtracer: --via: no traced path passes node %s (--via takes a node GUID; a CA's port GUID differs from its node GUID)\n", l.NodeGUID)
@@ -134,7 +150,7 @@ func printVia(o *options, l trace.LinkPort, results []*trace.Result, stdout, std
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(doc); err != nil {
 			fmt.Fprintf(stderr, "ibtracer: %v\n", err)
-			return false
+			return exitDevice
 		}
 	} else {
 		writeViaText(o.verbose, l, results, cross, at, und, stdout)
@@ -146,7 +162,7 @@ func printVia(o *options, l trace.LinkPort, results []*trace.Result, stdout, std
 		}
 		fmt.Fprintln(w, totalsOf(results))
 	}
-	return true
+	return exitCode(results, nil)
 }
 
 func writeViaText(verbose bool, l trace.LinkPort, results, cross []*trace.Result, at []trace.Crossing, und []*trace.Result, w io.Writer) {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/ibtracer/ibtracer_exporter/trace"
 )
 
 // TestViaUsage: a malformed GUID:PORT, or --via with what it does not
@@ -32,31 +34,34 @@ func TestViaUsage(t *testing.T) {
 	}
 }
 
-// TestViaOnSim: on fattree-mini from H0-0, the link H0-0 - L0 is crossed
-// by every destination, at hop 1, whichever end names it; an uplink of L0
-// by the destinations routed over it, in either direction; a port
-// nothing uses by none. A destination that cannot be traced is listed as
-// undetermined, and sets the exit status as without --via.
-func TestViaOnSim(t *testing.T) {
-	const topo = "fattree-mini.net"
-	lids := simLIDs(t, topo)
-	src := "H0-0"
-	all := simJSON(t, topo, src, "--no-validate", "--all")
+// viaJSON runs --via's JSON form in-process on topo at src.
+func viaJSON(t *testing.T, topo, src string, args ...string) jsonVia {
+	t.Helper()
+	out, errOut, code := simCLI(t, topo, src, append([]string{"--no-validate", "--format=json"}, args...)...)
+	var v jsonVia
+	if err := json.Unmarshal([]byte(out), &v); err != nil || code != 0 {
+		t.Fatalf("%v: exit %d %v\n%s%s", args, code, err, out, errOut)
+	}
+	return v
+}
+
+// viaAll is --all's JSON from H0-0 on fattree-mini: the paths --via
+// is checked against.
+func viaAll(t *testing.T) []trace.JSONResult {
+	all := simJSON(t, "fattree-mini.net", "H0-0", "--no-validate", "--all")
 	if len(all) != 5 {
 		t.Fatalf("--all traced %d destinations, want 5", len(all))
 	}
+	return all
+}
+
+// TestViaOnSim: on fattree-mini from H0-0, the link H0-0 - L0 is crossed
+// by every destination, at hop 1, whichever end names it.
+func TestViaOnSim(t *testing.T) {
+	all := viaAll(t)
 	h0, l0 := all[0].Hops[0], all[0].Hops[1]
-	via := func(args ...string) jsonVia {
-		t.Helper()
-		out, errOut, code := simCLI(t, topo, src, append([]string{"--no-validate", "--format=json"}, args...)...)
-		var v jsonVia
-		if err := json.Unmarshal([]byte(out), &v); err != nil || code != 0 {
-			t.Fatalf("%v: exit %d %v\n%s%s", args, code, err, out, errOut)
-		}
-		return v
-	}
 	for _, end := range []string{h0.NodeGUID + ":1", l0.NodeGUID + fmt.Sprintf(":%d", l0.InPort)} {
-		v := via("--via", end)
+		v := viaJSON(t, "fattree-mini.net", "H0-0", "--via", end)
 		if v.Traced != 5 || len(v.Crossing) != 5 || len(v.Undetermined) != 0 {
 			t.Fatalf("--via %s: %+v", end, v)
 		}
@@ -66,26 +71,27 @@ func TestViaOnSim(t *testing.T) {
 			}
 		}
 	}
-	// Each uplink of L0 (ports 4..7): the destinations whose --all path
-	// leaves L0 by it, named by L0's end and by the spine's.
+}
+
+// TestViaUplinksOnSim: each uplink of L0 (ports 4..7) is crossed by the
+// destinations whose --all path leaves L0 by it, named by L0's end or by
+// the spine's (the other direction); an uplink nothing uses by none.
+func TestViaUplinksOnSim(t *testing.T) {
+	all := viaAll(t)
+	l0 := all[0].Hops[1]
 	crossed := 0
 	for port := 4; port <= 7; port++ {
 		want := map[uint16]bool{}
-		var far string
+		ends := []string{fmt.Sprintf("%s:%d", l0.NodeGUID, port)}
 		for _, r := range all {
 			if len(r.Hops) > 2 && r.Hops[1].OutPort == uint8(port) {
 				want[r.DLID] = true
-				far = fmt.Sprintf("%s:%d", r.Hops[2].NodeGUID, r.Hops[2].InPort)
+				ends = append(ends, fmt.Sprintf("%s:%d", r.Hops[2].NodeGUID, r.Hops[2].InPort))
 			}
 		}
-		ends := []string{fmt.Sprintf("%s:%d", l0.NodeGUID, port)}
-		if far != "" {
-			ends = append(ends, far)
-		}
 		for _, end := range ends {
-			v := via("--via", end)
 			got := map[uint16]bool{}
-			for _, c := range v.Crossing {
+			for _, c := range viaJSON(t, "fattree-mini.net", "H0-0", "--via", end).Crossing {
 				got[c.DLID] = true
 				if c.Hop != 2 || c.From.NodeGUID != l0.NodeGUID || int(c.From.Port) != port {
 					t.Fatalf("--via %s: %+v", end, c)
@@ -100,7 +106,17 @@ func TestViaOnSim(t *testing.T) {
 	if crossed == 0 {
 		t.Fatal("no uplink of L0 is crossed: the test proves nothing")
 	}
-	// Text: the count line, one line per destination with its hop.
+}
+
+// TestViaTextAndFailures: the text form (a count line, a line per
+// destination with its hop, the totals); a destination that cannot be
+// traced is undetermined and sets the exit status as without --via; a
+// GUID on no traced path is said on stderr.
+func TestViaTextAndFailures(t *testing.T) {
+	const topo, src = "fattree-mini.net", "H0-0"
+	lids := simLIDs(t, topo)
+	all := viaAll(t)
+	h0, l0 := all[0].Hops[0], all[0].Hops[1]
 	out, _, code := simCLI(t, topo, src, "--no-validate", "--via", h0.NodeGUID+":1")
 	if code != 0 || !strings.HasPrefix(out, "link "+h0.NodeGUID+":1: 5 of 5 traced destinations cross it\n") ||
 		strings.Count(out, ": hop 1, \"H0-0\"") != 5 || !strings.Contains(out, "totals: 5 traced") {
@@ -122,6 +138,10 @@ func TestViaOnSim(t *testing.T) {
 	}
 	if v.Traced != 2 || len(v.Crossing) != 1 || v.Crossing[0].DLID != lids["H1-1"] || len(v.Undetermined) != 1 || v.Undetermined[0].DLID != 200 {
 		t.Fatalf("%+v", v)
+	}
+	out, _, _ = simCLI(t, topo, src, "--no-validate", "--via", up, "-l", "200")
+	if !strings.Contains(out, "1 failed before they could tell:\nlid 200: unreachable") {
+		t.Fatalf("text, undetermined:\n%s", out)
 	}
 	// A GUID on no traced path: said on stderr, an empty answer.
 	out, errOut, code = simCLI(t, topo, src, "--no-validate", "--via", "0xdead:1")
