@@ -6,6 +6,7 @@
 //	ibtracer [-I|-C ca] [-p|-P port] [-r retries] [-t timeout_ms] [-n node-name-map] (-l LID | -g DGID | -G GUID | --node NAME [--port N] | --all) [-v]
 //	ibtracer [options] DST_LID
 //	ibtracer [options] SRC_LID DST_LID
+//	ibtracer [options] --via NODE_GUID:PORT [destinations; default --all]
 //
 // The positional forms are ibtracert's: a bare destination LID, or a
 // source LID and a destination LID, traced from the source's port (the

@@ -29,8 +29,8 @@ func (f *Fabric) saRefuses() SARefusal {
 
 // linkLIDMasked says whether LinkLIDMasked drops record r from the
 // answer to query q: OpenSM finds the port by the LID asked, then
-// compares its base LID with that LID masked (osm_sa_link_record.c,
-// "from_base_lid != (p_lr->from_lid & lmc_mask)").
+// compares its base LID with that LID masked with the LMC
+// (docs/protocol.md, "SA-only discovery", LMC > 0).
 func (f *Fabric) linkLIDMasked(q, r *ibmad.LinkRecord, mask uint64) bool {
 	if !f.saRefuses().LinkLIDMasked {
 		return false
