@@ -217,6 +217,12 @@ func keyLines(m *yaml.Node) map[string]int {
 }
 
 // line returns the line of a top-level key, or 1.
+// has says whether the file sets a top-level key.
+func (c *Config) has(key string) bool {
+	_, ok := c.lines[key]
+	return ok
+}
+
 func (c *Config) line(key string) int {
 	if l, ok := c.lines[key]; ok {
 		return l

@@ -43,6 +43,10 @@
 //   - sa_records.go: the SA tables: SwitchInfoRecord, LFTRecord,
 //     LinkRecord and PortInfoRecord.
 //   - sa_rmpp.go: SA tables sent over RMPP, one session per request.
+//   - pathqos.go: the SL and GRH: PathRecord SL, hop limit, traffic class
+//     and flow label per destination (SetPathQoS), SLs the switches drop
+//     (SetSLUnusable), GRHs carried to the receiver and dropped when their
+//     DGID is not the receiver's GID.
 //   - pma.go: the PMA: ClassPortInfo, PortCounters and their extended
 //     form (Get, and Set to clear), saturated as real ports do.
 //
