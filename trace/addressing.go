@@ -43,9 +43,10 @@ type Addressing struct {
 	FlowLabel uint32
 }
 
-// addressing is the addressing of a destination resolved by PathRecord
-// pr (nil for a LID destination) from the local port src.
-func (o *Options) addressing(pr *ibmad.PathRecord, src ibmad.PortAttributes) Addressing {
+// AddressingFor is how a trace with these options addresses the
+// validation MADs of a destination resolved by PathRecord pr (nil for a
+// LID destination) from the local port src.
+func (o *Options) AddressingFor(pr *ibmad.PathRecord, src ibmad.PortAttributes) Addressing {
 	a := Addressing{SL: o.SL, SLFrom: SLFromDefault}
 	if o.SLFixed {
 		a.SLFrom = SLFromOption

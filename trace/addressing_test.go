@@ -219,7 +219,7 @@ func TestAddressingRules(t *testing.T) {
 		{"another subnet, hop limit 8", &ibmad.PathRecord{DGID: there, HopLimit: 8}, Options{},
 			Addressing{SLFrom: SLFromPathRecord, GRH: true, DGID: there, HopLimit: 8}},
 	} {
-		if got := tc.o.addressing(tc.pr, local); got != tc.want {
+		if got := tc.o.AddressingFor(tc.pr, local); got != tc.want {
 			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)
 		}
 	}

@@ -30,7 +30,7 @@ func (t *Tracer) begin(w *walk, r *Result, d Destination) *Error {
 	}
 	w.dlid, r.DLID, r.Port = e.dlid, e.dlid, e.port
 	w.want, w.cachedDLID = e.want, cached
-	w.addr = t.opts.addressing(e.pr, src)
+	w.addr = t.opts.AddressingFor(e.pr, src)
 	a := w.addr
 	r.Addressing = &a
 	return nil

@@ -42,7 +42,7 @@ type walk struct {
 }
 
 func (t *Tracer) newWalk(ctx context.Context, src ibmad.PortAttributes, dlid uint16) *walk {
-	return &walk{t: t, ctx: ctx, src: src, dlid: dlid, nodeAt: map[string]nodeID{}, lft: map[lftKey]*ibmad.LFTBlock{}, viaSA: t.useSA(), addr: t.opts.addressing(nil, src)}
+	return &walk{t: t, ctx: ctx, src: src, dlid: dlid, nodeAt: map[string]nodeID{}, lft: map[lftKey]*ibmad.LFTBlock{}, viaSA: t.useSA(), addr: t.opts.AddressingFor(nil, src)}
 }
 
 type nodeID struct {
