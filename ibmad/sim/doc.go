@@ -36,6 +36,9 @@
 // The agents that answer:
 //   - sma.go: the SMA: NodeInfo, NodeDescription, PortInfo, SwitchInfo and
 //     LinearForwardingTable answers.
+//   - mcast.go: multicast groups (SetMulticastGroup: a tree over the
+//     switches to the member CAs, as an SM programs it) and the
+//     MulticastForwardingTable answers.
 //   - sma_localport.go: the LocalPortNum a switch's SMA gives LID-routed
 //     SMPs (SetSwitchLocalPortZero).
 //   - sa.go: the SA at the SM node: ClassPortInfo, NodeRecord and
