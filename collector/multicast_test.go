@@ -2,7 +2,9 @@ package collector
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -94,6 +96,38 @@ ibtracer_destination_info{address="mlid 0xc001 lid %d",dest="mc",ibtracer_args="
 		t.Fatalf("hop_verdict:\n%s\nwant the lines\n%s", got, b.String())
 	}
 
+	// /traces says what was traced and how: the MLID, the note, no
+	// addressing for the multicast path; the unicast one's SL.
+	rec := httptest.NewRecorder()
+	e.TracesHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/traces", nil))
+	var views []struct {
+		Name    string           `json:"name"`
+		Address string           `json:"address"`
+		Last    trace.JSONResult `json:"last_trace"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &views); err != nil {
+		t.Fatalf("/traces: %v\n%s", err, rec.Body.String())
+	}
+	seen := 0
+	for _, v := range views {
+		switch v.Name {
+		case "mc":
+			if v.Address != fmt.Sprintf("mlid 0xc001 lid %d", lid) || v.Last.MLID != "0xc001" || v.Last.ValidationNote != trace.MulticastNote ||
+				v.Last.Addressing != nil {
+				t.Errorf("/traces mc: %+v", v)
+			}
+			seen++
+		case "uni":
+			if a := v.Last.Addressing; a == nil || a.SL != 0 || a.SLFrom != "default" || a.GRH {
+				t.Errorf("/traces uni: addressing %+v", a)
+			}
+			seen++
+		}
+	}
+	if seen != 2 {
+		t.Fatalf("/traces:\n%s", rec.Body.String())
+	}
+
 	// The group's tree moves to the other spine: a path change.
 	spine := r.Hops[2].NodeDesc
 	for p := 1; p <= f.Node(spine).NumPorts(); p++ {
@@ -110,6 +144,12 @@ ibtracer_destination_info{address="mlid 0xc001 lid %d",dest="mc",ibtracer_args="
 	}
 	if got := gatherText(t, e, "ibtracer_path_changes_total"); !strings.Contains(got, `ibtracer_path_changes_total{dest="mc"} 1`) {
 		t.Fatalf("path changes:\n%s", got)
+	}
+
+	// A reload that changes only the MLID starts the destination afresh.
+	e.Apply(mustConfig(t, fmt.Sprintf("interval: 1h\ntimeout: 100ms\nretries: 0\ndestinations:\n  - {name: mc, mlid: 0xc002, lid: %d}\n  - {name: uni, lid: %d}\n", lid, lid)))
+	if e.dests.get("mc") == mc || e.dests.get("uni") != uni {
+		t.Fatal("a new mlid kept the old state, or the unchanged destination lost its own")
 	}
 }
 
