@@ -96,8 +96,37 @@ ibtracer_destination_info{address="mlid 0xc001 lid %d",dest="mc",ibtracer_args="
 		t.Fatalf("hop_verdict:\n%s\nwant the lines\n%s", got, b.String())
 	}
 
-	// /traces says what was traced and how: the MLID, the note, no
-	// addressing for the multicast path; the unicast one's SL.
+	checkTracesView(t, e, lid)
+
+	// The group's tree moves to the other spine: a path change.
+	spine := r.Hops[2].NodeDesc
+	for p := 1; p <= f.Node(spine).NumPorts(); p++ {
+		if err := f.SetLinkState(spine, p, false, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.SetMulticastGroup(0xc001, "H0-0", "H1-1", "H1-2"); err != nil {
+		t.Fatal(err)
+	}
+	e.traceOnce(ctx, mc, time.Minute)
+	if mc.last.Status != trace.StatusOK || mc.last.Hops[2].NodeDesc == spine {
+		t.Fatalf("after the tree moved: %s %v, spine %s", mc.last.Status, mc.last.Err, mc.last.Hops[2].NodeDesc)
+	}
+	if got := gatherText(t, e, "ibtracer_path_changes_total"); !strings.Contains(got, `ibtracer_path_changes_total{dest="mc"} 1`) {
+		t.Fatalf("path changes:\n%s", got)
+	}
+
+	// A reload that changes only the MLID starts the destination afresh.
+	e.Apply(mustConfig(t, fmt.Sprintf("interval: 1h\ntimeout: 100ms\nretries: 0\ndestinations:\n  - {name: mc, mlid: 0xc002, lid: %d}\n  - {name: uni, lid: %d}\n", lid, lid)))
+	if e.dests.get("mc") == mc || e.dests.get("uni") != uni {
+		t.Fatal("a new mlid kept the old state, or the unchanged destination lost its own")
+	}
+}
+
+// checkTracesView: /traces says what was traced and how: the MLID, the
+// note, no addressing for the multicast path; the unicast one's SL.
+func checkTracesView(t *testing.T, e *Exporter, lid uint16) {
+	t.Helper()
 	rec := httptest.NewRecorder()
 	e.TracesHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/traces", nil))
 	var views []struct {
@@ -128,29 +157,6 @@ ibtracer_destination_info{address="mlid 0xc001 lid %d",dest="mc",ibtracer_args="
 		t.Fatalf("/traces:\n%s", rec.Body.String())
 	}
 
-	// The group's tree moves to the other spine: a path change.
-	spine := r.Hops[2].NodeDesc
-	for p := 1; p <= f.Node(spine).NumPorts(); p++ {
-		if err := f.SetLinkState(spine, p, false, true); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := f.SetMulticastGroup(0xc001, "H0-0", "H1-1", "H1-2"); err != nil {
-		t.Fatal(err)
-	}
-	e.traceOnce(ctx, mc, time.Minute)
-	if mc.last.Status != trace.StatusOK || mc.last.Hops[2].NodeDesc == spine {
-		t.Fatalf("after the tree moved: %s %v, spine %s", mc.last.Status, mc.last.Err, mc.last.Hops[2].NodeDesc)
-	}
-	if got := gatherText(t, e, "ibtracer_path_changes_total"); !strings.Contains(got, `ibtracer_path_changes_total{dest="mc"} 1`) {
-		t.Fatalf("path changes:\n%s", got)
-	}
-
-	// A reload that changes only the MLID starts the destination afresh.
-	e.Apply(mustConfig(t, fmt.Sprintf("interval: 1h\ntimeout: 100ms\nretries: 0\ndestinations:\n  - {name: mc, mlid: 0xc002, lid: %d}\n  - {name: uni, lid: %d}\n", lid, lid)))
-	if e.dests.get("mc") == mc || e.dests.get("uni") != uni {
-		t.Fatal("a new mlid kept the old state, or the unchanged destination lost its own")
-	}
 }
 
 // gatherText is the exposition of one family of e's series.
