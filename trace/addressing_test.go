@@ -145,6 +145,16 @@ func TestGRHFromPathRecord(t *testing.T) {
 			t.Fatalf("the destination's agent got %+v", a)
 		}
 	}
+	// The fast path confirms the cached path with the same addressing.
+	fast := s.tracer("H0-0", Options{Validate: ValidateAgent, NoRetry: true})
+	_ = fast.Trace(context.Background(), Destination{GUID: guid})
+	before := len(rec.addrs())
+	if r2 := fast.Trace(context.Background(), Destination{GUID: guid}); !r2.FastPath || r2.Status != StatusOK || *r2.Addressing != want {
+		t.Fatalf("fast path: %v %s %+v", r2.FastPath, r2.Status, r2.Addressing)
+	}
+	if got := rec.addrs()[before:]; len(got) == 0 || !got[0].GRHPresent || got[0].HopLimit != 64 {
+		t.Fatalf("the fast path's MAD to the destination: %+v", got)
+	}
 	// Other hops: the SL, no GRH (their GIDs are not the DGID).
 	for _, h := range r.Hops[1 : len(r.Hops)-1] {
 		sw := s.recs[h.NodeDesc].addrs()
