@@ -167,7 +167,13 @@ func TestGRHFromPathRecord(t *testing.T) {
 			}
 		}
 	}
-	// The report.
+	checkGRHReport(t, r, dgid)
+}
+
+// checkGRHReport: the JSON and -v forms of r say SL 2 from the PathRecord
+// and the GRH to dgid.
+func checkGRHReport(t *testing.T, r *Result, dgid ibmad.GID) {
+	t.Helper()
 	var out bytes.Buffer
 	if err := WriteJSON(&out, []*Result{r}); err != nil {
 		t.Fatal(err)
