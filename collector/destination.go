@@ -103,16 +103,16 @@ func newDestState(d config.Destination, labelNames []string, h *hists) *destStat
 		values = append(values, d.Labels[k])
 	}
 	base := newLabelSet(append([]string{destLabel}, labelNames...), values)
-	target := d.Target()
-	return &destState{cfg: d, target: target, labels: values, done: make(chan struct{}), hops: d.HopSeries(), hists: h,
-		base: base, info: base.with(pair("address", target.Address()), pair("ibtracer_args", target.Args())),
-	}
+	s := &destState{cfg: d, target: d.Target(), labels: values, done: make(chan struct{}), hops: d.HopSeries(), hists: h, base: base}
+	addr, args := s.infoAddress() // multicast.go
+	s.info = base.with(pair("address", addr), pair("ibtracer_args", args))
+	return s
 }
 
 // sameAs reports whether a reloaded destination can keep this state.
 func (s *destState) sameAs(d config.Destination, labelNames []string) bool {
 	if s.cfg.Name != d.Name || s.cfg.Interval != d.Interval || s.target != d.Target() || len(s.labels) != len(labelNames)+1 ||
-		s.hops != d.HopSeries() || s.cfg.AllPaths() != d.AllPaths() {
+		s.hops != d.HopSeries() || s.cfg.AllPaths() != d.AllPaths() || s.cfg.MLID != d.MLID {
 		return false
 	}
 	for i, k := range labelNames {

@@ -30,6 +30,8 @@
 //     discovered), reconciled on reload and on discovery.
 //   - destination.go: destState, one destination's results and counters,
 //     its last path health, and the exporter-wide histograms.
+//   - multicast.go: destinations with mlid: (the multicast path to a
+//     member, over the MFTs, not validated, no path health).
 //   - paths.go: destinations with paths: all (every LID of the port).
 //   - compact.go: what a destination keeps of its last trace.
 //   - logstate.go: the state-change and path-change log lines.

@@ -60,7 +60,8 @@ func (s *destState) view() TraceView {
 	prev, until := s.previous()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	v := TraceView{Name: s.cfg.Name, Address: s.target.Address(), Labels: s.cfg.Labels,
+	addr, _ := s.infoAddress() // multicast.go
+	v := TraceView{Name: s.cfg.Name, Address: addr, Labels: s.cfg.Labels,
 		IntervalSeconds: durationSeconds(s.cfg.Interval), Traces: s.traces, PathChanges: s.pathChanges}
 	if !s.lastChange.IsZero() {
 		t := s.lastChange.UTC()

@@ -27,8 +27,7 @@ func (e *Exporter) traceOnce(ctx context.Context, s *destState, interval time.Du
 		cancel()
 		return
 	}
-	r := tr.Trace(tctx, s.target)
-	ph := checkHealth(tctx, hc, r)
+	r, ph := traceTarget(tctx, tr, hc, s) // multicast.go
 	cancel()
 	if ctx.Err() != nil {
 		return // stopped (reload or shutdown): do not record a cancelled trace

@@ -129,6 +129,7 @@ func (t *Tracer) discoverTrace(w *walk, r *Result) (hops []Hop, inPorts [][]uint
 		return hops, inPorts, ferr
 	}
 	w2 := t.newWalk(w.ctx, w.src, w.dlid)
+	w2.addr = w.addr
 	w2.viaSA = true
 	hops2, inPorts2, ferr2 := t.fullTrace(w2)
 	w.mads.Add(w2.mads.Load())

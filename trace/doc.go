@@ -34,6 +34,9 @@
 //   - sawalk.go, sarecords.go, salinks.go: the walk without SMPs, from the SA's
 //     records, and the SA records it reads.
 //   - validate.go: asking the agents, and the expected routes it needs.
+//   - addressing.go: how the validation MADs are addressed: the SL (the
+//     PathRecord's unless configured) and the GRH a PathRecord asks for
+//     (Addressing).
 //   - sma.go: the validation modes (ValidateMode, ParseValidate), who
 //     validated a hop (Validator), and validation by a hop's own SMA with
 //     a LID-routed NodeInfo.

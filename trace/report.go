@@ -31,26 +31,29 @@ type JSONHop struct {
 
 // JSONResult is one trace in the JSON report.
 type JSONResult struct {
-	Destination     string    `json:"destination"`
-	Address         string    `json:"address"`
-	DLID            uint16    `json:"dlid,omitempty"`
-	SourceLID       uint16    `json:"source_lid,omitempty"` // a trace from another port (SRC DST)
-	MLID            string    `json:"mlid,omitempty"`       // a multicast trace (-m): its MLID, 0xC000..0xFFFE
-	ValidationNote  string    `json:"validation_note,omitempty"`
-	Port            uint8     `json:"port,omitempty"` // the port a node destination resolved to
-	Status          string    `json:"status"`
-	Reason          string    `json:"reason,omitempty"`
-	Error           string    `json:"error,omitempty"`
-	PathHops        int       `json:"path_hops"`
-	MADs            int       `json:"mads"`
-	SharedFacts     int       `json:"shared_facts"` // answers taken from other traces' questions instead of asking (facts.go)
-	DurationSeconds float64   `json:"duration_seconds"`
-	FastPath        bool      `json:"fast_path"`
-	Discovery       string    `json:"discovery,omitempty"`   // smp or sa
-	SARequests      int       `json:"sa_requests,omitempty"` // SA record requests of an SA-mode walk
-	Verdicts        Verdicts  `json:"verdicts"`              // the hops after the source by verdict, as the text counts them
-	Time            time.Time `json:"time"`
-	Hops            []JSONHop `json:"hops"`
+	Destination     string   `json:"destination"`
+	Address         string   `json:"address"`
+	DLID            uint16   `json:"dlid,omitempty"`
+	SourceLID       uint16   `json:"source_lid,omitempty"` // a trace from another port (SRC DST)
+	MLID            string   `json:"mlid,omitempty"`       // a multicast trace (-m): its MLID, 0xC000..0xFFFE
+	ValidationNote  string   `json:"validation_note,omitempty"`
+	Port            uint8    `json:"port,omitempty"` // the port a node destination resolved to
+	Status          string   `json:"status"`
+	Reason          string   `json:"reason,omitempty"`
+	Error           string   `json:"error,omitempty"`
+	PathHops        int      `json:"path_hops"`
+	MADs            int      `json:"mads"`
+	SharedFacts     int      `json:"shared_facts"` // answers taken from other traces' questions instead of asking (facts.go)
+	DurationSeconds float64  `json:"duration_seconds"`
+	FastPath        bool     `json:"fast_path"`
+	Discovery       string   `json:"discovery,omitempty"`   // smp or sa
+	SARequests      int      `json:"sa_requests,omitempty"` // SA record requests of an SA-mode walk
+	Verdicts        Verdicts `json:"verdicts"`              // the hops after the source by verdict, as the text counts them
+	// Addressing: the SL of the validation MADs and whether they carried
+	// a GRH (addressing.go); absent when nothing was resolved (multicast).
+	Addressing *JSONAddressing `json:"addressing,omitempty"`
+	Time       time.Time       `json:"time"`
+	Hops       []JSONHop       `json:"hops"`
 }
 
 // JSON returns the report form of r.
@@ -58,7 +61,7 @@ func (r *Result) JSON() JSONResult {
 	j := JSONResult{Destination: r.Destination.String(), Address: r.Destination.Address(), DLID: r.DLID, SourceLID: r.From, Port: r.Port,
 		Status: string(r.Status), Reason: string(r.Reason), PathHops: r.PathHops(), MADs: r.MADs, SharedFacts: r.SharedFacts,
 		DurationSeconds: r.Duration.Seconds(), FastPath: r.FastPath, Discovery: string(r.Discovery), SARequests: r.SARequests,
-		Verdicts: r.Verdicts(), Time: r.Start.UTC(), Hops: []JSONHop{}}
+		Verdicts: r.Verdicts(), Time: r.Start.UTC(), Hops: []JSONHop{}, Addressing: r.Addressing.JSON()}
 	if r.Err != nil {
 		j.Error = r.Err.Error()
 	}
@@ -144,6 +147,9 @@ func (r *Result) WriteVerbose(w io.Writer) {
 	fmt.Fprintln(w, r.Summary())
 	if r.ValidationNote != "" {
 		fmt.Fprintln(w, "Note: "+r.ValidationNote)
+	}
+	if r.Addressing != nil {
+		fmt.Fprintln(w, "Validation MADs: "+r.Addressing.String())
 	}
 	for i := range r.Hops {
 		h := &r.Hops[i]

@@ -29,15 +29,17 @@ func (t *Tracer) resolve(w *walk, d Destination) (e resolvedEntry, cached bool, 
 	case "gid", "guid":
 		dgid := d.GID
 		if d.Kind() == "guid" {
-			prefix := w.src.GIDPrefix
-			if prefix == 0 {
-				prefix = ibmad.DefaultGIDPrefix
-			}
-			dgid = ibmad.MakeGID(prefix, d.GUID)
+			dgid = ibmad.MakeGID(w.prefix(), d.GUID)
 		}
-		e.dlid, ferr = w.pathRecord(d, dgid)
+		e.pr, ferr = w.pathRecord(d, dgid)
+		if ferr == nil {
+			e.dlid = e.pr.DLID
+		}
 	case "node":
 		e, ferr = w.nodeRecord(d)
+		if ferr == nil { // its SL and GRH (addressing.go)
+			e.pr, ferr = w.pathRecord(d, ibmad.MakeGID(w.prefix(), e.want.port))
+		}
 	}
 	if ferr != nil {
 		return resolvedEntry{}, false, ferr
@@ -89,20 +91,30 @@ func (w *walk) saFail(d Destination, what string, err error, st ibmad.Status) *E
 	return fail(StatusResolve, ReasonSA, nil, "resolving %s: SA %s failed: %s", d.Address(), what, msg)
 }
 
-func (w *walk) pathRecord(d Destination, dgid ibmad.GID) (uint16, *Error) {
+// prefix is the local port's GID prefix (the default one when unset).
+func (w *walk) prefix() uint64 {
+	if w.src.GIDPrefix == 0 {
+		return ibmad.DefaultGIDPrefix
+	}
+	return w.src.GIDPrefix
+}
+
+// pathRecord asks the SA for the path to dgid: its DLID, and the SL and
+// GRH fields the validation MADs use (addressing.go).
+func (w *walk) pathRecord(d Destination, dgid ibmad.GID) (*ibmad.PathRecord, *Error) {
 	m, ferr := w.saGet(d, "PathRecord", ibmad.AttrPathRecord, ibmad.PRCompDGID|ibmad.PRCompSGID, func(b []byte) {
 		pr := ibmad.PathRecord{DGID: dgid, SGID: w.src.GID()}
 		_ = pr.MarshalTo(b)
 	})
 	if ferr != nil {
-		return 0, ferr
+		return nil, ferr
 	}
-	var pr ibmad.PathRecord
+	pr := new(ibmad.PathRecord)
 	_ = pr.UnmarshalBinary(m.SAData())
 	if pr.DLID == 0 {
-		return 0, fail(StatusResolve, ReasonSA, nil, "resolving %s: the SA answered DLID 0", d.Address())
+		return nil, fail(StatusResolve, ReasonSA, nil, "resolving %s: the SA answered DLID 0", d.Address())
 	}
-	return pr.DLID, nil
+	return pr, nil
 }
 
 // nodeRecord resolves a node description with SA NodeRecord Gets. A Get

@@ -104,7 +104,7 @@ func (w *walk) smaValidate(h *Hop, lid uint16, count int, in []uint8) {
 		return
 	}
 	defer w.shareVerdict(h, key)
-	req := &ibmad.Request{Addr: ibmad.SMPAddress(lid)}
+	req := &ibmad.Request{Addr: w.addr.SMPAddress(lid)} // addressing.go
 	_ = ibmad.NewLIDGet(ibmad.AttrNodeInfo, 0).MarshalTo(req.MAD[:])
 	resp, err := w.do(req)
 	if err != nil {

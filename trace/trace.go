@@ -30,6 +30,9 @@ func (t *Tracer) begin(w *walk, r *Result, d Destination) *Error {
 	}
 	w.dlid, r.DLID, r.Port = e.dlid, e.dlid, e.port
 	w.want, w.cachedDLID = e.want, cached
+	w.addr = t.opts.AddressingFor(e.pr, src)
+	a := w.addr
+	r.Addressing = &a
 	return nil
 }
 
@@ -81,6 +84,7 @@ func (t *Tracer) traceOnce(ctx context.Context, d Destination, fresh bool) (*Res
 		// sure the tables did not just change under us (an SM sweep) by
 		// reading them again before reporting.
 		w2 := t.newWalk(ctx, src, dlid)
+		w2.addr = w.addr
 		w2.viaSA = w.viaSA
 		w2.fresh.Store(true) // nothing another trace read: facts.go
 		hops2, inPorts2, ferr2 := t.fullTrace(w2)

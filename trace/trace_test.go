@@ -19,7 +19,8 @@ type simFabric struct {
 	t      testing.TB
 	f      *sim.Fabric
 	agents map[string]*ibmad.Engine
-	rate   float64 // agents' per-source rate limit; 0: the default
+	rate   float64              // agents' per-source rate limit; 0: the default
+	recs   map[string]*recorder // recorded agents by node description (addressing_test.go)
 }
 
 func newSim(t testing.TB, topo *sim.Topology, opts sim.Options) *simFabric {

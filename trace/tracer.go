@@ -34,8 +34,12 @@ type Options struct {
 	NoRetry bool
 	// OUI of the ibtracer vendor class; default 0x001405.
 	OUI ibmad.OUI
-	// SL for LID-routed GMPs (vendor and SA).
+	// SL of the validation MADs (vendor and SMA) of a LID destination;
+	// a GID, GUID or node destination's come from its PathRecord unless
+	// SLFixed (addressing.go).
 	SL uint8
+	// SLFixed: SL was given (--sl, sl:) and wins over a PathRecord's.
+	SLFixed bool
 	// SupportTTL is how long a node's explicit answer to ClassPortInfo
 	// (an agent, or "no such class") is trusted; 0: DefaultSupportTTL.
 	// It cannot be Off: 0 or less takes the default. A request that
@@ -143,7 +147,8 @@ type Tracer struct {
 type resolvedEntry struct {
 	dlid uint16
 	port uint8
-	want identity // the port the destination names (reached.go)
+	want identity          // the port the destination names (reached.go)
+	pr   *ibmad.PathRecord // its PathRecord: SL and GRH (addressing.go); nil for a LID
 }
 
 // New returns a Tracer on e.

@@ -284,6 +284,10 @@ type Result struct {
 	// ValidationNote says, once per trace, why validation by the SMA was
 	// not asked (sma.go): SMPs are refused here, the path came from the SA.
 	ValidationNote string
+	// Addressing is how the validation MADs were addressed: SL and GRH
+	// (addressing.go); nil when the trace resolved nothing (a multicast
+	// trace, a failure before resolution).
+	Addressing *Addressing
 }
 
 // NameHops gives every hop of every result its site name, name(node

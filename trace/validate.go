@@ -93,7 +93,7 @@ func (w *walk) supported(h *Hop) AgentStatus {
 		return AgentUnsupported
 	}
 	v := ibmad.NewVendorGet(ibmad.ClassIBTracer, w.t.opts.OUI, ibmad.AttrClassPortInfo, 0)
-	req := &ibmad.Request{Addr: ibmad.GSIAddress(h.LID, w.t.opts.SL)}
+	req := &ibmad.Request{Addr: w.gmpAddr(h.LID, h)} // addressing.go
 	_ = v.MarshalTo(req.MAD[:])
 	resp, err := w.do(req)
 	switch {
@@ -138,7 +138,7 @@ func (w *walk) sourceRoute(h *Hop, lid uint16, count int, in []uint8, learn bool
 	copy(sr.InPort[:], in)
 	v := ibmad.NewVendorGet(ibmad.ClassIBTracer, w.t.opts.OUI, ibmad.AttrSourceRoute, 0)
 	_ = sr.MarshalTo(v.Data[:])
-	req := &ibmad.Request{Addr: ibmad.GSIAddress(lid, w.t.opts.SL)}
+	req := &ibmad.Request{Addr: w.gmpAddr(lid, h)}
 	_ = v.MarshalTo(req.MAD[:])
 	resp, err := w.do(req)
 	if err != nil {

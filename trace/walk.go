@@ -37,10 +37,12 @@ type walk struct {
 	// origin is the start of the local node's path when the trace starts
 	// elsewhere (source.go): validation MADs leave from the local port.
 	origin []Hop
+	// addr is how the validation MADs are addressed: SL, GRH (addressing.go).
+	addr Addressing
 }
 
 func (t *Tracer) newWalk(ctx context.Context, src ibmad.PortAttributes, dlid uint16) *walk {
-	return &walk{t: t, ctx: ctx, src: src, dlid: dlid, nodeAt: map[string]nodeID{}, lft: map[lftKey]*ibmad.LFTBlock{}, viaSA: t.useSA()}
+	return &walk{t: t, ctx: ctx, src: src, dlid: dlid, nodeAt: map[string]nodeID{}, lft: map[lftKey]*ibmad.LFTBlock{}, viaSA: t.useSA(), addr: t.opts.AddressingFor(nil, src)}
 }
 
 type nodeID struct {

@@ -100,7 +100,10 @@ type Destination struct {
 	Paths string `yaml:"paths"`
 	// Hops: per-hop and path-detail series (default true; false for
 	// discovered destinations unless their selector says so).
-	Hops  *bool `yaml:"hops"`
+	Hops *bool `yaml:"hops"`
+	// MLID makes it a multicast destination: the path over the MFTs of
+	// this multicast LID from this node to the member lid: (mlid.go).
+	MLID  uint16 `yaml:"mlid"`
 	line  int
 	lines map[string]int
 	// gid and guid are GID and GUID parsed, once, by validation.
@@ -217,6 +220,12 @@ func keyLines(m *yaml.Node) map[string]int {
 }
 
 // line returns the line of a top-level key, or 1.
+// has says whether the file sets a top-level key.
+func (c *Config) has(key string) bool {
+	_, ok := c.lines[key]
+	return ok
+}
+
 func (c *Config) line(key string) int {
 	if l, ok := c.lines[key]; ok {
 		return l

@@ -40,7 +40,7 @@ func TestLoadGood(t *testing.T) {
 
 func TestLoadInvalid(t *testing.T) {
 	for file, want := range map[string]string{
-		"invalid-unknown-key.yml":       "testdata/invalid-unknown-key.yml:5: unknown key `colour` in a destination (valid keys: name, lid, gid, guid, node, port, interval, labels, paths, hops)",
+		"invalid-unknown-key.yml":       "testdata/invalid-unknown-key.yml:5: unknown key `colour` in a destination (valid keys: name, lid, gid, guid, node, port, interval, labels, paths, hops, mlid)",
 		"invalid-two-addresses.yml":     "testdata/invalid-two-addresses.yml:4: destinations[1] (b): set exactly one of lid, gid, guid or node (found 2)",
 		"invalid-duplicate-name.yml":    `testdata/invalid-duplicate-name.yml:4: destinations[1].name: "a" is already used at line 2`,
 		"invalid-interval.yml":          "testdata/invalid-interval.yml:1: interval: 100ms is shorter than 1s",

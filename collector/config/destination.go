@@ -39,6 +39,9 @@ func (d *Destination) check(i int, names map[string]int, interval Duration, bad 
 		return bad(d.keyLine("name"), fmt.Sprintf("destinations[%d].name", i), "%q is already used at line %d", d.Name, prev)
 	}
 	names[d.Name] = d.line
+	if err := d.checkMLID(i, bad); err != nil { // mlid.go
+		return err
+	}
 	if err := d.parseAddress(i, bad); err != nil {
 		return err
 	}

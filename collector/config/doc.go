@@ -10,6 +10,8 @@
 //     trace.ParseDestination, once;
 //   - fleet.go: mad_rate and the discover selectors;
 //   - health.go: the health section;
+//   - mlid.go: multicast destinations (mlid: with lid:): their check
+//     and address;
 //   - paths.go: paths and discovery;
 //   - validate.go: validate, who validates each hop (auto, agent, sma,
 //     off; the old true and false);

@@ -16,7 +16,7 @@ func TestErrorLines(t *testing.T) {
 		"invalid-bad-indent.yml":        "testdata/invalid-bad-indent.yml:7: did not find expected key (is the indentation right?)",
 		"invalid-bad-indent-seq.yml":    "testdata/invalid-bad-indent-seq.yml:7: did not find expected '-' indicator (is the indentation right?)",
 		"invalid-tab.yml":               "testdata/invalid-tab.yml:5: found a tab character that violates indentation",
-		"invalid-unknown-key.yml":       "testdata/invalid-unknown-key.yml:5: unknown key `colour` in a destination (valid keys: name, lid, gid, guid, node, port, interval, labels, paths, hops)",
+		"invalid-unknown-key.yml":       "testdata/invalid-unknown-key.yml:5: unknown key `colour` in a destination (valid keys: name, lid, gid, guid, node, port, interval, labels, paths, hops, mlid)",
 		"invalid-unknown-top-key.yml":   "testdata/invalid-unknown-top-key.yml:2: unknown key `destinatons` (did you mean `destinations`?)",
 		"invalid-unknown-agent-key.yml": "testdata/invalid-unknown-agent-key.yml:4: unknown key `rate_per_sourc` in agent (did you mean `rate_per_source`?)",
 		"invalid-type.yml":              "testdata/invalid-type.yml:2: retries: \"many\" is not an integer",

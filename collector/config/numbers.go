@@ -33,6 +33,7 @@ var intKeys = map[string]intKey{
 	"sl":                    {min: 0, max: 15},
 	"destinations[].lid":    {min: 1, max: 0xBFFF, msg: "%s is not a unicast LID (1..49151)"},
 	"destinations[].port":   {min: 1, max: 254, msg: "%s is not a port number (1..254)"},
+	"destinations[].mlid":   {min: 0xC000, max: 0xFFFE, msg: "%s is not a multicast LID (0xc000..0xfffe)"},
 	"discover[].sample":     {min: 0, max: 100000, msg: "%s: want 0 (every port) .. 100000"},
 	"health.limits.*":       {min: 0, max: math.MaxUint64},
 }

@@ -22,6 +22,7 @@ func (c *Config) TraceOptions() trace.Options {
 		NoRetry:         *c.Retries == 0,
 		OUI:             ibmad.OUI(c.OUI),
 		SL:              c.SL,
+		SLFixed:         c.has("sl"),
 		Validate:        c.Validate,
 		NoValidate:      c.Validate == trace.ValidateOff,
 		SupportTTL:      time.Duration(*c.AgentSupportTTL),

@@ -22,8 +22,10 @@ func TestTraceOptionsMeanings(t *testing.T) {
 			return o.Retries == DefaultRetries && !o.NoRetry && o.Timeout == DefaultTimeout &&
 				o.ResolveTTL == DefaultResolveTTL && o.ShareValidation == DefaultShareValidation &&
 				o.SARecordTTL == DefaultShareValidation && o.SupportTTL == DefaultAgentSupportTTL &&
-				o.OUI == ibmad.OUIOpenIB && !o.NoValidate && o.Discovery == trace.DiscoveryAuto
+				o.OUI == ibmad.OUIOpenIB && !o.NoValidate && o.Discovery == trace.DiscoveryAuto && !o.SLFixed
 		}},
+		// sl: given, even 0, wins over a PathRecord's SL.
+		{"sl: 0\n", func(o trace.Options) bool { return o.SL == 0 && o.SLFixed }},
 		{"retries: 0\n", func(o trace.Options) bool { return o.NoRetry }},
 		{"retries: 3\n", func(o trace.Options) bool { return o.Retries == 3 && !o.NoRetry }},
 		{"resolve_ttl: 0s\n", func(o trace.Options) bool { return o.ResolveTTL == trace.Off }},
@@ -35,7 +37,7 @@ func TestTraceOptionsMeanings(t *testing.T) {
 			return o.ShareValidation == time.Minute && o.SARecordTTL == time.Minute
 		}},
 		{"agent_support_ttl: 5m\nvalidate: false\ndiscovery: sa\nsl: 3\ntimeout: 20ms\n", func(o trace.Options) bool {
-			return o.SupportTTL == 5*time.Minute && o.NoValidate && o.Discovery == trace.DiscoverySA && o.SL == 3 &&
+			return o.SupportTTL == 5*time.Minute && o.NoValidate && o.Discovery == trace.DiscoverySA && o.SL == 3 && o.SLFixed &&
 				o.Timeout == 20*time.Millisecond
 		}},
 	} {

@@ -36,6 +36,9 @@
 // The agents that answer:
 //   - sma.go: the SMA: NodeInfo, NodeDescription, PortInfo, SwitchInfo and
 //     LinearForwardingTable answers.
+//   - mcast.go: multicast groups (SetMulticastGroup: a tree over the
+//     switches to the member CAs, as an SM programs it) and the
+//     MulticastForwardingTable answers.
 //   - sma_localport.go: the LocalPortNum a switch's SMA gives LID-routed
 //     SMPs (SetSwitchLocalPortZero).
 //   - sa.go: the SA at the SM node: ClassPortInfo, NodeRecord and
@@ -45,6 +48,10 @@
 //   - sa_rmpp.go: SA tables sent over RMPP, one session per request.
 //   - sa_refusal.go: SetSARefusal, an SA that refuses what OpenSM or a
 //     weaker SA would (LinkRecord LIDs masked with the LMC, no tables).
+//   - pathqos.go: the SL and GRH: PathRecord SL, hop limit, traffic class
+//     and flow label per destination (SetPathQoS), SLs the switches drop
+//     (SetSLUnusable), GRHs carried to the receiver and dropped when their
+//     DGID is not the receiver's GID.
 //   - pma.go: the PMA: ClassPortInfo, PortCounters and their extended
 //     form (Get, and Set to clear), saturated as real ports do.
 //

@@ -59,6 +59,8 @@ type Fabric struct {
 	smpMode   atomic.Int32              // fault: only the SM node may send SMPs (smpfirewall.go)
 	saRefusal atomic.Pointer[SARefusal] // fault: what the SA refuses (sa_refusal.go)
 	rmpp      rmppSessions              // the SA's GetTable transfers (sa_rmpp.go)
+	qos       qosState                  // PathRecord SL and GRH fields, unusable SLs (pathqos.go)
+	mc        mcastState                // the switches' multicast forwarding tables (mcast.go)
 }
 
 // Node is a simulated CA, switch or router.

@@ -160,7 +160,7 @@ func (f *Fabric) lidRoute(from *Port, dlid uint16) (node *Node, in *Port, hops i
 func (f *Fabric) sendLID(t *Transport, p *ibmad.Packet, tid uint64, isResp bool) {
 	slid := t.port.LID
 	node, in, hops, ok := f.lidRoute(t.port, p.Addr.LID)
-	if !ok || node.silent.Load() {
+	if !ok || node.silent.Load() || !f.admits(&p.Addr, hops, node, in, p.MAD.MgmtClass().IsSMP()) { // pathqos.go
 		return
 	}
 	m := &p.MAD
@@ -172,6 +172,7 @@ func (f *Fabric) sendLID(t *Transport, p *ibmad.Packet, tid uint64, isResp bool)
 		r := dst.packet()
 		*r = ibmad.Packet{MAD: *m, Addr: ibmad.Address{LID: slid, QPN: p.Addr.QPN, QKey: p.Addr.QKey, SL: p.Addr.SL,
 			PKeyIndex: p.Addr.PKeyIndex}, InPort: in.Num, InPortKnown: true}
+		f.carryGRH(&r.Addr, &p.Addr, t.port)
 		f.deliver(dst, r, hops)
 		return
 	}
@@ -193,6 +194,7 @@ func (f *Fabric) sendLID(t *Transport, p *ibmad.Packet, tid uint64, isResp bool)
 				r := dst.packet()
 				*r = ibmad.Packet{MAD: *m, Addr: ibmad.Address{LID: slid, QPN: ibmad.QP1, QKey: ibmad.QP1QKey,
 					SL: p.Addr.SL, PKeyIndex: p.Addr.PKeyIndex}, InPort: in.Num, InPortKnown: !node.hideIn.Load()}
+				f.carryGRH(&r.Addr, &p.Addr, t.port)
 				r.MAD.SetTID(tid)
 				f.deliver(dst, r, hops)
 				return

@@ -59,6 +59,7 @@ func (f *Fabric) sa(t *Transport, m *ibmad.MAD) bool {
 			DLID: dst.LID, SLID: src.LID, Reversible: true, NumbPath: 1, PKey: 0xFFFF,
 			MTUSelector: 2, MTU: 5, RateSelector: 2, Rate: 7, PacketLifeTimeSelector: 2, PacketLifeTime: 18,
 		}
+		f.pathQoS(&pr, dst) // pathqos.go
 		clear(data)
 		_ = pr.MarshalTo(data)
 	default:

@@ -62,6 +62,11 @@ func (f *Fabric) sma(node *Node, in *Port, m *ibmad.MAD) {
 				data[i] = node.lft[lid]
 			}
 		}
+	case ibmad.AttrMulticastForwardingTable:
+		status = ibmad.StatusMethodAttrUnsupp
+		if node.IsSwitch() {
+			status = f.mftBlock(node, m.AttrMod(), data) // mcast.go
+		}
 	default:
 		status = ibmad.StatusMethodAttrUnsupp
 	}
@@ -110,7 +115,7 @@ func (f *Fabric) portInfo(node *Node, p, in *Port) ibmad.PortInfo {
 
 // switchInfo is the SwitchInfo of switch node.
 func (f *Fabric) switchInfo(node *Node) ibmad.SwitchInfo {
-	return ibmad.SwitchInfo{LinearFDBCap: 0xC000, MulticastFDBCap: 1024, LinearFDBTop: f.maxLID,
+	return ibmad.SwitchInfo{LinearFDBCap: 0xC000, MulticastFDBCap: mftCap, LinearFDBTop: f.maxLID,
 		LifeTimeValue: 18, PartitionEnforcementCap: 32, InboundEnforcementCap: true, OutboundEnforcementCap: true,
 		FilterRawInboundCap: true, FilterRawOutboundCap: true}
 }

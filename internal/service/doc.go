@@ -14,7 +14,7 @@
 // Reload rules, key by key. Every key takes effect on reload except those
 // fixed when the device is opened, whose change is refused:
 //
-//   - destinations (their paths key included), interval, concurrency: the
+//   - destinations (their paths and mlid keys included), interval, concurrency: the
 //     exporter starts, stops and reschedules destinations (Exporter.Apply).
 //   - timeout, retries, sl, validate, share_validation, agent_support_ttl,
 //     resolve_ttl, discovery, oui: a new tracer

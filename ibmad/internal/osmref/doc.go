@@ -16,6 +16,8 @@
 //     SA class version.
 //   - madrecords.go: libibmad's table-record attribute IDs and SA data
 //     offset, and libibumad's RMPP payload per segment.
+//   - pathrec.go: a PathRecord's DLID, SL, hop limit, traffic class, flow
+//     label and DGID as OpenSM's getters read them (ReadPathRecord).
 //   - mcast.go: OpenSM's MCMemberRecord component mask bits and attribute
 //     IDs, libibmad's MulticastForwardingTable ID and MLID range, and an
 //     MCMemberRecord written with OpenSM's own setters.

@@ -1,0 +1,141 @@
+package trace
+
+import (
+	"fmt"
+
+	"github.com/ibtracer/ibtracer_exporter/ibmad"
+)
+
+// SLFrom says where the SL of a trace's validation MADs came from.
+type SLFrom string
+
+// Where an SL comes from (docs/protocol.md, "SL and GRH").
+const (
+	// SLFromPathRecord: the SA's PathRecord to the destination (a GID,
+	// GUID or node destination, when no SL was configured).
+	SLFromPathRecord SLFrom = "path_record"
+	// SLFromOption: --sl or sl: (Options.SL with Options.SLFixed).
+	SLFromOption SLFrom = "option"
+	// SLFromDefault: a LID destination, which has no PathRecord, and no
+	// SL was configured: Options.SL (0 unless set).
+	SLFromDefault SLFrom = "default"
+)
+
+// grhHopLimit is the hop limit of a GRH to another subnet whose PathRecord
+// gives 0 or 1 (a GRH with hop limit 0 or 1 cannot cross a router):
+// libibmad's, 255.
+const grhHopLimit = 0xFF
+
+// Addressing is how a trace addresses its validation MADs (vendor agent
+// and SMA): the SL, and the GRH the vendor MADs to the destination carry
+// (docs/protocol.md, "SL and GRH"). A Result carries it so that the
+// report says which SL and whether a GRH was used.
+type Addressing struct {
+	SL     uint8
+	SLFrom SLFrom
+	// GRH: the vendor MADs to the destination carry a global route
+	// header with DGID, HopLimit, TClass and FlowLabel from its
+	// PathRecord. SMPs never do (QP0 traffic is subnet-local).
+	GRH       bool
+	DGID      ibmad.GID
+	HopLimit  uint8
+	TClass    uint8
+	FlowLabel uint32
+}
+
+// AddressingFor is how a trace with these options addresses the
+// validation MADs of a destination resolved by PathRecord pr (nil for a
+// LID destination) from the local port src.
+func (o *Options) AddressingFor(pr *ibmad.PathRecord, src ibmad.PortAttributes) Addressing {
+	a := Addressing{SL: o.SL, SLFrom: SLFromDefault}
+	if o.SLFixed {
+		a.SLFrom = SLFromOption
+	}
+	if pr == nil {
+		return a
+	}
+	if !o.SLFixed {
+		a.SL, a.SLFrom = pr.SL, SLFromPathRecord
+	}
+	prefix := src.GIDPrefix
+	if prefix == 0 {
+		prefix = ibmad.DefaultGIDPrefix
+	}
+	remote := pr.DGID.Prefix() != prefix
+	if pr.HopLimit > 1 || remote {
+		a.GRH, a.DGID, a.HopLimit, a.TClass, a.FlowLabel = true, pr.DGID, pr.HopLimit, pr.TClass, pr.FlowLabel
+		if remote && a.HopLimit <= 1 {
+			a.HopLimit = grhHopLimit
+		}
+	}
+	return a
+}
+
+// GMPAddress is the address of a vendor MAD to lid: the SL, and the GRH
+// when toDest (the MAD goes to the destination) and a GRH is used. The
+// hops before the destination are in our subnet, and their GIDs are not
+// the DGID: their MADs carry the SL only.
+func (a Addressing) GMPAddress(lid uint16, toDest bool) ibmad.Address {
+	addr := ibmad.GSIAddress(lid, a.SL)
+	if a.GRH && toDest {
+		addr.GRHPresent, addr.GID, addr.HopLimit, addr.TClass, addr.FlowLabel = true, a.DGID, a.HopLimit, a.TClass, a.FlowLabel
+	}
+	return addr
+}
+
+// SMPAddress is the address of a LID-routed SMP (validation by the SMA)
+// to lid: the SL, never a GRH.
+func (a Addressing) SMPAddress(lid uint16) ibmad.Address {
+	addr := ibmad.SMPAddress(lid)
+	addr.SL = a.SL
+	return addr
+}
+
+// String is the addressing as ibtracer -v shows it.
+func (a Addressing) String() string {
+	from := map[SLFrom]string{SLFromPathRecord: "from the PathRecord", SLFromOption: "from --sl/sl:", SLFromDefault: "default"}[a.SLFrom]
+	s := fmt.Sprintf("SL %d (%s)", a.SL, from)
+	if !a.GRH {
+		return s + ", no GRH"
+	}
+	return s + fmt.Sprintf(", GRH to %s hop limit %d traffic class %d flow label 0x%05x", a.DGID, a.HopLimit, a.TClass, a.FlowLabel)
+}
+
+// JSONAddressing is the addressing in a JSON result.
+type JSONAddressing struct {
+	SL        uint8  `json:"sl"`
+	SLFrom    string `json:"sl_from"`
+	GRH       bool   `json:"grh"`
+	DGID      string `json:"grh_dgid,omitempty"`
+	HopLimit  uint8  `json:"grh_hop_limit,omitempty"`
+	TClass    uint8  `json:"grh_traffic_class,omitempty"`
+	FlowLabel uint32 `json:"grh_flow_label,omitempty"`
+}
+
+// JSON is the report form of a (nil for a trace that sends no validation
+// MAD: a multicast trace).
+func (a *Addressing) JSON() *JSONAddressing {
+	if a == nil || a.SLFrom == "" {
+		return nil
+	}
+	j := &JSONAddressing{SL: a.SL, SLFrom: string(a.SLFrom), GRH: a.GRH}
+	if a.GRH {
+		j.DGID, j.HopLimit, j.TClass, j.FlowLabel = a.DGID.String(), a.HopLimit, a.TClass, a.FlowLabel
+	}
+	return j
+}
+
+// toDest says whether a MAD to lid at hop h goes to the destination: lid
+// is the DLID, or h is the port whose LID range holds it.
+func (w *walk) toDest(lid uint16, h *Hop) bool {
+	if lid == w.dlid {
+		return true
+	}
+	return h != nil && h.NodeType != ibmad.NodeTypeSwitch && uint32(w.dlid) >= uint32(h.LID) &&
+		uint32(w.dlid) < uint32(h.LID)+uint32(1)<<(h.LMC&7)
+}
+
+// gmpAddr is the address of this walk's vendor MAD to lid at hop h.
+func (w *walk) gmpAddr(lid uint16, h *Hop) ibmad.Address {
+	return w.addr.GMPAddress(lid, w.toDest(lid, h))
+}
