@@ -58,6 +58,7 @@ type Fabric struct {
 
 	smpMode atomic.Int32 // fault: only the SM node may send SMPs (smpfirewall.go)
 	rmpp    rmppSessions // the SA's GetTable transfers (sa_rmpp.go)
+	routers []*Router    // to other subnets (router.go), guarded by mu
 }
 
 // Node is a simulated CA, switch or router.
