@@ -50,6 +50,10 @@
 //     multicast_report.go: Tracer.TraceMulticast, ibtracert -m's search
 //     over the multicast forwarding tables, the switch named when it
 //     misses the destination, and its report.
+//   - subnet.go: a GID of another subnet: resolved to the router port's
+//     LID by the local SA, the walk stopped at the router (left_subnet),
+//     and the remote SA asked through the router (Beyond);
+//     subnet_report.go: its text and JSON.
 //   - types.go: destinations, hops, results, outcomes and reasons;
 //     status.go: the order of outcomes from best to worst (Status.Worse).
 //   - verdicts.go: a path's hops counted by verdict, in the words of the

@@ -31,26 +31,27 @@ type JSONHop struct {
 
 // JSONResult is one trace in the JSON report.
 type JSONResult struct {
-	Destination     string    `json:"destination"`
-	Address         string    `json:"address"`
-	DLID            uint16    `json:"dlid,omitempty"`
-	SourceLID       uint16    `json:"source_lid,omitempty"` // a trace from another port (SRC DST)
-	MLID            string    `json:"mlid,omitempty"`       // a multicast trace (-m): its MLID, 0xC000..0xFFFE
-	ValidationNote  string    `json:"validation_note,omitempty"`
-	Port            uint8     `json:"port,omitempty"` // the port a node destination resolved to
-	Status          string    `json:"status"`
-	Reason          string    `json:"reason,omitempty"`
-	Error           string    `json:"error,omitempty"`
-	PathHops        int       `json:"path_hops"`
-	MADs            int       `json:"mads"`
-	SharedFacts     int       `json:"shared_facts"` // answers taken from other traces' questions instead of asking (facts.go)
-	DurationSeconds float64   `json:"duration_seconds"`
-	FastPath        bool      `json:"fast_path"`
-	Discovery       string    `json:"discovery,omitempty"`   // smp or sa
-	SARequests      int       `json:"sa_requests,omitempty"` // SA record requests of an SA-mode walk
-	Verdicts        Verdicts  `json:"verdicts"`              // the hops after the source by verdict, as the text counts them
-	Time            time.Time `json:"time"`
-	Hops            []JSONHop `json:"hops"`
+	Destination     string      `json:"destination"`
+	Address         string      `json:"address"`
+	DLID            uint16      `json:"dlid,omitempty"`
+	SourceLID       uint16      `json:"source_lid,omitempty"` // a trace from another port (SRC DST)
+	MLID            string      `json:"mlid,omitempty"`       // a multicast trace (-m): its MLID, 0xC000..0xFFFE
+	ValidationNote  string      `json:"validation_note,omitempty"`
+	Port            uint8       `json:"port,omitempty"` // the port a node destination resolved to
+	Status          string      `json:"status"`
+	Reason          string      `json:"reason,omitempty"`
+	Error           string      `json:"error,omitempty"`
+	PathHops        int         `json:"path_hops"`
+	MADs            int         `json:"mads"`
+	SharedFacts     int         `json:"shared_facts"` // answers taken from other traces' questions instead of asking (facts.go)
+	DurationSeconds float64     `json:"duration_seconds"`
+	FastPath        bool        `json:"fast_path"`
+	Discovery       string      `json:"discovery,omitempty"`   // smp or sa
+	SARequests      int         `json:"sa_requests,omitempty"` // SA record requests of an SA-mode walk
+	Verdicts        Verdicts    `json:"verdicts"`              // the hops after the source by verdict, as the text counts them
+	Beyond          *JSONBeyond `json:"beyond,omitempty"`      // past the router where the path left the subnet (subnet_report.go)
+	Time            time.Time   `json:"time"`
+	Hops            []JSONHop   `json:"hops"`
 }
 
 // JSON returns the report form of r.
@@ -58,7 +59,7 @@ func (r *Result) JSON() JSONResult {
 	j := JSONResult{Destination: r.Destination.String(), Address: r.Destination.Address(), DLID: r.DLID, SourceLID: r.From, Port: r.Port,
 		Status: string(r.Status), Reason: string(r.Reason), PathHops: r.PathHops(), MADs: r.MADs, SharedFacts: r.SharedFacts,
 		DurationSeconds: r.Duration.Seconds(), FastPath: r.FastPath, Discovery: string(r.Discovery), SARequests: r.SARequests,
-		Verdicts: r.Verdicts(), Time: r.Start.UTC(), Hops: []JSONHop{}}
+		Verdicts: r.Verdicts(), Time: r.Start.UTC(), Hops: []JSONHop{}, Beyond: r.Beyond.json()}
 	if r.Err != nil {
 		j.Error = r.Err.Error()
 	}
@@ -134,6 +135,8 @@ func (r *Result) Summary() string {
 			}
 		}
 		return fmt.Sprintf("%s: PORT MISMATCH (status 7): %s", dest, strings.Join(parts, "; "))
+	case StatusLeftSubnet:
+		return r.leftSummary(dest) // subnet_report.go
 	}
 	return fmt.Sprintf("%s: %s: %v", dest, strings.ReplaceAll(string(r.Status), "_", " "), r.Err)
 }
@@ -180,6 +183,7 @@ func (r *Result) WriteVerbose(w io.Writer) {
 		}
 		fmt.Fprintf(w, "To %s {%s} portnum %d lid %s %q\n", h.NodeType, h.NodeGUID, port, lidRange(h), h.shownName())
 	}
+	r.writeBeyond(w) // subnet_report.go
 }
 
 // verdictText is the verdict as -v shows it, after who gave it: "agent

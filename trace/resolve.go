@@ -35,6 +35,10 @@ func (t *Tracer) resolve(w *walk, d Destination) (e resolvedEntry, cached bool, 
 			}
 			dgid = ibmad.MakeGID(prefix, d.GUID)
 		}
+		if foreign(w.src, dgid) { // through a router (subnet.go)
+			e.dlid, e.remote, ferr = w.routerPath(d, dgid)
+			break
+		}
 		e.dlid, ferr = w.pathRecord(d, dgid)
 	case "node":
 		e, ferr = w.nodeRecord(d)

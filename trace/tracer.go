@@ -144,6 +144,8 @@ type resolvedEntry struct {
 	dlid uint16
 	port uint8
 	want identity // the port the destination names (reached.go)
+	// remote: a GID of another subnet, reached through a router (subnet.go).
+	remote *remoteEntry
 }
 
 // New returns a Tracer on e.

@@ -284,6 +284,9 @@ type Result struct {
 	// ValidationNote says, once per trace, why validation by the SMA was
 	// not asked (sma.go): SMPs are refused here, the path came from the SA.
 	ValidationNote string
+	// Beyond is the part of the path past the router where it left the
+	// subnet (status left_subnet; subnet.go); nil: it did not.
+	Beyond *Beyond
 }
 
 // NameHops gives every hop of every result its site name, name(node
