@@ -215,3 +215,12 @@ func (w *walk) remoteNode(p1 ibmad.PathRecord, lid uint16) (ibmad.NodeRecord, bo
 func prefixString(p uint64) string {
 	return fmt.Sprintf("%x:%x:%x:%x::/64", p>>48, p>>32&0xffff, p>>16&0xffff, p&0xffff)
 }
+
+// Succeeded says whether s is a success: ok, or left_subnet (the path
+// left the subnet at a router whose far side answered). Exit statuses,
+// trace_success and the alerts count both as one.
+func (s Status) Succeeded() bool { return s == StatusOK || s == StatusLeftSubnet }
+
+// Walked says whether a trace of status s walked its whole path in this
+// subnet, so that its hops are the path: a success or a port mismatch.
+func (s Status) Walked() bool { return s.Succeeded() || s == StatusMismatch }
