@@ -129,7 +129,7 @@ func (t *Tracer) beyond(w *walk, r *Result) {
 	}
 	b := &Beyond{DGID: e.p1.DGID, Router: last.NodeGUID, RouterInPort: last.InPort, Local: e.p1}
 	r.Beyond, r.Status = b, StatusLeftSubnet
-	where := fmt.Sprintf("router %s port %d", name(last), last.InPort)
+	where := fmt.Sprintf("%s port %d", name(last), last.InPort)
 	resp, err := w.remoteSA(e.p1, ibmad.AttrPathRecord, ibmad.PRCompDGID|ibmad.PRCompSGID, func(buf []byte) {
 		pr := ibmad.PathRecord{DGID: e.p1.DGID, SGID: w.src.GID()}
 		_ = pr.MarshalTo(buf)
