@@ -12,7 +12,9 @@ import (
 )
 
 // remoteGID is host R-H<h> of the subnet --sim.remote-subnet adds.
-func remoteGID(h int) string { return ibmad.MakeGID(sim.RemoteSubnetPrefix, sim.RemoteHostGUID(h)).String() }
+func remoteGID(h int) string {
+	return ibmad.MakeGID(sim.RemoteSubnetPrefix, sim.RemoteHostGUID(h)).String()
+}
 
 // subnetCLI runs the command on the demo fabric with --sim.remote-subnet.
 func subnetCLI(args ...string) (string, string, int) {
