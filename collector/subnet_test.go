@@ -71,6 +71,10 @@ ibtracer_traces_total{result="unreachable"} %d
 		j.Hops[len(j.Hops)-1].NodeType != "router" {
 		t.Fatalf("/traces: %s", w.Body.String())
 	}
+	if h := get(t, e.TracesHandler(), "/traces?destination=remote", "text/html").Body.String(); !strings.Contains(h, "Leaves the subnet at router "+sim.RouterGUID.String()+" port 1; subnet fec0:0:0:b::/64") ||
+		!strings.Contains(h, "R-H3") {
+		t.Fatalf("/traces HTML does not show where the path leaves the subnet:\n%s", h)
+	}
 	if lines := buf.take(t); len(withMsg(lines, "destination failing")) != 0 {
 		t.Fatalf("a path that leaves the subnet logged as failing: %v", lines)
 	}
