@@ -69,5 +69,5 @@ run:
 	@echo "ibtracer_exporter on the built-in simulated fabric: metrics at http://127.0.0.1:9684/metrics,"
 	@echo "the latest traces at http://127.0.0.1:9684/traces; ibtracer works on the same kind of fabric:"
 	@echo "  go run ./cmd/ibtracer --ib.transport=sim --all -v"
-	$(GO) run . --ib.transport=sim --sim.agents=hosts:80% --sim.faults \
+	$(GO) run . --ib.transport=sim --sim.agents=hosts:80% --sim.faults --sim.remote-subnet \
 	  --config.file=examples/demo.yml --web.listen-address=127.0.0.1:9684

@@ -107,6 +107,7 @@ ibtracer_trace_mads_total{dest="idle",rack=""} 0
 	wantResults := `
 # HELP ibtracer_traces_total Traces of all destinations together, by result.
 # TYPE ibtracer_traces_total counter
+ibtracer_traces_total{result="left_subnet"} 0
 ibtracer_traces_total{result="mismatch"} 0
 ibtracer_traces_total{result="ok"} 2
 ibtracer_traces_total{result="resolve_failed"} 0

@@ -155,7 +155,7 @@ func (s *destState) recordLocked(r *trace.Result, off int) {
 			s.hists.byResult[i].Inc()
 		}
 	}
-	if j := reasonIndex(r.Reason); r.Status != trace.StatusOK && j >= 0 {
+	if j := reasonIndex(r.Reason); !r.Status.Succeeded() && j >= 0 {
 		if s.failures == nil {
 			s.failures = new([len(allReasons)]uint64)
 		}
@@ -166,7 +166,7 @@ func (s *destState) recordLocked(r *trace.Result, off int) {
 	if s.hists != nil {
 		s.hists.duration.Observe(r.Duration.Seconds())
 	}
-	if r.Status == trace.StatusOK || r.Status == trace.StatusMismatch {
+	if r.Status.Walked() {
 		if sig, prev := signature(r), s.signatureLocked(off); sig != prev {
 			if prev != 0 {
 				s.pathChanges++
@@ -283,7 +283,7 @@ func (s *destState) hopLabelsLocked() []hopLabels {
 		return s.setHopLabelsLocked()
 	}
 	r := s.last
-	if s.hopSets != nil || r == nil || len(r.Hops) < 2 || (r.Status != trace.StatusOK && r.Status != trace.StatusMismatch) {
+	if s.hopSets != nil || r == nil || len(r.Hops) < 2 || !r.Status.Walked() {
 		return s.hopSets
 	}
 	s.hopSets = appendHopLabels(make([]hopLabels, 0, len(r.Hops)-1), s.base, r)

@@ -74,7 +74,7 @@ func (p pages) landing(l Landing) http.Handler {
 		for _, v := range p.views() {
 			d.Rows = append(d.Rows, landingRow{Name: v.Name, Address: v.Address, Query: v.Name, Last: v.Last,
 				LastChange: v.LastChange, PathChanges: v.PathChanges})
-			if v.Last != nil && v.Last.Status == string(trace.StatusOK) {
+			if v.Last != nil && trace.Status(v.Last.Status).Succeeded() {
 				d.OK++
 			}
 		}

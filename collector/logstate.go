@@ -31,7 +31,7 @@ type opsState struct {
 // and reason of a failed trace. A mismatch reached the destination but
 // disagrees with the forwarding tables: it counts as failing.
 func traceState(r *trace.Result) string {
-	if r.Status == trace.StatusOK {
+	if r.Status.Succeeded() { // ok, or left the subnet
 		return "ok"
 	}
 	if r.Reason == trace.ReasonNone {
@@ -42,7 +42,7 @@ func traceState(r *trace.Result) string {
 
 // reached says whether r walked the whole path (its hops are the path).
 func reached(r *trace.Result) bool {
-	return r.Status == trace.StatusOK || r.Status == trace.StatusMismatch
+	return r.Status.Walked()
 }
 
 // opsEvent is one log line observe decided on.

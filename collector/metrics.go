@@ -17,9 +17,9 @@ import (
 // appears once it occurred; docs/metrics.md).
 var (
 	allResults = [...]trace.Status{trace.StatusOK, trace.StatusMismatch, trace.StatusUnreachable, trace.StatusTooLong,
-		trace.StatusResolve} // device errors are skipped traces, not results (ibtracer_traces_skipped_total)
+		trace.StatusResolve, trace.StatusLeftSubnet} // device errors are skipped traces, not results (ibtracer_traces_skipped_total)
 	allReasons = [...]trace.Reason{trace.ReasonNoRoute, trace.ReasonPortDown, trace.ReasonTimeout, trace.ReasonLoop,
-		trace.ReasonTooLong, trace.ReasonSA, trace.ReasonMismatch, trace.ReasonBadConfig, trace.ReasonWrongPort}
+		trace.ReasonTooLong, trace.ReasonSA, trace.ReasonMismatch, trace.ReasonBadConfig, trace.ReasonWrongPort, trace.ReasonRouter}
 	// Their label pairs, shared by every destination's label sets.
 	reasonPairs = outcomePairs("reason", allReasons[:])
 	madClasses  = []ibmad.MgmtClass{ibmad.ClassSubnDR, ibmad.ClassSubnLID, ibmad.ClassSubnAdm, ibmad.ClassIBTracer}
@@ -132,7 +132,7 @@ func collectDestinations(ch chan<- prometheus.Metric, names []string, dests []*d
 		r := s.last
 		success, hops, mis, uns, val, lastMADs, lastTime := 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
 		if r != nil {
-			if r.Status == trace.StatusOK {
+			if r.Status.Succeeded() {
 				success = 1
 			}
 			hops = float64(r.PathHops())

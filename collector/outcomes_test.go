@@ -73,17 +73,19 @@ ibtracer_trace_failures_total{dest="d0001",rack="r0",reason="loop"} 1
 ibtracer_trace_failures_total{dest="d0001",rack="r0",reason="no_route"} 1
 ibtracer_trace_failures_total{dest="d0001",rack="r0",reason="port_down"} 1
 ibtracer_trace_failures_total{dest="d0001",rack="r0",reason="port_mismatch"} 2
+ibtracer_trace_failures_total{dest="d0001",rack="r0",reason="router_not_forwarding"} 1
 ibtracer_trace_failures_total{dest="d0001",rack="r0",reason="sa_error"} 2
 ibtracer_trace_failures_total{dest="d0001",rack="r0",reason="timeout"} 3
 ibtracer_trace_failures_total{dest="d0001",rack="r0",reason="too_many_hops"} 2
 ibtracer_trace_failures_total{dest="d0001",rack="r0",reason="wrong_port"} 1
 # HELP ibtracer_traces_total Traces of all destinations together, by result.
 # TYPE ibtracer_traces_total counter
+ibtracer_traces_total{result="left_subnet"} 0
 ibtracer_traces_total{result="mismatch"} 1
 ibtracer_traces_total{result="ok"} 1
 ibtracer_traces_total{result="resolve_failed"} 1
 ibtracer_traces_total{result="too_long"} 1
-ibtracer_traces_total{result="unreachable"} 11
+ibtracer_traces_total{result="unreachable"} 12
 `
 	one := New(log.NewNopLogger(), "")
 	defer one.Stop()

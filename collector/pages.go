@@ -105,7 +105,7 @@ func statusClass(j *trace.JSONResult) string {
 	switch {
 	case j == nil:
 		return "s-none"
-	case j.Status == string(trace.StatusOK):
+	case trace.Status(j.Status).Succeeded():
 		return "s-ok"
 	}
 	return "s-failing"

@@ -42,7 +42,7 @@ func (s *destState) setHopLabelsLocked() []hopLabels {
 	}
 	var out []hopLabels
 	for i, r := range s.set.Paths {
-		if len(r.Hops) < 2 || (r.Status != trace.StatusOK && r.Status != trace.StatusMismatch) {
+		if len(r.Hops) < 2 || !r.Status.Walked() {
 			continue
 		}
 		out = appendHopLabels(out, s.base.with(pair("lid_offset", strconv.Itoa(s.set.Offset(i)))), r)
@@ -60,7 +60,7 @@ func (s *destState) distinctLocked() float64 {
 	if s.set != nil {
 		return float64(s.set.Distinct)
 	}
-	if r := s.last; r != nil && len(r.Hops) > 1 && (r.Status == trace.StatusOK || r.Status == trace.StatusMismatch) {
+	if r := s.last; r != nil && len(r.Hops) > 1 && r.Status.Walked() {
 		return 1
 	}
 	return 0

@@ -64,6 +64,7 @@ ibtracer_path_distinct_routes{dest="multi"} %d
 ibtracer_path_distinct_routes{dest="single"} 1
 # HELP ibtracer_traces_total Traces of all destinations together, by result.
 # TYPE ibtracer_traces_total counter
+ibtracer_traces_total{result="left_subnet"} 0
 ibtracer_traces_total{result="mismatch"} 0
 ibtracer_traces_total{result="ok"} 5
 ibtracer_traces_total{result="resolve_failed"} 0

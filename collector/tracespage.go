@@ -19,6 +19,9 @@ var (
 {{- with .Last}}
 <p>Status <span class="{{statusClass .}}">{{.Status}}</span>{{if .Reason}} ({{.Reason}}){{end}}, {{.PathHops}} hops, traced {{at .Time}}{{if .Error}}: {{.Error}}{{end}}</p>
 {{template "path" .}}
+{{- with .Beyond}}
+<p>Leaves the subnet at router {{.RouterGUID}} port {{.RouterInPort}}{{if .RemoteSA}}; subnet {{.SubnetPrefix}}, from its SA through the router: router port {{.RemoteRouterPort}} (LID {{.RemoteRouterLID}}) … {{.NodeType}} {{.NodeDesc}} {{.NodeGUID}} (LID {{.RemoteDLID}}); its hops are not walked (SMPs do not cross a router){{end}}{{with .Note}}. {{.}}{{end}}</p>
+{{- end}}
 {{- else}}
 <p class="s-none">Not traced yet.</p>
 {{- end}}

@@ -49,7 +49,7 @@ func (e *Exporter) traceOnce(ctx context.Context, s *destState, interval time.Du
 	// trace only at debug.
 	logEvents(e.logger, s.observe(r))
 	e.recordHealth(s, ph)
-	if r.Status != trace.StatusOK {
+	if !r.Status.Succeeded() {
 		level.Debug(e.logger).Log("msg", "trace failed", "destination", s.cfg.Name, "address", s.target.Address(),
 			"status", r.Status, "reason", r.Reason, "err", r.Err)
 	} else {

@@ -56,6 +56,10 @@
 //   - via.go: a link named by one end (LinkPort, ParseLinkPort) and
 //     where a traced path crosses it (Result.Crosses): ibtracer --via
 //     and /traces?link=.
+//   - subnet.go: a GID of another subnet: resolved to the router port's
+//     LID by the local SA, the walk stopped at the router (left_subnet),
+//     and the remote SA asked through the router (Beyond);
+//     subnet_report.go: its text and JSON.
 //   - types.go: destinations, hops, results, outcomes and reasons;
 //     status.go: the order of outcomes from best to worst (Status.Worse).
 //   - verdicts.go: a path's hops counted by verdict, in the words of the

@@ -78,7 +78,7 @@ func (t *Tracer) TraceAll(ctx context.Context, d Destination) *PathSet {
 
 // reached returns the last hop of a trace that got to its destination.
 func reached(r *Result) (*Hop, bool) {
-	if r.Status != StatusOK && r.Status != StatusMismatch || len(r.Hops) == 0 {
+	if !r.Status.Walked() || len(r.Hops) == 0 { // left_subnet: the router port it reached
 		return nil, false
 	}
 	h := &r.Hops[len(r.Hops)-1]

@@ -52,6 +52,7 @@ type JSONResult struct {
 	// Addressing: the SL of the validation MADs and whether they carried
 	// a GRH (addressing.go); absent when nothing was resolved (multicast).
 	Addressing *JSONAddressing `json:"addressing,omitempty"`
+	Beyond     *JSONBeyond     `json:"beyond,omitempty"` // past the router where the path left the subnet (subnet_report.go)
 	Time       time.Time       `json:"time"`
 	Hops       []JSONHop       `json:"hops"`
 }
@@ -61,7 +62,7 @@ func (r *Result) JSON() JSONResult {
 	j := JSONResult{Destination: r.Destination.String(), Address: r.Destination.Address(), DLID: r.DLID, SourceLID: r.From, Port: r.Port,
 		Status: string(r.Status), Reason: string(r.Reason), PathHops: r.PathHops(), MADs: r.MADs, SharedFacts: r.SharedFacts,
 		DurationSeconds: r.Duration.Seconds(), FastPath: r.FastPath, Discovery: string(r.Discovery), SARequests: r.SARequests,
-		Verdicts: r.Verdicts(), Time: r.Start.UTC(), Hops: []JSONHop{}, Addressing: r.Addressing.JSON()}
+		Verdicts: r.Verdicts(), Time: r.Start.UTC(), Hops: []JSONHop{}, Addressing: r.Addressing.JSON(), Beyond: r.Beyond.json()}
 	if r.Err != nil {
 		j.Error = r.Err.Error()
 	}
@@ -137,6 +138,8 @@ func (r *Result) Summary() string {
 			}
 		}
 		return fmt.Sprintf("%s: PORT MISMATCH (status 7): %s", dest, strings.Join(parts, "; "))
+	case StatusLeftSubnet:
+		return r.leftSummary(dest) // subnet_report.go
 	}
 	return fmt.Sprintf("%s: %s: %v", dest, strings.ReplaceAll(string(r.Status), "_", " "), r.Err)
 }
@@ -186,6 +189,7 @@ func (r *Result) WriteVerbose(w io.Writer) {
 		}
 		fmt.Fprintf(w, "To %s {%s} portnum %d lid %s %q\n", h.NodeType, h.NodeGUID, port, lidRange(h), h.shownName())
 	}
+	r.writeBeyond(w) // subnet_report.go
 }
 
 // verdictText is the verdict as -v shows it, after who gave it: "agent

@@ -31,6 +31,10 @@ func (t *Tracer) resolve(w *walk, d Destination) (e resolvedEntry, cached bool, 
 		if d.Kind() == "guid" {
 			dgid = ibmad.MakeGID(w.prefix(), d.GUID)
 		}
+		if foreign(w.src, dgid) { // through a router (subnet.go)
+			e.dlid, e.remote, ferr = w.routerPath(d, dgid)
+			break
+		}
 		e.pr, ferr = w.pathRecord(d, dgid)
 		if ferr == nil {
 			e.dlid = e.pr.DLID

@@ -5,7 +5,7 @@ package trace
 // unreachable, not resolved, no device), and a port mismatch, a wrong
 // route the fabric is using, is the worst of all. ibtracer's exit status
 // follows the same order (cmd/ibtracer, "Exit status").
-var statusRank = map[Status]int{StatusOK: 0, StatusTooLong: 1, StatusUnreachable: 2, StatusResolve: 3,
+var statusRank = map[Status]int{StatusOK: 0, StatusLeftSubnet: 0, StatusTooLong: 1, StatusUnreachable: 2, StatusResolve: 3,
 	StatusDevice: 4, StatusMismatch: 5}
 
 // Worse says whether s is a worse outcome than t. A status the package

@@ -29,7 +29,7 @@ func (t *Tracer) begin(w *walk, r *Result, d Destination) *Error {
 		return ferr
 	}
 	w.dlid, r.DLID, r.Port = e.dlid, e.dlid, e.port
-	w.want, w.cachedDLID = e.want, cached
+	w.want, w.cachedDLID, w.remote = e.want, cached, e.remote
 	w.addr = t.opts.AddressingFor(e.pr, src)
 	a := w.addr
 	r.Addressing = &a
@@ -67,6 +67,7 @@ func (t *Tracer) traceOnce(ctx context.Context, d Destination, fresh bool) (*Res
 		hops, ok := t.confirm(w)
 		if ok {
 			r.Hops, r.Status, r.FastPath = hops, StatusOK, true
+			t.beyond(w, r) // subnet.go
 			return r, w
 		}
 		if hops != nil { // the cached path changed: walk it reading every fact afresh
@@ -105,6 +106,7 @@ func (t *Tracer) traceOnce(ctx context.Context, d Destination, fresh bool) (*Res
 	if !t.opts.NoValidate && r.Count(AgentLost) == 0 {
 		t.paths.Put(dlid, &cachedPath{hops: append([]Hop(nil), r.Hops...), inPorts: inPorts, srcLID: src.LID})
 	}
+	t.beyond(w, r) // subnet.go
 	return r, w
 }
 

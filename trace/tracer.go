@@ -149,6 +149,8 @@ type resolvedEntry struct {
 	port uint8
 	want identity          // the port the destination names (reached.go)
 	pr   *ibmad.PathRecord // its PathRecord: SL and GRH (addressing.go); nil for a LID
+	// remote: a GID of another subnet, reached through a router (subnet.go).
+	remote *remoteEntry
 }
 
 // New returns a Tracer on e.

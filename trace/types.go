@@ -288,6 +288,9 @@ type Result struct {
 	// (addressing.go); nil when the trace resolved nothing (a multicast
 	// trace, a failure before resolution).
 	Addressing *Addressing
+	// Beyond is the part of the path past the router where it left the
+	// subnet (status left_subnet; subnet.go); nil: it did not.
+	Beyond *Beyond
 }
 
 // NameHops gives every hop of every result its site name, name(node

@@ -21,6 +21,7 @@ type walk struct {
 	// came from the resolution cache (reached.go).
 	want       identity
 	cachedDLID bool
+	remote     *remoteEntry // a GID of another subnet (subnet.go)
 	mads       atomic.Int64
 	// viaSA: the walk reads SA records instead of sending SMPs (sawalk.go);
 	// saReqs counts the SA record requests it sent.

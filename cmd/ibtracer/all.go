@@ -42,7 +42,7 @@ func (p *progress) done(r *trace.Result) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.n++
-	if r.Status != trace.StatusOK {
+	if !r.Status.Succeeded() {
 		p.fail++
 	}
 	fmt.Fprintf(p.w, "\r\033[Kibtracer: traced %d/%d, %d failing", p.n, p.total, p.fail)
@@ -67,7 +67,7 @@ func totalsOf(rs []*trace.Result) string {
 		mads += r.MADs
 		shared += r.SharedFacts
 		switch r.Status {
-		case trace.StatusOK:
+		case trace.StatusOK, trace.StatusLeftSubnet:
 			ok++
 			hops += r.PathHops()
 			v.Add(r.Verdicts())

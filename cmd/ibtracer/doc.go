@@ -13,7 +13,8 @@
 // walk reaches the source first, as ibtracert's does). A node-name map
 // (the OFED format, internal/nodenamemap) gives hops their site names.
 //
-// Exit status: 0 every destination traced and valid, 1 a port mismatch
+// Exit status: 0 every destination traced and valid (or its path left
+// the subnet at a router: left_subnet), 1 a port mismatch
 // (status 7) was found (or, with --health, a link of a traced path is
 // unhealthy: the JSON's health.healthy tells them apart), 2 bad usage, 3
 // a path over 64 hops, 4 unreachable (no route, link down, timeout), 5 SA

@@ -17,7 +17,7 @@ const (
 // outcome it does not know is a device error.
 func resultExit(r *trace.Result) int {
 	switch r.Status {
-	case trace.StatusOK:
+	case trace.StatusOK, trace.StatusLeftSubnet: // leaving the subnet is not a failure
 		return exitOK
 	case trace.StatusMismatch:
 		return exitMismatch

@@ -23,13 +23,15 @@ import (
 // mismatch found by a switch's SMA (the diverging-switch fault), and a
 // path change: the chaos schedule runs with a simulated clock, and every
 // destination is traced once per interval of it, as the exporter does.
+// Its destination in the subnet behind the router (--sim.remote-subnet)
+// leaves the subnet there, and the remote SA shows the rest.
 func TestChaosDemoShowsEveryVerdict(t *testing.T) {
 	const limit = 4 * time.Minute // of simulated time
 	for _, seed := range []uint64{1, 2, 3} {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
 			first, faults := runDemo(t, seed, limit)
 			for _, v := range []seen{{trace.AgentValidated, trace.ByAgent}, {trace.AgentValidated, trace.BySMA},
-				{trace.AgentMismatch, trace.BySMA}, {trace.AgentIngressUnknown, trace.BySMA}, pathChange} {
+				{trace.AgentMismatch, trace.BySMA}, {trace.AgentIngressUnknown, trace.BySMA}, pathChange, leftSubnet} {
 				if _, ok := first[v]; !ok {
 					t.Errorf("no %s hop by %s within %v; first seen: %v; faults: %s", v.verdict, v.by, limit, first, strings.Join(faults, "; "))
 				}
@@ -38,7 +40,7 @@ func TestChaosDemoShowsEveryVerdict(t *testing.T) {
 			// link's MADs are retried: a lost hop shows only with some seeds.
 			t.Logf("a lost hop seen: %v", firstLost(first))
 			for v := range first {
-				if v.by == trace.BySMA || v == pathChange {
+				if v.by == trace.BySMA || v == pathChange || v == leftSubnet {
 					continue
 				}
 				if v.verdict != trace.AgentSource && v.by != trace.ByAgent || v.verdict == trace.AgentUnsupported {
@@ -58,8 +60,13 @@ type seen struct {
 
 func (s seen) String() string { return fmt.Sprintf("%s/%s", s.verdict, s.by) }
 
-// pathChange marks, among the verdicts first seen, the first path change.
-var pathChange = seen{verdict: "(path change)"}
+// pathChange marks, among the verdicts first seen, the first path change;
+// leftSubnet the first trace that left the subnet at the router and
+// heard the remote subnet's SA.
+var (
+	pathChange = seen{verdict: "(path change)"}
+	leftSubnet = seen{verdict: "(left the subnet)"}
+)
 
 // firstLost says whether a hop was lost, whoever was asked.
 func firstLost(first map[seen]time.Duration) bool {
@@ -69,7 +76,7 @@ func firstLost(first map[seen]time.Duration) bool {
 }
 
 func runDemo(t *testing.T, seed uint64, limit time.Duration) (map[seen]time.Duration, []string) {
-	o, err := (&ibopen.Config{Transport: "sim", SimAgents: "hosts:80%", SimSeed: 1}).Open(true)
+	o, err := (&ibopen.Config{Transport: "sim", SimAgents: "hosts:80%", SimSeed: 1, SimRemoteSubnet: true}).Open(true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +106,10 @@ func runDemo(t *testing.T, seed uint64, limit time.Duration) (map[seen]time.Dura
 			clock.Add(step)
 			for _, d := range c.Destinations {
 				r := tr.Trace(ctx, d.Target())
-				if r.Status == trace.StatusOK || r.Status == trace.StatusMismatch {
+				if _, ok := first[leftSubnet]; !ok && r.Status == trace.StatusLeftSubnet && r.Beyond.Remote != nil {
+					first[leftSubnet] = elapsed
+				}
+				if r.Status.Walked() {
 					if sig, ok := paths[d.Name]; ok && sig != r.Signature() {
 						if _, ok := first[pathChange]; !ok {
 							first[pathChange] = elapsed
@@ -107,7 +117,7 @@ func runDemo(t *testing.T, seed uint64, limit time.Duration) (map[seen]time.Dura
 					}
 					paths[d.Name] = r.Signature()
 				}
-				completed := r.Status == trace.StatusOK || r.Status == trace.StatusMismatch
+				completed := r.Status.Walked()
 				for _, h := range r.Hops {
 					if h.Agent == trace.AgentNotAsked && !completed {
 						continue // a failed trace asks no one after it fails: not a verdict

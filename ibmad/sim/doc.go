@@ -24,6 +24,13 @@
 //     the look-ups by name, GUID and LID (Node, NodeByGUID, PortByLID,
 //     LIDOf, CALIDs, SMLID), the MAD count.
 //   - route.go: min-hop routes spread over parallel links, Reroute, LFT.
+//   - router.go: Router and JoinSubnets, two subnets joined by a router
+//     node (NodeType 3), and the SA's PathRecord to the other subnet's
+//     GIDs; no independent peer checks it (ibsim has no routers).
+//   - router_forward.go: the router passing GMPs with a GRH to the other
+//     subnet's SA and the answers back.
+//   - subnets.go: AttachRouter, RemoteSubnet, JoinRemoteSubnet and
+//     TwoSubnets, the two-subnet fabrics of the tests and the demo.
 //
 // Moving MADs:
 //   - transport.go: Transport (Attach), the ibmad.Transport of one port:

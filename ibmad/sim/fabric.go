@@ -61,6 +61,7 @@ type Fabric struct {
 	rmpp      rmppSessions              // the SA's GetTable transfers (sa_rmpp.go)
 	qos       qosState                  // PathRecord SL and GRH fields, unusable SLs (pathqos.go)
 	mc        mcastState                // the switches' multicast forwarding tables (mcast.go)
+	routers   []*Router                 // to other subnets (router.go), guarded by mu
 }
 
 // Node is a simulated CA, switch or router.

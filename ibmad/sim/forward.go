@@ -176,6 +176,9 @@ func (f *Fabric) sendLID(t *Transport, p *ibmad.Packet, tid uint64, isResp bool)
 		f.deliver(dst, r, hops)
 		return
 	}
+	if node.Type == ibmad.NodeTypeRouter && f.routeGMP(t, p, tid, node, hops) {
+		return // to the other subnet (router_forward.go)
+	}
 	class := m.MgmtClass()
 	var answer func(*ibmad.MAD) bool
 	switch {

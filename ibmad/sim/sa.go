@@ -48,6 +48,15 @@ func (f *Fabric) sa(t *Transport, m *ibmad.MAD) bool {
 	case ibmad.AttrPathRecord:
 		var q ibmad.PathRecord
 		_ = q.UnmarshalBinary(data)
+		if pr, st, ok := f.routedPath(&q, mask); ok { // through a router (router.go)
+			if st != 0 {
+				m.SetStatus(saStatus(st))
+				return true
+			}
+			clear(data)
+			_ = pr.MarshalTo(data)
+			break
+		}
 		src, dst, st := f.pathEnds(&q, mask)
 		if st != 0 {
 			m.SetStatus(saStatus(st))

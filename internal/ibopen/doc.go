@@ -2,8 +2,10 @@
 // ibtracer command share (--ib.transport, --ib.ca, --ib.port,
 // --ibsim.node, --sim.*) and opens the transport they select.
 //
-// The package is one file:
+// What each file holds:
 //   - ibopen.go: Config and its flags (AddFlags, AddSimFlags), Open (umad,
 //     ibsim or the in-process sim), OpenFabric and the simulated agents it
 //     starts, Opened, and DemoTopology, the fabric used without a file.
+//   - subnet.go: --sim.remote-subnet's router and second subnet
+//     (withRouter, joinRemote, RemoteRouter).
 package ibopen

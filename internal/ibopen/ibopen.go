@@ -30,6 +30,10 @@ type Config struct {
 	// SimSwitchSMA is what the simulated switches' SMAs answer as
 	// LocalPortNum to a LID-routed SMP: real (the arrival port) or ibsim (0).
 	SimSwitchSMA string
+	// SimRemoteSubnet adds a router and a second subnet behind it
+	// (subnet.go).
+	SimRemoteSubnet bool
+	SimRouterDown   bool // its router forwards nothing (a fault)
 }
 
 // AddFlags registers the transport flags on app. short adds the OFED
@@ -62,12 +66,16 @@ func AddSimFlags(app *kingpin.Application, c *Config) {
 	app.Flag("sim.seed", "Seed of the simulated fabric's random choices.").Default("1").Uint64Var(&c.SimSeed)
 	app.Flag("sim.switch-sma", "What the simulated switches' SMAs answer as LocalPortNum to a LID-routed SMP: real (the port it arrived on, as real switches) or ibsim (0, as ibsim).").
 		Default("real").EnumVar(&c.SimSwitchSMA, "real", "ibsim")
+	app.Flag("sim.remote-subnet", "Add a router on the simulated fabric's last switch and a second subnet behind it (GID prefix fec0:0:0:b::/64, hosts R-H0..R-H3); "+
+		"the fabric itself gets prefix fec0:0:0:a::/64.").BoolVar(&c.SimRemoteSubnet)
+	app.Flag("sim.router-down", "With --sim.remote-subnet: the router forwards nothing to the second subnet (a fault).").BoolVar(&c.SimRouterDown)
 }
 
 // Opened is an open transport, with the simulated fabric when there is one.
 type Opened struct {
 	Transport ibmad.Transport
 	Fabric    *sim.Fabric // --ib.transport=sim only
+	Remote    *sim.Fabric // the subnet behind the router (--sim.remote-subnet)
 	Node      string      // the node attached to (sim, ibsim)
 	closers   []func()
 }
@@ -148,9 +156,21 @@ func (c *Config) OpenFabric() (*Opened, error) {
 	if c.SimLMC < 0 || c.SimLMC > 7 {
 		return nil, fmt.Errorf("--sim.lmc %d: want 0..7", c.SimLMC)
 	}
-	f, err := sim.New(topo, sim.Options{LMC: uint8(c.SimLMC), Seed: c.SimSeed, SwitchLocalPortZero: c.SimSwitchSMA == "ibsim"})
+	opts := sim.Options{LMC: uint8(c.SimLMC), Seed: c.SimSeed, SwitchLocalPortZero: c.SimSwitchSMA == "ibsim"}
+	if c.SimRemoteSubnet {
+		if err := withRouter(topo, &opts); err != nil { // subnet.go
+			return nil, err
+		}
+	}
+	f, err := sim.New(topo, opts)
 	if err != nil {
 		return nil, err
+	}
+	var remote *sim.Fabric
+	if c.SimRemoteSubnet {
+		if remote, err = joinRemote(f, opts, !c.SimRouterDown); err != nil {
+			return nil, err
+		}
 	}
 	node := c.SimNode
 	if node == "" {
@@ -163,7 +183,7 @@ func (c *Config) OpenFabric() (*Opened, error) {
 	} else if f.Node(node) == nil {
 		return nil, fmt.Errorf("--sim.node %q: no such node in the simulated fabric", node)
 	}
-	o := &Opened{Fabric: f, Node: node}
+	o := &Opened{Fabric: f, Remote: remote, Node: node}
 	if err := o.startSimAgents(c.SimAgents, node, c.SimSeed); err != nil {
 		o.Close()
 		return nil, err
