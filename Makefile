@@ -70,4 +70,5 @@ run:
 	@echo "the latest traces at http://127.0.0.1:9684/traces; ibtracer works on the same kind of fabric:"
 	@echo "  go run ./cmd/ibtracer --ib.transport=sim --all -v"
 	$(GO) run . --ib.transport=sim --sim.agents=hosts:80% --sim.faults --sim.remote-subnet \
+	  --sim.multicast=0xc001:H0-0,H1-2,H3-3 \
 	  --config.file=examples/demo.yml --web.listen-address=127.0.0.1:9684

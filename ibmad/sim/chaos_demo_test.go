@@ -24,14 +24,16 @@ import (
 // path change: the chaos schedule runs with a simulated clock, and every
 // destination is traced once per interval of it, as the exporter does.
 // Its destination in the subnet behind the router (--sim.remote-subnet)
-// leaves the subnet there, and the remote SA shows the rest.
+// leaves the subnet there, and the remote SA shows the rest; its
+// multicast destination (mlid:, the group make run programs with
+// --sim.multicast) follows the group's tree to its member.
 func TestChaosDemoShowsEveryVerdict(t *testing.T) {
 	const limit = 4 * time.Minute // of simulated time
 	for _, seed := range []uint64{1, 2, 3} {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
 			first, faults := runDemo(t, seed, limit)
 			for _, v := range []seen{{trace.AgentValidated, trace.ByAgent}, {trace.AgentValidated, trace.BySMA},
-				{trace.AgentMismatch, trace.BySMA}, {trace.AgentIngressUnknown, trace.BySMA}, pathChange, leftSubnet} {
+				{trace.AgentMismatch, trace.BySMA}, {trace.AgentIngressUnknown, trace.BySMA}, pathChange, leftSubnet, multicastOK} {
 				if _, ok := first[v]; !ok {
 					t.Errorf("no %s hop by %s within %v; first seen: %v; faults: %s", v.verdict, v.by, limit, first, strings.Join(faults, "; "))
 				}
@@ -40,7 +42,7 @@ func TestChaosDemoShowsEveryVerdict(t *testing.T) {
 			// link's MADs are retried: a lost hop shows only with some seeds.
 			t.Logf("a lost hop seen: %v", firstLost(first))
 			for v := range first {
-				if v.by == trace.BySMA || v == pathChange || v == leftSubnet {
+				if v.by == trace.BySMA || v == pathChange || v == leftSubnet || v == multicastOK {
 					continue
 				}
 				if v.verdict != trace.AgentSource && v.by != trace.ByAgent || v.verdict == trace.AgentUnsupported {
@@ -66,6 +68,8 @@ func (s seen) String() string { return fmt.Sprintf("%s/%s", s.verdict, s.by) }
 var (
 	pathChange = seen{verdict: "(path change)"}
 	leftSubnet = seen{verdict: "(left the subnet)"}
+	// multicastOK: the first multicast trace that reached its member.
+	multicastOK = seen{verdict: "(multicast path)"}
 )
 
 // firstLost says whether a hop was lost, whoever was asked.
@@ -76,7 +80,8 @@ func firstLost(first map[seen]time.Duration) bool {
 }
 
 func runDemo(t *testing.T, seed uint64, limit time.Duration) (map[seen]time.Duration, []string) {
-	o, err := (&ibopen.Config{Transport: "sim", SimAgents: "hosts:80%", SimSeed: 1, SimRemoteSubnet: true}).Open(true)
+	o, err := (&ibopen.Config{Transport: "sim", SimAgents: "hosts:80%", SimSeed: 1, SimRemoteSubnet: true,
+		SimMulticast: []string{"0xc001:H0-0,H1-2,H3-3"}}).Open(true) // as make run
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,6 +110,13 @@ func runDemo(t *testing.T, seed uint64, limit time.Duration) (map[seen]time.Dura
 			elapsed += step
 			clock.Add(step)
 			for _, d := range c.Destinations {
+				if d.Multicast() { // as the exporter traces mlid: (collector/multicast.go)
+					r := tr.TraceMulticast(ctx, d.MLID, 0, d.LID)
+					if _, ok := first[multicastOK]; !ok && r.Status == trace.StatusOK && len(r.Hops) > 1 {
+						first[multicastOK] = elapsed
+					}
+					continue
+				}
 				r := tr.Trace(ctx, d.Target())
 				if _, ok := first[leftSubnet]; !ok && r.Status == trace.StatusLeftSubnet && r.Beyond.Remote != nil {
 					first[leftSubnet] = elapsed

@@ -72,13 +72,14 @@ func (f *Fabric) pathQoS(pr *ibmad.PathRecord, dst *Port) {
 // an unusable SL that crossed a link was dropped on the way (its SL maps
 // to no VL); a GRH whose DGID is not the receiving port's GID is dropped
 // by the receiver, as an HCA drops a packet whose DGID is none of its
-// GIDs.
+// GIDs; a router keeps a GRH for another subnet's prefix, which it
+// routes (router_forward.go).
 func (f *Fabric) admits(a *ibmad.Address, hops int, node *Node, in *Port, smp bool) bool {
 	f.qos.mu.RLock()
 	slDrop := !smp && f.qos.unusable[a.SL&0xf] && hops > 0
 	f.qos.mu.RUnlock()
 	gidDrop := false
-	if a.GRHPresent {
+	if a.GRHPresent && !(node.Type == ibmad.NodeTypeRouter && a.GID.Prefix() != f.opts.GIDPrefix) {
 		rcv := in
 		if node.IsSwitch() {
 			rcv = node.Ports[0]

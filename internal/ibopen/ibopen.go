@@ -34,6 +34,9 @@ type Config struct {
 	// (subnet.go).
 	SimRemoteSubnet bool
 	SimRouterDown   bool // its router forwards nothing (a fault)
+	// SimMulticast: groups whose MFTs the simulated fabric programs,
+	// MLID:MEMBER,... each (mcast.go).
+	SimMulticast []string
 }
 
 // AddFlags registers the transport flags on app. short adds the OFED
@@ -69,6 +72,8 @@ func AddSimFlags(app *kingpin.Application, c *Config) {
 	app.Flag("sim.remote-subnet", "Add a router on the simulated fabric's last switch and a second subnet behind it (GID prefix fec0:0:0:b::/64, hosts R-H0..R-H3); "+
 		"the fabric itself gets prefix fec0:0:0:a::/64.").BoolVar(&c.SimRemoteSubnet)
 	app.Flag("sim.router-down", "With --sim.remote-subnet: the router forwards nothing to the second subnet (a fault).").BoolVar(&c.SimRouterDown)
+	app.Flag("sim.multicast", "A multicast group on the simulated fabric, MLID:MEMBER,MEMBER,... (for example 0xc001:H0-0,H1-2,H3-3): "+
+		"its forwarding tables are programmed as an SM does once the member CAs have joined; repeatable.").StringsVar(&c.SimMulticast)
 }
 
 // Opened is an open transport, with the simulated fabric when there is one.
@@ -164,6 +169,9 @@ func (c *Config) OpenFabric() (*Opened, error) {
 	}
 	f, err := sim.New(topo, opts)
 	if err != nil {
+		return nil, err
+	}
+	if err := programGroups(f, c.SimMulticast); err != nil { // mcast.go
 		return nil, err
 	}
 	var remote *sim.Fabric
