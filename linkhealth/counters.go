@@ -198,10 +198,10 @@ func (h *Checker) pmaGet(p *trace.Probe, e *LinkEnd, attr ibmad.AttrID, out unma
 	name := ibmad.AttrName(ibmad.ClassPerfMgt, attr)
 	resp, err := p.Do(req)
 	if err != nil {
-		return fmt.Errorf("PerfMgt %s of LID %d port %d: no answer: %p", name, e.LID, e.Port, err)
+		return fmt.Errorf("PerfMgt %s of LID %d port %d: no answer: %w", name, e.LID, e.Port, err)
 	}
 	if st := resp.MAD.Status(); st != 0 {
-		return fmt.Errorf("PerfMgt %s of LID %d port %d: the PMA answered %p", name, e.LID, e.Port, st.Err())
+		return fmt.Errorf("PerfMgt %s of LID %d port %d: the PMA answered %w", name, e.LID, e.Port, st.Err())
 	}
 	return out.UnmarshalBinary(resp.MAD.PerfMgtData())
 }
