@@ -57,14 +57,21 @@ func TestCongestedLink(t *testing.T) {
 			t.Fatalf("link %d: ratio %g verdict %s end %q", i, q.XmitWaitRatio, q.Verdict, q.XmitWaitEnd)
 		}
 	}
-	// A degradation outranks congestion; the link is still counted congested.
+}
+
+// TestDegradationOutranksCongestion: a congested link trained at 1X is
+// width_degraded, and still counted congested.
+func TestDegradationOutranksCongestion(t *testing.T) {
+	s, _, hc, r, clk := healthSetup(t, Options{Counters: true, XmitWaitLimit: 0.05})
+	li := congest(t, s, r, 1, 5, 0.2)
+	hc.Check(context.Background(), r)
 	a := s.f.NodeByGUID(r.Hops[1].NodeGUID)
 	if err := s.f.SetLinkWidth(a.Name, int(r.Hops[1].OutPort), true); err != nil {
 		t.Fatal(err)
 	}
 	clk.Add(10 * time.Second)
-	ph = hc.Check(context.Background(), r)
-	l = ph.Links[li]
+	ph := hc.Check(context.Background(), r)
+	l := ph.Links[li]
 	// 1X QDR: a symbol is still 1 ns a lane, so the share is unchanged.
 	if l.Verdict != LinkWidthDegraded || !l.Congested || ph.CongestedLinks != 1 || ph.DegradedLinks != 1 || math.Abs(l.XmitWaitRatio-0.2) > 1e-6 {
 		t.Fatalf("degraded and congested: %s %v (path: %d congested, %d degraded), ratio %g", l.Verdict, l.Congested,
