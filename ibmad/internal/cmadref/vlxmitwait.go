@@ -16,7 +16,7 @@ const GSI_PORT_VL_XMIT_WAIT_COUNTERS = C.IB_GSI_PORT_PORT_VL_XMIT_WAIT_COUNTERS
 // and _COUNTER_SELECT the fields libibmad says the attribute shares with
 // PortCounters.
 var (
-	PC_VL_XMIT_WAIT [16]int
+	PC_VL_XMIT_WAIT                                             [16]int
 	PC_VL_XMIT_WAIT_PORT_SELECT, PC_VL_XMIT_WAIT_COUNTER_SELECT = int(C.IB_PC_PORT_SELECT_F), int(C.IB_PC_COUNTER_SELECT_F)
 )
 
