@@ -10,6 +10,7 @@
 //     trace.ParseDestination, once;
 //   - fleet.go: mad_rate and the discover selectors;
 //   - health.go: the health section;
+//   - congestion.go: Share, health's xmit_wait_limit;
 //   - paths.go: paths and discovery;
 //   - validate.go: validate, who validates each hop (auto, agent, sma,
 //     off; the old true and false);
