@@ -3,6 +3,7 @@ package linkhealth
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 	"github.com/ibtracer/ibtracer_exporter/trace"
@@ -113,6 +114,23 @@ func symbolSeconds(s Speed) float64 {
 	}
 }
 
+// endRatio is an end's PortXmitWait increment as a share of the ticks
+// between its two readings; ok is false when it is unknown: no two
+// comparable readings, a PMA that does not count PortXmitWait, or a
+// counter stuck at its maximum.
+func endRatio(r *PortCounterReading, tick float64) (ratio float64, ok bool) {
+	if r == nil || (r.State != CountersOK && r.State != CountersSaturated) || r.SinceSeconds <= 0 {
+		return 0, false
+	}
+	if _, ok := r.Increments[CounterNames[xmitWait]]; !ok {
+		return 0, false // the PMA does not count PortXmitWait
+	}
+	if r.inc[xmitWait] == 0 && slices.Contains(r.Saturated, CounterNames[xmitWait]) {
+		return 0, false // stuck at its maximum: how long it waited is unknown
+	}
+	return float64(r.inc[xmitWait]) * tick / r.SinceSeconds, true
+}
+
 // judgeCongestion sets a link's XmitWaitRatio from its ends' PortXmitWait
 // increments, and makes an otherwise ok link congested when the ratio
 // reaches Options.XmitWaitLimit. l.Speed must be known.
@@ -126,19 +144,16 @@ func (h *Checker) judgeCongestion(l *Link) {
 		ticks = DefaultXmitWaitTickSymbols
 	}
 	tick := float64(ticks) * sym
-	best := -1.0
+	best, known := -1.0, true
 	for _, end := range []struct {
 		name string
 		e    *LinkEnd
 	}{{"a", &l.A}, {"b", &l.B}} {
-		r := end.e.Counters
-		if r == nil || (r.State != CountersOK && r.State != CountersSaturated) || r.SinceSeconds <= 0 {
+		ratio, ok := endRatio(end.e.Counters, tick)
+		if !ok {
+			known = false
 			continue
 		}
-		if _, ok := r.Increments[CounterNames[xmitWait]]; !ok {
-			continue // the PMA does not count PortXmitWait
-		}
-		ratio := float64(r.inc[xmitWait]) * tick / r.SinceSeconds
 		if ratio <= best {
 			continue
 		}
@@ -146,7 +161,7 @@ func (h *Checker) judgeCongestion(l *Link) {
 		l.XmitWaitEnd, l.XmitWaitVL = "", nil
 		if ratio > 0 {
 			l.XmitWaitEnd = end.name
-			if vl := r.VLXmitWait.TopVL(); vl >= 0 {
+			if vl := end.e.Counters.VLXmitWait.TopVL(); vl >= 0 {
 				l.XmitWaitVL = &vl
 			}
 		}
@@ -154,7 +169,9 @@ func (h *Checker) judgeCongestion(l *Link) {
 	if best < 0 {
 		return
 	}
-	l.XmitWaitRatio = best
+	// With one end unknown, the other's ratio is a lower bound: enough to
+	// say congested, not to say the link did not wait.
+	l.XmitWaitRatio, l.XmitWaitKnown = best, known
 	if h.opts.XmitWaitLimit > 0 && best >= h.opts.XmitWaitLimit {
 		l.Congested = true
 		l.Problems = append(l.Problems, fmt.Sprintf("end %s waited to transmit %.1f%% of the interval (limit %.1f%%)",

@@ -32,7 +32,7 @@ func TestCongestedLink(t *testing.T) {
 	clk.Add(10 * time.Second)
 	ph := hc.Check(context.Background(), r)
 	l := ph.Links[li]
-	if l.Verdict != LinkCongested || !l.Congested || !l.Healthy || math.Abs(l.XmitWaitRatio-0.2) > 1e-6 {
+	if l.Verdict != LinkCongested || !l.Congested || !l.Healthy || !l.XmitWaitKnown || math.Abs(l.XmitWaitRatio-0.2) > 1e-6 {
 		t.Fatalf("congested link: verdict %s congested %v healthy %v ratio %g", l.Verdict, l.Congested, l.Healthy, l.XmitWaitRatio)
 	}
 	if l.XmitWaitEnd != "a" || l.XmitWaitVL == nil || *l.XmitWaitVL != 5 {
@@ -151,5 +151,36 @@ func TestSymbolSeconds(t *testing.T) {
 		if got := symbolSeconds(c.s); math.Abs(got-c.want) > 1e-15 {
 			t.Errorf("%s: %g s, want %g", c.s, got, c.want)
 		}
+	}
+}
+
+// TestSaturatedXmitWait: a legacy PMA's 32-bit PortXmitWait that rose to
+// its maximum gives a lower bound; stuck there, the ratio is unknown (0),
+// never "no congestion" made up from a zero increment.
+func TestSaturatedXmitWait(t *testing.T) {
+	s, _, hc, r, clk := healthSetup(t, Options{Counters: true, XmitWaitLimit: 0.05})
+	n := s.f.NodeByGUID(r.Hops[1].NodeGUID)
+	if err := s.f.SetPMALegacy(n.Name, true); err != nil {
+		t.Fatal(err)
+	}
+	li := congest(t, s, r, 1, 0, 0.5) // 6.25e7 ticks a second: 2^32 in 68.7 s
+	hc.Check(context.Background(), r)
+	clk.Add(60 * time.Second)
+	ph := hc.Check(context.Background(), r)
+	if l := ph.Links[li]; !l.Congested || math.Abs(l.XmitWaitRatio-0.5) > 1e-6 || l.A.Counters.Extended {
+		t.Fatalf("before saturation: congested %v ratio %g extended %v", l.Congested, l.XmitWaitRatio, l.A.Counters.Extended)
+	}
+	clk.Add(60 * time.Second) // saturates at 68.7 s: the increment is a lower bound
+	ph = hc.Check(context.Background(), r)
+	l := ph.Links[li]
+	want := float64(1<<32-1-60*62_500_000) * 8e-9 / 60
+	if l.A.Counters.State != CountersSaturated || !l.XmitWaitKnown || math.Abs(l.XmitWaitRatio-want) > 1e-6 || !l.Congested {
+		t.Fatalf("reaching saturation: state %s ratio %g (want %g) congested %v", l.A.Counters.State, l.XmitWaitRatio, want, l.Congested)
+	}
+	clk.Add(60 * time.Second)
+	ph = hc.Check(context.Background(), r)
+	if l := ph.Links[li]; l.A.Counters.State != CountersSaturated || l.XmitWaitKnown || l.XmitWaitRatio != 0 || l.XmitWaitEnd != "" || l.Congested || l.Verdict != LinkOK {
+		t.Fatalf("stuck at the maximum: state %s ratio %g end %q congested %v verdict %s", l.A.Counters.State,
+			l.XmitWaitRatio, l.XmitWaitEnd, l.Congested, l.Verdict)
 	}
 }

@@ -110,8 +110,12 @@ type Link struct {
 	// as a share of the ticks between their readings; XmitWaitEnd ("a" or
 	// "b") the end that waited, XmitWaitVL the VL that waited most there
 	// (nil: not read, or the PMA lacks PortVLXmitWaitCounters). All are
-	// unset while the ratio is unknown (congestion.go).
+	// unset while no end's ratio is known. XmitWaitKnown is false while
+	// an end's is unknown (no speed, no two comparable readings, no
+	// PortXmitWait at its PMA, or the counter stuck at its maximum): the
+	// ratio is then the other end's, a lower bound (congestion.go).
 	XmitWaitRatio float64 `json:"xmit_wait_ratio"`
+	XmitWaitKnown bool    `json:"xmit_wait_known"`
 	XmitWaitEnd   string  `json:"xmit_wait_end,omitempty"`
 	XmitWaitVL    *int    `json:"xmit_wait_vl,omitempty"`
 	// Congested: XmitWaitRatio reached Options.XmitWaitLimit (the verdict
