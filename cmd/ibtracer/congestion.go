@@ -18,9 +18,6 @@ func congestionColumn(l linkhealth.Link) string {
 		if l.XmitWaitVL != nil {
 			s += fmt.Sprintf(" (VL %d)", *l.XmitWaitVL)
 		}
-		if l.Congested {
-			s += " CONGESTED"
-		}
 		return s
 	}
 	for _, e := range []struct {
