@@ -36,6 +36,7 @@
 //   - compact.go: what a destination keeps of its last trace.
 //   - logstate.go: the state-change and path-change log lines.
 //   - health.go: path and link health (health:): checks and their series.
+//   - health_congestion.go: the congestion series of a link and a path.
 //
 // Discovered destinations (the discover: selectors):
 //   - fleet.go: fleet, one loop per selector, refreshing from the SA.

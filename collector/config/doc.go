@@ -10,6 +10,7 @@
 //     trace.ParseDestination, once;
 //   - fleet.go: mad_rate and the discover selectors;
 //   - health.go: the health section;
+//   - congestion.go: Share, health's xmit_wait_limit;
 //   - mlid.go: multicast destinations (mlid: with lid:): their check
 //     and address;
 //   - paths.go: paths and discovery;
