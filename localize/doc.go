@@ -4,7 +4,7 @@
 // cross it, how many of those are bad now and can be explained by it,
 // and the exporter's suspicion of it. It is pure: no I/O, no clock, no
 // MADs; the collector builds a Path per destination from its trace
-// result and feeds an Accumulator at every scrape, and the fleet
+// results (FromTrace) and feeds an Accumulator at every scrape, and the fleet
 // evaluation feeds the same types from many simulated exporters.
 //
 // The scheme (docs/metrics.md, "Link evidence", says it for operators):
@@ -33,6 +33,9 @@
 //     label it), its order and its label values.
 //   - path.go: Path, one destination's evidence (the links it crosses,
 //     whether it is bad now and why, its suspects), and Cause.
+//   - fromtrace.go: FromTrace, a destination's Path from its last trace,
+//     its previous path, its path health and its latency threshold; the
+//     links of a trace (PathLinks).
 //   - accumulate.go: Accumulator, which sums the paths into Evidence per
 //     link, and the ranking of links by suspicion.
 package localize
