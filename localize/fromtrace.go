@@ -3,6 +3,7 @@ package localize
 import (
 	"time"
 
+	"github.com/ibtracer/ibtracer_exporter/ibmad"
 	"github.com/ibtracer/ibtracer_exporter/linkhealth"
 	"github.com/ibtracer/ibtracer_exporter/trace"
 )
@@ -40,10 +41,12 @@ func PathLinks(r *trace.Result) []Link {
 // FromTrace is a destination's evidence (docs/metrics.md, "Link
 // evidence"): the links of its current and previous path, and, when the
 // current trace is bad, why and which links can explain it:
-//   - failed (unreachable, too many hops): the links it crossed and the
-//     one it failed on, when the previous path left the last hop by the
-//     same port;
-//   - a hop mismatched: the link at whose far end the first one is;
+//   - failed (unreachable, too many hops): the link it could not get
+//     past, which the previous path names (blameFailure), else every link
+//     it crossed;
+//   - a hop mismatched: the link at whose far end the first one is (when
+//     the validation MAD was expected in by the path's port; else the
+//     links in front of it);
 //   - a hop's validation lost: the links in front of it;
 //   - a link of the health check not healthy: that link;
 //   - the round trip to the destination's agent above the threshold:
@@ -78,16 +81,25 @@ func FromTrace(in Trace) Path {
 	return p
 }
 
-// blameHops blames the first mismatched hop's ingress link, and the
-// links in front of every hop whose validation was lost.
+// blameHops blames the first mismatched hop's ingress link (when the
+// validation MAD was to arrive by it: else every link in front of the
+// hop), and the links in front of every hop whose validation was lost.
 func blameHops(p *Path, r *trace.Result) {
 	mismatched := false
 	for i := 1; i < len(r.Hops) && i <= len(p.Links); i++ {
 		switch r.Hops[i].Agent {
 		case trace.AgentMismatch:
-			if !mismatched { // the later ones follow from the first
+			if mismatched { // the later ones follow from the first
+				continue
+			}
+			mismatched = true
+			if h := r.Hops[i]; h.ExpectedInPort == 0 || h.ExpectedInPort == h.InPort {
 				p.Blame(CauseMismatch, p.Links[i-1])
-				mismatched = true
+			} else {
+				// The validation MAD's route into the hop is not the
+				// path's: its last link is not one we can name, but it
+				// is on the way to the hop.
+				p.Blame(CauseMismatch, p.Links[:i]...)
 			}
 		case trace.AgentLost:
 			p.Blame(CauseLost, p.Links[:i]...)
@@ -109,24 +121,35 @@ func blameLatency(p *Path, r *trace.Result, threshold time.Duration) {
 	}
 }
 
-// blameFailure blames the links a failed trace crossed and the one it
-// failed on, which the previous path names when it left the last hop by
-// the same port. A trace that crossed no link and has no previous path
-// names nothing, and is left good.
+// blameFailure blames the link a failed trace could not get past: the
+// one the previous path took out of the last hop's egress port, or,
+// when the last hop is a CA whose own port is down, the link into it.
+// Every MAD of the walk crossed the links before it and came back, so
+// they are not named. When the trace cannot name that link (no previous
+// path by that port, or the hop has no egress: no route), every link it
+// crossed is a suspect. A trace that crossed no link and names none is
+// left good: it says nothing of the links.
 func blameFailure(p *Path, r *trace.Result, prev *trace.Result) {
-	suspects := append([]Link(nil), p.Links...)
-	if n := len(r.Hops); n > 0 && r.Hops[n-1].OutPort != 0 && prev != nil {
-		last := r.Hops[n-1]
+	n := len(r.Hops)
+	if n == 0 {
+		return
+	}
+	last := r.Hops[n-1]
+	if r.Reason == trace.ReasonPortDown && last.NodeType != ibmad.NodeTypeSwitch && len(p.Links) > 0 {
+		p.Blame(CauseFailed, p.Links[len(p.Links)-1])
+		return
+	}
+	if last.OutPort != 0 && prev != nil {
 		for j := 0; j+1 < len(prev.Hops); j++ {
 			if h := prev.Hops[j]; h.NodeGUID == last.NodeGUID && h.OutPort == last.OutPort {
 				nx := prev.Hops[j+1]
-				suspects = append(suspects, NewLink(h.NodeGUID, h.OutPort, nx.NodeGUID, nx.InPort))
-				break
+				p.Blame(CauseFailed, NewLink(h.NodeGUID, h.OutPort, nx.NodeGUID, nx.InPort))
+				return
 			}
 		}
 	}
-	if len(suspects) > 0 {
-		p.Blame(CauseFailed, suspects...)
+	if len(p.Links) > 0 {
+		p.Blame(CauseFailed, p.Links...)
 	}
 }
 

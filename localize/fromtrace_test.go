@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ibtracer/ibtracer_exporter/ibmad"
 	"github.com/ibtracer/ibtracer_exporter/linkhealth"
 	"github.com/ibtracer/ibtracer_exporter/trace"
 )
@@ -17,10 +18,10 @@ func hostToHost(rtt time.Duration) *trace.Result {
 	}
 	return &trace.Result{Status: trace.StatusOK, Hops: []trace.Hop{
 		{NodeGUID: 0x101, OutPort: 1, Agent: trace.AgentSource},
-		v(trace.Hop{NodeGUID: 0x1, InPort: 1, OutPort: 11}),
-		v(trace.Hop{NodeGUID: 0x12, InPort: 1, OutPort: 2}),
-		v(trace.Hop{NodeGUID: 0x2, InPort: 11, OutPort: 2}),
-		v(trace.Hop{NodeGUID: 0x104, InPort: 1}),
+		v(trace.Hop{NodeGUID: 0x1, InPort: 1, OutPort: 11, NodeType: ibmad.NodeTypeSwitch}),
+		v(trace.Hop{NodeGUID: 0x12, InPort: 1, OutPort: 2, NodeType: ibmad.NodeTypeSwitch}),
+		v(trace.Hop{NodeGUID: 0x2, InPort: 11, OutPort: 2, NodeType: ibmad.NodeTypeSwitch}),
+		v(trace.Hop{NodeGUID: 0x104, InPort: 1, NodeType: ibmad.NodeTypeCA}),
 	}}
 }
 
@@ -43,10 +44,17 @@ func TestFromTrace(t *testing.T) {
 	mismatch := hostToHost(0)
 	mismatch.Status = trace.StatusMismatch
 	mismatch.Hops[3].Agent, mismatch.Hops[4].Agent = trace.AgentMismatch, trace.AgentMismatch
+	mismatch.Hops[3].ExpectedInPort = 11
+	mismatchOffPath := hostToHost(0)
+	mismatchOffPath.Status = trace.StatusMismatch
+	mismatchOffPath.Hops[2].Agent, mismatchOffPath.Hops[2].ExpectedInPort = trace.AgentMismatch, 3
 	lost := hostToHost(0)
 	lost.Hops[3].Agent = trace.AgentLost
 	failed := &trace.Result{Status: trace.StatusUnreachable, Reason: trace.ReasonPortDown, Hops: good.Hops[:3:3]}
 	failedNoPrev := failed
+	downCA := &trace.Result{Status: trace.StatusUnreachable, Reason: trace.ReasonPortDown, Hops: good.Hops}
+	noRoute := &trace.Result{Status: trace.StatusUnreachable, Reason: trace.ReasonNoRoute,
+		Hops: append(append([]trace.Hop(nil), good.Hops[:2]...), trace.Hop{NodeGUID: 0x12, InPort: 1, NodeType: ibmad.NodeTypeSwitch})}
 	resolve := &trace.Result{Status: trace.StatusResolve, Reason: trace.ReasonSA}
 	rerouted := &trace.Result{Status: trace.StatusOK, Hops: []trace.Hop{
 		{NodeGUID: 0x101, OutPort: 1}, {NodeGUID: 0x1, InPort: 1, OutPort: 10},
@@ -69,9 +77,16 @@ func TestFromTrace(t *testing.T) {
 		{"slow", Trace{Current: slow, LatencyThreshold: time.Millisecond}, nil, []Cause{CauseLatency}, links(h1L1, L1S2, L2S2, h4L2)},
 		{"slow, latency not judged", Trace{Current: slow}, nil, nil, nil},
 		{"mismatch at the spine's far end", Trace{Current: mismatch}, nil, []Cause{CauseMismatch}, links(L2S2)},
+		{"mismatch on the way to the spine, off the path", Trace{Current: mismatchOffPath}, nil, []Cause{CauseMismatch},
+			links(h1L1, L1S2)},
 		{"lost behind the leaf", Trace{Current: lost}, nil, []Cause{CauseLost}, links(h1L1, L1S2, L2S2)},
 		{"failed past the spine", Trace{Current: failed, Previous: good}, links(h1L1, L1S2, L2S2, h4L2), []Cause{CauseFailed},
-			links(h1L1, L1S2, L2S2)},
+			links(L2S2)},
+		{"destination's port down", Trace{Current: downCA, Previous: good}, nil, []Cause{CauseFailed}, links(h4L2)},
+		{"no route at the spine", Trace{Current: noRoute, Previous: good}, links(h1L1, L1S2, L2S2, h4L2), []Cause{CauseFailed},
+			links(h1L1, L1S2)},
+		{"failed at the source", Trace{Current: &trace.Result{Status: trace.StatusUnreachable, Reason: trace.ReasonPortDown,
+			Hops: good.Hops[:1:1]}}, nil, nil, nil},
 		{"failed, no previous path", Trace{Current: failedNoPrev}, nil, []Cause{CauseFailed}, links(h1L1, L1S2)},
 		{"failed by the previous path's other port", Trace{Current: failed, Previous: rerouted},
 			links(h1L1, L1S1, L2S1, h4L2), []Cause{CauseFailed}, links(h1L1, L1S2)},
