@@ -3,6 +3,7 @@ package collector
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 	"github.com/ibtracer/ibtracer_exporter/ibmad/sim"
+	"github.com/ibtracer/ibtracer_exporter/internal/syncbuf"
 	"github.com/ibtracer/ibtracer_exporter/localize"
 	"github.com/ibtracer/ibtracer_exporter/trace"
 )
@@ -142,7 +144,7 @@ func evidenceSeries(t *testing.T, e *Exporter) (paths, bad, suspicion, fixed, by
 }
 
 // checkEvidenceBudget: the three link series only on the links a bad
-// path names (none without a fault), and seven fixed series; logged, with
+// path names (none without a fault), and eight fixed series; logged, with
 // the links the paths cross (the bound), for the series budget
 // (docs/metrics.md).
 func checkEvidenceBudget(t *testing.T, leaves, spines, hosts, n int) {
@@ -170,8 +172,8 @@ func checkEvidenceBudget(t *testing.T, leaves, spines, hosts, n int) {
 		t.Logf("%d destinations (%d with a previous path), %s: paths cross %d links; %d link_paths, %d link_bad_paths, "+
 			"%d link_suspicion, %d fixed (%d bytes); /metrics %d bytes, scrape CPU %v, of which the evidence %v",
 			n, moved, what, links, paths, bad, sus, fixed, evBytes, size, cpu.Round(time.Millisecond), evCPU.Round(time.Millisecond))
-		if paths != len(want) || bad != len(want) || sus != len(want) || fixed != 2+len(evidenceCauses()) {
-			t.Fatalf("%s: %d link_paths, %d bad, %d suspicion, %d fixed; want %d, %d, %d, 7", what, paths, bad, sus, fixed,
+		if paths != len(want) || bad != len(want) || sus != len(want) || fixed != 3+len(evidenceCauses()) {
+			t.Fatalf("%s: %d link_paths, %d bad, %d suspicion, %d fixed; want %d, %d, %d, 8", what, paths, bad, sus, fixed,
 				len(want), len(want), len(want))
 		}
 		got, _ := linkSeries(t, e)
@@ -203,7 +205,7 @@ func checkEvidenceBudget(t *testing.T, leaves, spines, hosts, n int) {
 		t.Fatal(err)
 	}
 	traceByTables(e, f, src, names, lids, at.Add(3*time.Minute))
-	e.Apply(mustConfig(t, strings.Replace(yml, "evidence: {enabled: true}", "evidence: {enabled: true, latency_threshold: 1us}", 1)))
+	e.Apply(mustConfig(t, strings.Replace(yml, "evidence: {enabled: true}", "evidence: {enabled: true, latency_threshold: 1us, max_links: 1000000}", 1)))
 	all := map[localize.Link]bool{} // a slow path names its current links, not its previous ones
 	for _, name := range names {
 		for _, l := range localize.PathLinks(e.dests.get(name).last) {
@@ -234,4 +236,53 @@ func TestEvidenceSeriesAtScale(t *testing.T) {
 		t.Skip("set IBTRACER_EVIDENCE_BENCH=1 to measure the evidence series at 10,000 destinations")
 	}
 	checkEvidenceBudget(t, 128, 64, 80, 10000)
+}
+
+// max_links keeps the most suspected links, says how many it left out,
+// and logs once when it starts to and once when it stops.
+func TestEvidenceMaxLinks(t *testing.T) {
+	topo, err := sim.FatTree2(8, 4, 16, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := sim.New(topo, sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, names, lids, yml := evidenceScale(t, f, "H0-0", 100)
+	var logs syncbuf.Buffer
+	e.logger = log.NewLogfmtLogger(&logs)
+	traceByTables(e, f, "H0-0", names, lids, time.Unix(1_800_000_000, 0))
+	const max = 5
+	e.Apply(mustConfig(t, strings.Replace(yml, "evidence: {enabled: true}", "evidence: {enabled: true, latency_threshold: 1us, max_links: 5}", 1)))
+	var acc localize.Accumulator
+	for _, n := range names {
+		p, _ := e.dests.get(n).evidence(time.Microsecond)
+		acc.Add(p)
+	}
+	ranked := localize.Rank(acc.Evidence(), localize.BySuspicion)
+	if len(ranked) <= max {
+		t.Fatalf("%d links named, want more than %d", len(ranked), max)
+	}
+	for i := 0; i < 2; i++ {
+		got, plain := linkSeries(t, e)
+		if len(got["ibtracer_link_suspicion"]) != max || len(got["ibtracer_link_paths"]) != max || len(got["ibtracer_link_bad_paths"]) != max {
+			t.Fatalf("%d link series, want %d each", len(got["ibtracer_link_suspicion"]), max)
+		}
+		for _, le := range ranked[:max] {
+			if got["ibtracer_link_suspicion"][le.Link] != le.Suspicion {
+				t.Errorf("%v: suspicion %g, want %g (among the %d most suspected)", le.Link, got["ibtracer_link_suspicion"][le.Link], le.Suspicion, max)
+			}
+		}
+		if plain["ibtracer_evidence_links_capped"] != float64(len(ranked)-max) {
+			t.Fatalf("capped %v, want %d", plain["ibtracer_evidence_links_capped"], len(ranked)-max)
+		}
+	}
+	if n := strings.Count(logs.String(), "link evidence capped"); n != 1 || !strings.Contains(logs.String(), "links_left_out="+strconv.Itoa(len(ranked)-max)) {
+		t.Fatalf("%d capped lines in two scrapes, want 1:\n%s", n, logs.String())
+	}
+	e.Apply(mustConfig(t, yml))
+	if _, plain := linkSeries(t, e); plain["ibtracer_evidence_links_capped"] != 0 || !strings.Contains(logs.String(), "link evidence no longer capped") {
+		t.Fatalf("capped %v after the cap went:\n%s", plain["ibtracer_evidence_links_capped"], logs.String())
+	}
 }

@@ -35,6 +35,7 @@ var intKeys = map[string]intKey{
 	"destinations[].port":   {min: 1, max: 254, msg: "%s is not a port number (1..254)"},
 	"discover[].sample":     {min: 0, max: 100000, msg: "%s: want 0 (every port) .. 100000"},
 	"health.limits.*":       {min: 0, max: math.MaxUint64},
+	"evidence.max_links":    {min: 1, max: 1000000},
 }
 
 // checkIntegers finds the first integer key of the document root whose
