@@ -11,6 +11,7 @@ import (
 	"github.com/go-kit/log"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/ibtracer/ibtracer_exporter/collector/config"
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 	"github.com/ibtracer/ibtracer_exporter/ibmad/sim"
 	"github.com/ibtracer/ibtracer_exporter/internal/syncbuf"
@@ -217,6 +218,17 @@ func checkEvidenceBudget(t *testing.T, leaves, spines, hosts, n int) {
 		want = append(want, l)
 	}
 	check("every path bad (the bound)", want)
+	// The same under the default max_links.
+	e.Apply(mustConfig(t, strings.Replace(yml, "evidence: {enabled: true}", "evidence: {enabled: true, latency_threshold: 1us}", 1)))
+	paths, bad, sus, _, _, evBytes, _ := evidenceSeries(t, e)
+	_, plain := linkSeries(t, e)
+	keep := min(len(want), config.DefaultEvidenceMaxLinks)
+	t.Logf("every path bad, default max_links: %d link_paths, %d link_bad_paths, %d link_suspicion, %v capped (%d bytes)",
+		paths, bad, sus, plain["ibtracer_evidence_links_capped"], evBytes)
+	if paths != keep || bad != keep || sus != keep || plain["ibtracer_evidence_links_capped"] != float64(len(want)-keep) {
+		t.Fatalf("default max_links: %d, %d, %d link series, %v capped; want %d each, %d capped", paths, bad, sus,
+			plain["ibtracer_evidence_links_capped"], keep, len(want)-keep)
+	}
 }
 
 func evidenceCauses() []string {
