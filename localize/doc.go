@@ -9,10 +9,11 @@
 //
 // The scheme (docs/metrics.md, "Link evidence", says it for operators):
 // a bad path names the links that can explain it (its suspects: the
-// links it crossed before it failed and the one it failed on, the link
-// at whose far end it arrived on a wrong port, the links in front of a
-// hop that did not answer, an unhealthy link, every link for a slow
-// path). Each bad path has one vote, shared among its suspects as 007
+// link a failed trace could not get past, which its previous path names,
+// else the links it crossed; the link at whose far end it arrived on a
+// wrong port; the links in front of a
+// hop that did not answer; an unhealthy link; every link for a slow
+// path: FromTrace). Each bad path has one vote, shared among its suspects as 007
 // (NSDI 2018) shares it, 1/h to each of h suspects, but weighted by how
 // much of each suspect's traffic is bad: a suspect's part is its share
 // of bad paths (its bad paths over those plus the good paths whose
