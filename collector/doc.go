@@ -37,6 +37,8 @@
 //   - logstate.go: the state-change and path-change log lines.
 //   - health.go: path and link health (health:): checks and their series.
 //   - health_congestion.go: the congestion series of a link and a path.
+//   - evidence.go: per-link evidence (evidence:): each destination's
+//     paths judged (localize) and summed per link at every scrape.
 //
 // Discovered destinations (the discover: selectors):
 //   - fleet.go: fleet, one loop per selector, refreshing from the SA.

@@ -13,6 +13,7 @@
 //   - congestion.go: Share, health's xmit_wait_limit;
 //   - mlid.go: multicast destinations (mlid: with lid:): their check
 //     and address;
+//   - evidence.go: the evidence section (per-link evidence);
 //   - paths.go: paths and discovery;
 //   - validate.go: validate, who validates each hop (auto, agent, sma,
 //     off; the old true and false);
