@@ -41,115 +41,154 @@ func nodeFact(guid ibmad.GUID, attr ibmad.AttrID, mod uint32) factKey {
 	return factKey{guid: guid, attr: attr, mod: mod}
 }
 
-// factCall is one question and, once done is closed, its answer.
-type factCall struct {
-	done chan struct{}
-	resp *ibmad.Response
-	err  error
-	at   time.Time // when it was answered; zero while in flight
+// answer is what the walk keeps of an SMP's answer: its 64 bytes of
+// attribute data and the round trip of the attempt answered. A kept fact
+// is this and its time, not the whole MAD (memory flat: see "Facts
+// shared by a run" in docs/architecture.md).
+type answer struct {
+	data [ibmad.SMPDataSize]byte
+	rtt  time.Duration
 }
 
+func answerOf(resp *ibmad.Response) answer {
+	a := answer{rtt: resp.RTT}
+	copy(a.data[:], resp.MAD.SMPData())
+	return a
+}
+
+// kept is an answered fact and when it came.
+type kept struct {
+	answer
+	at time.Time
+}
+
+// factFlight is a question in flight: done closes when a (or err) is set.
+type factFlight struct {
+	done chan struct{}
+	a    answer
+	err  error
+}
+
+// maxFacts bounds the answers kept at once (about 120 bytes each with
+// the map's own); past it, a fact is asked and not kept.
+const maxFacts = 1 << 18
+
 // facts are the shared answers, each kept for ttl after it came; nil
-// (Options.ShareFacts 0 or Off) shares nothing.
+// (Options.ShareFacts 0 or Off) shares nothing. Every ttl the answers no
+// longer live are swept, so an exporter that shares for one interval
+// holds one interval's facts, not every fact it ever read.
 type facts struct {
-	ttl    time.Duration
-	now    func() time.Time
-	mu     sync.Mutex
-	m      map[factKey]*factCall
-	asked  atomic.Int64 // questions sent for the store
-	shared atomic.Int64 // answers given to a trace that did not ask
+	ttl     time.Duration
+	now     func() time.Time
+	mu      sync.Mutex
+	m       map[factKey]kept
+	flying  map[factKey]*factFlight
+	sweepAt time.Time
+	asked   atomic.Int64 // questions sent for the store
+	shared  atomic.Int64 // answers given to a trace that did not ask
 }
 
 func newFacts(o Options) *facts {
 	if o.ShareFacts <= 0 {
 		return nil
 	}
-	return &facts{ttl: o.ShareFacts, now: o.Clock.Now, m: map[factKey]*factCall{}}
+	return &facts{ttl: o.ShareFacts, now: o.Clock.Now, m: map[factKey]kept{}, flying: map[factKey]*factFlight{}}
 }
 
-// live says whether c is in flight or answered within ttl (f.mu held).
-func (f *facts) live(c *factCall) bool {
-	return c.at.IsZero() || f.now().Sub(c.at) < f.ttl
-}
-
-// get returns the answer to k: one in flight or still live, which it
+// get returns the answer to k: one still live or in flight, which it
 // waits for (shared true), or the one ask gets.
-func (f *facts) get(ctx context.Context, k factKey, ask func() (*ibmad.Response, error)) (resp *ibmad.Response, shared bool, err error) {
+func (f *facts) get(ctx context.Context, k factKey, ask func() (answer, error)) (a answer, shared bool, err error) {
 	f.mu.Lock()
-	if c := f.m[k]; c != nil && f.live(c) {
+	if c, ok := f.m[k]; ok && f.now().Sub(c.at) < f.ttl {
+		f.mu.Unlock()
+		f.shared.Add(1)
+		return c.answer, true, nil
+	}
+	if c := f.flying[k]; c != nil {
 		f.mu.Unlock()
 		select {
 		case <-c.done:
 		case <-ctx.Done():
-			return nil, true, ctx.Err()
+			return a, true, ctx.Err()
 		}
 		if c.err == nil {
 			f.shared.Add(1)
 		}
-		return c.resp, true, c.err
+		return c.a, true, c.err
 	}
-	c := &factCall{done: make(chan struct{})}
-	if f.room() {
-		f.m[k] = c
-	}
+	c := &factFlight{done: make(chan struct{})}
+	f.flying[k] = c
 	f.mu.Unlock()
 	f.asked.Add(1)
-	c.resp, c.err = ask()
+	c.a, c.err = ask()
 	f.mu.Lock()
-	c.at = f.now()
-	if c.err != nil && f.m[k] == c { // an error is not kept: the next trace asks again
-		delete(f.m, k)
+	delete(f.flying, k)
+	if c.err == nil { // an error is not kept: the next trace asks again
+		f.keepLocked(k, c.a)
 	}
 	f.mu.Unlock()
 	close(c.done)
-	return c.resp, false, c.err
+	return c.a, false, c.err
 }
 
-// put keeps resp, read afresh, as the answer to k.
-func (f *facts) put(k factKey, resp *ibmad.Response) {
-	c := &factCall{done: make(chan struct{}), resp: resp, at: f.now()}
-	close(c.done)
+// put keeps a, read afresh, as the answer to k.
+func (f *facts) put(k factKey, a answer) {
 	f.mu.Lock()
-	if f.room() {
-		f.m[k] = c
-	}
+	f.keepLocked(k, a)
 	f.mu.Unlock()
 }
 
-// room says whether another fact may be kept (f.mu held): at cacheSize
-// the answers no longer live are dropped first.
-func (f *facts) room() bool {
-	if len(f.m) < cacheSize {
-		return true
-	}
-	for k, c := range f.m {
-		if !f.live(c) {
-			delete(f.m, k)
+// keepLocked keeps a for k (f.mu held), first sweeping the answers no
+// longer live when a ttl has passed since the last sweep.
+func (f *facts) keepLocked(k factKey, a answer) {
+	now := f.now()
+	if !now.Before(f.sweepAt) {
+		for k, c := range f.m {
+			if now.Sub(c.at) >= f.ttl {
+				delete(f.m, k)
+			}
 		}
+		f.sweepAt = now.Add(f.ttl)
 	}
-	return len(f.m) < cacheSize
+	if _, ok := f.m[k]; ok || len(f.m) < maxFacts {
+		f.m[k] = kept{answer: a, at: now}
+	}
+}
+
+// size is the number of answers kept.
+func (f *facts) size() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.m)
 }
 
 // fact returns the answer to the directed-route Get(attr, mod) along
 // path, which k names: shared with the other traces unless the walk is
 // fresh (then it asks, and its answer replaces the shared one).
-func (w *walk) fact(k factKey, path ibmad.DRPath, attr ibmad.AttrID, mod uint32) (*ibmad.Response, error) {
+func (w *walk) fact(k factKey, path ibmad.DRPath, attr ibmad.AttrID, mod uint32) (answer, error) {
+	ask := func() (answer, error) {
+		resp, err := w.smp(path, attr, mod)
+		if err != nil {
+			return answer{}, err
+		}
+		return answerOf(resp), nil
+	}
 	f := w.t.facts
 	if f == nil {
-		return w.smp(path, attr, mod)
+		return ask()
 	}
 	if w.fresh.Load() {
-		resp, err := w.smp(path, attr, mod)
+		a, err := ask()
 		if err == nil {
-			f.put(k, resp)
+			f.put(k, a)
 		}
-		return resp, err
+		return a, err
 	}
-	resp, shared, err := f.get(w.ctx, k, func() (*ibmad.Response, error) { return w.smp(path, attr, mod) })
+	a, shared, err := f.get(w.ctx, k, ask)
 	if shared {
 		w.shared.Add(1)
 	}
-	return resp, err
+	return a, err
 }
 
 // refresh makes w read every fact itself from now on, forgetting those it

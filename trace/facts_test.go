@@ -18,10 +18,11 @@ func TestFactInFlightIsAskedOnce(t *testing.T) {
 	f := newFacts(Options{ShareFacts: time.Minute, Clock: clock})
 	k := pathFact(ibmad.DRPath{1, 3}, ibmad.AttrNodeInfo, 0)
 	started, release := make(chan struct{}), make(chan struct{})
-	want := &ibmad.Response{Attempts: 1}
-	first := make(chan *ibmad.Response)
+	want := answer{rtt: time.Millisecond}
+	want.data[0] = 7
+	first := make(chan answer)
 	go func() {
-		resp, _, _ := f.get(context.Background(), k, func() (*ibmad.Response, error) {
+		resp, _, _ := f.get(context.Background(), k, func() (answer, error) {
 			close(started)
 			<-release
 			return want, nil
@@ -31,9 +32,9 @@ func TestFactInFlightIsAskedOnce(t *testing.T) {
 	<-started // the question is in flight: registered before it was asked
 	second := make(chan bool)
 	go func() {
-		resp, shared, err := f.get(context.Background(), k, func() (*ibmad.Response, error) {
+		resp, shared, err := f.get(context.Background(), k, func() (answer, error) {
 			t.Error("the fact in flight was asked again")
-			return nil, nil
+			return answer{}, nil
 		})
 		second <- shared && err == nil && resp == want
 	}()
@@ -49,7 +50,7 @@ func TestFactInFlightIsAskedOnce(t *testing.T) {
 	}
 	clock.Add(time.Minute)
 	asked := false
-	if _, shared, _ := f.get(context.Background(), k, func() (*ibmad.Response, error) { asked = true; return want, nil }); shared || !asked {
+	if _, shared, _ := f.get(context.Background(), k, func() (answer, error) { asked = true; return want, nil }); shared || !asked {
 		t.Fatalf("after ttl: shared %v, asked %v; want asked again", shared, asked)
 	}
 }
@@ -117,4 +118,32 @@ func fmtGUIDs(gs []ibmad.GUID) string {
 		s += g.String() + " "
 	}
 	return s
+}
+
+// TestFactsAreSweptEveryTTL: the store keeps the facts of one ttl, not
+// every fact it ever read: once a ttl has passed, keeping a new answer
+// drops those no longer live (an exporter sharing for one interval holds
+// one interval's facts), and a live one is still given.
+func TestFactsAreSweptEveryTTL(t *testing.T) {
+	clock := newFakeClock()
+	f := newFacts(Options{ShareFacts: 10 * time.Second, Clock: clock})
+	ask := func() (answer, error) { return answer{rtt: time.Microsecond}, nil }
+	ctx := context.Background()
+	for i := 0; i < 100; i++ {
+		f.get(ctx, nodeFact(ibmad.GUID(i+1), ibmad.AttrLinearForwardingTable, 0), ask)
+	}
+	if n := f.size(); n != 100 {
+		t.Fatalf("%d facts kept, want 100", n)
+	}
+	clock.Add(6 * time.Second)
+	late := nodeFact(1000, ibmad.AttrLinearForwardingTable, 0)
+	f.get(ctx, late, ask)
+	clock.Add(5 * time.Second) // the first 100 are 11 s old, late 5 s
+	f.get(ctx, nodeFact(1001, ibmad.AttrLinearForwardingTable, 0), ask)
+	if n := f.size(); n != 2 {
+		t.Fatalf("%d facts kept after the first 100 expired, want 2 (the live ones)", n)
+	}
+	if _, shared, _ := f.get(ctx, late, func() (answer, error) { t.Error("a live fact was asked again"); return answer{}, nil }); !shared {
+		t.Fatal("a live fact was not shared")
+	}
 }

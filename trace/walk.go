@@ -83,21 +83,21 @@ func (w *walk) smp(path ibmad.DRPath, attr ibmad.AttrID, mod uint32) (*ibmad.Res
 
 func (w *walk) nodeInfo(path ibmad.DRPath) (ibmad.NodeInfo, time.Duration, error) {
 	var ni ibmad.NodeInfo
-	resp, err := w.fact(pathFact(path, ibmad.AttrNodeInfo, 0), path, ibmad.AttrNodeInfo, 0)
+	a, err := w.fact(pathFact(path, ibmad.AttrNodeInfo, 0), path, ibmad.AttrNodeInfo, 0)
 	if err != nil {
 		return ni, 0, err
 	}
-	err = ni.UnmarshalBinary(resp.MAD.SMPData())
-	return ni, resp.RTT, err
+	err = ni.UnmarshalBinary(a.data[:])
+	return ni, a.rtt, err
 }
 
 func (w *walk) portInfo(path ibmad.DRPath, port uint8) (ibmad.PortInfo, error) {
 	var pi ibmad.PortInfo
-	resp, err := w.fact(pathFact(path, ibmad.AttrPortInfo, uint32(port)), path, ibmad.AttrPortInfo, uint32(port))
+	a, err := w.fact(pathFact(path, ibmad.AttrPortInfo, uint32(port)), path, ibmad.AttrPortInfo, uint32(port))
 	if err != nil {
 		return pi, err
 	}
-	err = pi.UnmarshalBinary(resp.MAD.SMPData())
+	err = pi.UnmarshalBinary(a.data[:])
 	return pi, err
 }
 
@@ -106,12 +106,12 @@ func (w *walk) description(guid ibmad.GUID, path ibmad.DRPath) (string, error) {
 	if d, ok := w.t.desc.Get(guid); ok {
 		return d, nil
 	}
-	resp, err := w.fact(nodeFact(guid, ibmad.AttrNodeDescription, 0), path, ibmad.AttrNodeDescription, 0)
+	a, err := w.fact(nodeFact(guid, ibmad.AttrNodeDescription, 0), path, ibmad.AttrNodeDescription, 0)
 	if err != nil {
 		return "", err
 	}
 	var nd ibmad.NodeDescription
-	_ = nd.UnmarshalBinary(resp.MAD.SMPData())
+	_ = nd.UnmarshalBinary(a.data[:])
 	d := nd.String()
 	w.t.desc.Put(guid, d)
 	return d, nil
@@ -137,12 +137,12 @@ func (w *walk) lftBlock(guid ibmad.GUID, path ibmad.DRPath, block uint32) (*ibma
 			return nil, err
 		}
 	} else {
-		resp, err := w.fact(nodeFact(guid, ibmad.AttrLinearForwardingTable, block), path, ibmad.AttrLinearForwardingTable, block)
+		a, err := w.fact(nodeFact(guid, ibmad.AttrLinearForwardingTable, block), path, ibmad.AttrLinearForwardingTable, block)
 		if err != nil {
 			return nil, err
 		}
 		b = new(ibmad.LFTBlock)
-		_ = b.UnmarshalBinary(resp.MAD.SMPData())
+		_ = b.UnmarshalBinary(a.data[:])
 	}
 	w.mu.Lock()
 	w.lft[k] = b
@@ -159,20 +159,22 @@ func (w *walk) switchTop(guid ibmad.GUID, path ibmad.DRPath, fresh bool) (uint16
 		return top, nil
 	}
 	k := nodeFact(guid, ibmad.AttrSwitchInfo, 0)
-	var resp *ibmad.Response
+	var a answer
 	var err error
 	if fresh && w.t.facts != nil {
+		var resp *ibmad.Response
 		if resp, err = w.smp(path, ibmad.AttrSwitchInfo, 0); err == nil {
-			w.t.facts.put(k, resp)
+			a = answerOf(resp)
+			w.t.facts.put(k, a)
 		}
 	} else {
-		resp, err = w.fact(k, path, ibmad.AttrSwitchInfo, 0)
+		a, err = w.fact(k, path, ibmad.AttrSwitchInfo, 0)
 	}
 	if err != nil {
 		return 0, err
 	}
 	var si ibmad.SwitchInfo
-	_ = si.UnmarshalBinary(resp.MAD.SMPData())
+	_ = si.UnmarshalBinary(a.data[:])
 	w.t.top.Put(guid, si.LinearFDBTop)
 	return si.LinearFDBTop, nil
 }
