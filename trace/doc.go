@@ -41,6 +41,9 @@
 //   - facts.go: the SMP answers a run's walks share, each asked once
 //     (Options.ShareFacts), and the trace again afresh when they may hide
 //     a change.
+//   - flights.go: one flight per validation question (a hop's shared
+//     verdict, a node's agent support): concurrent traces wait for the
+//     answer in flight instead of asking again.
 //   - caches.go: what traces share and what a failed trace forgets;
 //     cache.go: the one bounded TTL cache type they use
 //     (internal/ttlcache), on an injectable clock.
