@@ -56,10 +56,11 @@ func answerOf(resp *ibmad.Response) answer {
 	return a
 }
 
-// kept is an answered fact and when it came.
+// kept is an answered fact and when it came (the tracer's clock, in
+// Unix nanoseconds).
 type kept struct {
 	answer
-	at time.Time
+	at int64
 }
 
 // factFlight is a question in flight: done closes when a (or err) is set.
@@ -69,9 +70,30 @@ type factFlight struct {
 	err  error
 }
 
-// maxFacts bounds the answers kept at once (about 120 bytes each with
+// maxFacts bounds the answers kept at once (about 110 bytes each with
 // the map's own); past it, a fact is asked and not kept.
 const maxFacts = 1 << 18
+
+// worthKeeping says whether the answer a to k serves other traces, and
+// is kept for them (f.mu held). Not kept, only shared while in flight:
+// a node's description and a switch's SwitchInfo, which the tracer's
+// caches keep anyway (caches.go: desc, top), and the NodeInfo and
+// PortInfo of a CA other than the local one, which only the traces to
+// that CA need (a CA forwards nothing). With 10,000 destinations behind
+// few switches that is most of the answers a run reads.
+func (f *facts) worthKeeping(k factKey, a answer) bool {
+	switch k.attr {
+	case ibmad.AttrNodeDescription, ibmad.AttrSwitchInfo:
+		return false
+	case ibmad.AttrNodeInfo:
+		var ni ibmad.NodeInfo
+		return k.path == "" || (ni.UnmarshalBinary(a.data[:]) == nil && ni.NodeType != ibmad.NodeTypeCA)
+	case ibmad.AttrPortInfo: // kept where the node's NodeInfo was
+		_, ok := f.m[factKey{path: k.path, attr: ibmad.AttrNodeInfo}]
+		return ok
+	}
+	return true
+}
 
 // facts are the shared answers, each kept for ttl after it came; nil
 // (Options.ShareFacts 0 or Off) shares nothing. Every ttl the answers no
@@ -99,7 +121,7 @@ func newFacts(o Options) *facts {
 // waits for (shared true), or the one ask gets.
 func (f *facts) get(ctx context.Context, k factKey, ask func() (answer, error)) (a answer, shared bool, err error) {
 	f.mu.Lock()
-	if c, ok := f.m[k]; ok && f.now().Sub(c.at) < f.ttl {
+	if c, ok := f.m[k]; ok && f.live(c, f.now()) {
 		f.mu.Unlock()
 		f.shared.Add(1)
 		return c.answer, true, nil
@@ -138,20 +160,32 @@ func (f *facts) put(k factKey, a answer) {
 	f.mu.Unlock()
 }
 
-// keepLocked keeps a for k (f.mu held), first sweeping the answers no
-// longer live when a ttl has passed since the last sweep.
+// live says whether c was answered less than ttl before now.
+func (f *facts) live(c kept, now time.Time) bool {
+	return now.UnixNano()-c.at < int64(f.ttl)
+}
+
+// keepLocked keeps a for k when it is worth keeping (f.mu held), first
+// sweeping the answers no longer live when a ttl has passed since the
+// last sweep: the live ones move to a new map, since a Go map never
+// gives back the room of what is deleted from it.
 func (f *facts) keepLocked(k factKey, a answer) {
 	now := f.now()
 	if !now.Before(f.sweepAt) {
+		live := make(map[factKey]kept)
 		for k, c := range f.m {
-			if now.Sub(c.at) >= f.ttl {
-				delete(f.m, k)
+			if f.live(c, now) {
+				live[k] = c
 			}
 		}
-		f.sweepAt = now.Add(f.ttl)
+		f.m, f.sweepAt = live, now.Add(f.ttl)
+	}
+	if !f.worthKeeping(k, a) {
+		delete(f.m, k) // a fresh read of what is not kept leaves no older answer
+		return
 	}
 	if _, ok := f.m[k]; ok || len(f.m) < maxFacts {
-		f.m[k] = kept{answer: a, at: now}
+		f.m[k] = kept{answer: a, at: now.UnixNano()}
 	}
 }
 

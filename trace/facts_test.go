@@ -147,3 +147,55 @@ func TestFactsAreSweptEveryTTL(t *testing.T) {
 		t.Fatal("a live fact was not shared")
 	}
 }
+
+// nodeInfoAnswer is an answer holding a NodeInfo of type typ.
+func nodeInfoAnswer(t *testing.T, typ ibmad.NodeType) answer {
+	ni := ibmad.NodeInfo{NodeType: typ, NodeGUID: 0x42, NumPorts: 1}
+	b, err := ni.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a answer
+	copy(a.data[:], b)
+	return a
+}
+
+// TestFactsKeptAreThoseOthersNeed: the store keeps what other traces
+// need (a switch's NodeInfo and PortInfo, the local node's NodeInfo, LFT
+// blocks) and not what only one trace needs or another cache keeps (a
+// remote CA's NodeInfo and PortInfo, descriptions, SwitchInfo): those are
+// shared only while in flight.
+func TestFactsKeptAreThoseOthersNeed(t *testing.T) {
+	f := newFacts(Options{ShareFacts: time.Minute, Clock: newFakeClock()})
+	ctx := context.Background()
+	sw, ca := ibmad.DRPath{1, 2}, ibmad.DRPath{1, 2, 3}
+	for _, q := range []struct {
+		k factKey
+		a answer
+	}{
+		{pathFact(ibmad.DRPath{}, ibmad.AttrNodeInfo, 0), nodeInfoAnswer(t, ibmad.NodeTypeCA)},
+		{pathFact(sw, ibmad.AttrNodeInfo, 0), nodeInfoAnswer(t, ibmad.NodeTypeSwitch)},
+		{pathFact(sw, ibmad.AttrPortInfo, 0), answer{}},
+		{pathFact(ca, ibmad.AttrNodeInfo, 0), nodeInfoAnswer(t, ibmad.NodeTypeCA)},
+		{pathFact(ca, ibmad.AttrPortInfo, 0), answer{}},
+		{nodeFact(0x42, ibmad.AttrNodeDescription, 0), answer{}},
+		{nodeFact(0x42, ibmad.AttrSwitchInfo, 0), answer{}},
+		{nodeFact(0x42, ibmad.AttrLinearForwardingTable, 3), answer{}},
+	} {
+		f.get(ctx, q.k, func() (answer, error) { return q.a, nil })
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for k := range f.m {
+		t.Logf("kept %q %v %d", k.path, k.attr, k.mod)
+	}
+	for _, k := range []factKey{pathFact(ibmad.DRPath{}, ibmad.AttrNodeInfo, 0), pathFact(sw, ibmad.AttrNodeInfo, 0),
+		pathFact(sw, ibmad.AttrPortInfo, 0), nodeFact(0x42, ibmad.AttrLinearForwardingTable, 3)} {
+		if _, ok := f.m[k]; !ok {
+			t.Errorf("not kept: %q %v", k.path, k.attr)
+		}
+	}
+	if len(f.m) != 4 {
+		t.Fatalf("%d facts kept, want the 4 other traces need", len(f.m))
+	}
+}
