@@ -12,11 +12,12 @@ import (
 // The facts a run shares (docs/architecture.md, "Facts shared by a
 // run"): what a directed-route SMP answers does not depend on the
 // destination that needs it, so, for Options.ShareFacts, every trace of
-// the tracer asks it once. A node's NodeInfo and PortInfo are keyed by
-// the DR path that reaches them (the walk knows no more before it asks);
-// a node's description, a switch's SwitchInfo and its LFT blocks by the
-// node's GUID. A question in flight is not asked again: the traces that
-// need it meanwhile wait for its answer (one flight per fact).
+// the tracer asks it once. A node's NodeInfo is keyed by the DR path
+// that reaches it (the walk knows no more before it asks), and so is a
+// CA's PortInfo; a node's description, a switch's PortInfo, SwitchInfo
+// and LFT blocks by the node's GUID. A question in flight is not asked
+// again: the traces that need it meanwhile wait for its answer (one
+// flight per fact).
 //
 // Sharing never turns a change into a stale answer: a trace that relied
 // on another trace's answer and did not succeed (a failure, a mismatch,
@@ -88,9 +89,9 @@ func (f *facts) worthKeeping(k factKey, a answer) bool {
 	case ibmad.AttrNodeInfo:
 		var ni ibmad.NodeInfo
 		return k.path == "" || (ni.UnmarshalBinary(a.data[:]) == nil && ni.NodeType != ibmad.NodeTypeCA)
-	case ibmad.AttrPortInfo: // kept where the node's NodeInfo was
+	case ibmad.AttrPortInfo: // a switch's (by GUID: walk.hopPortInfo), or where the node's NodeInfo was kept
 		_, ok := f.m[factKey{path: k.path, attr: ibmad.AttrNodeInfo}]
-		return ok
+		return k.guid != 0 || ok
 	}
 	return true
 }

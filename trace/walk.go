@@ -101,6 +101,23 @@ func (w *walk) portInfo(path ibmad.DRPath, port uint8) (ibmad.PortInfo, error) {
 	return pi, err
 }
 
+// hopPortInfo reads the PortInfo (modifier 0) of ni, the node at path:
+// a switch's port 0 is one fact per switch, whichever route reaches it;
+// a CA's, the port the route enters by, one per route (facts.go).
+func (w *walk) hopPortInfo(ni *ibmad.NodeInfo, path ibmad.DRPath) (ibmad.PortInfo, error) {
+	k := pathFact(path, ibmad.AttrPortInfo, 0)
+	if ni.NodeType == ibmad.NodeTypeSwitch {
+		k = nodeFact(ni.NodeGUID, ibmad.AttrPortInfo, 0)
+	}
+	var pi ibmad.PortInfo
+	a, err := w.fact(k, path, ibmad.AttrPortInfo, 0)
+	if err != nil {
+		return pi, err
+	}
+	err = pi.UnmarshalBinary(a.data[:])
+	return pi, err
+}
+
 // description returns a node's description, cached by GUID.
 func (w *walk) description(guid ibmad.GUID, path ibmad.DRPath) (string, error) {
 	if d, ok := w.t.desc.Get(guid); ok {
@@ -119,7 +136,7 @@ func (w *walk) description(guid ibmad.GUID, path ibmad.DRPath) (string, error) {
 
 // lftBlock reads (once per trace) the LFT block of a switch. With
 // ShareValidation the block read replaces the shared copy (fastpath.go):
-// it is the freshest there is.
+// it is the freshest there is; with ShareFacts the facts are that copy.
 func (w *walk) lftBlock(guid ibmad.GUID, path ibmad.DRPath, block uint32) (*ibmad.LFTBlock, error) {
 	k := lftKey{guid, block}
 	w.mu.Lock()
@@ -147,7 +164,7 @@ func (w *walk) lftBlock(guid ibmad.GUID, path ibmad.DRPath, block uint32) (*ibma
 	w.mu.Lock()
 	w.lft[k] = b
 	w.mu.Unlock()
-	if w.t.opts.ShareValidation > 0 {
+	if w.t.opts.ShareValidation > 0 && w.t.facts == nil { // else the facts keep it (fastpath.go)
 		w.t.blocks.Put(k, *b)
 	}
 	return b, nil
@@ -352,7 +369,7 @@ func (w *walk) follow(hops []Hop, egress uint8, seen map[ibmad.GUID]bool) ([]Hop
 		if err != nil {
 			return hops, w.smpFail(err, "NodeDescription at hop %d", len(hops))
 		}
-		pi, err := w.portInfo(path, 0)
+		pi, err := w.hopPortInfo(&ni, path)
 		if err != nil {
 			return hops, w.smpFail(err, "PortInfo of %s %q", ni.NodeType, desc)
 		}
