@@ -71,7 +71,7 @@ type factFlight struct {
 	err  error
 }
 
-// maxFacts bounds the answers kept at once (about 110 bytes each with
+// maxFacts bounds the answers kept at once (about 150 bytes each with
 // the map's own); past it, a fact is asked and not kept.
 const maxFacts = 1 << 18
 
