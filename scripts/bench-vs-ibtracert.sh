@@ -66,7 +66,7 @@ for ((i = 0; i < 1200; i++)); do
 done
 [ -e "$work/opensm-subnet.lst" ] || { echo "OpenSM did not configure the subnet" >&2; tail "$work/opensm.log" >&2; exit 1; }
 
-ours() { timeout 120 "$work/ibtracer" --ib.transport=ibsim --ibsim.node=H0-0 "$@"; }
+ours() { timeout 120 "$work/ibtracer" --ib.transport=ibsim --ibsim.node=H0-0 "$@" 2>> "$work/ibtracer.err"; }
 ours --all --no-validate --format=json > "$work/first.json"
 read -r srclid lids < <(python3 -c '
 import json, sys
