@@ -112,3 +112,7 @@ med5() {
 }
 echo "ibtracer --version (process start): $(awk -v x="$(med5 "$work/ibtracer" --version)" 'BEGIN{printf "%.1f", 1000*x}') ms"
 echo "ibtracer -l $srclid (attach, local port, one trace to itself): $(awk -v x="$(med5 ours -l "$srclid" --no-validate)" 'BEGIN{printf "%.1f", 1000*x}') ms"
+largs=()
+for l in $lids; do largs+=(-l "$l"); done
+echo "ibtracer -l ... (the same $n LIDs, without --all's listing from the SA): $(awk -v x="$(med5 ours "${largs[@]}" --no-validate --format=json)" 'BEGIN{printf "%.1f", 1000*x}') ms"
+echo "ibtracer --all --no-validate: $(awk -v x="$(med5 ours --all --no-validate --format=json)" 'BEGIN{printf "%.1f", 1000*x}') ms"
