@@ -93,7 +93,7 @@ func TestCAPortsTableOnTheSim(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := newSim(t, topo, sim.Options{})
-	tr := s.tracer("H0-0", Options{NoValidate: true})
+	tr := s.tracer("H0-0", Options{NoValidate: true, Timeout: 10 * time.Second})
 	src, err := tr.Engine().Port()
 	if err != nil {
 		t.Fatal(err)

@@ -82,7 +82,8 @@ func TestConcurrentTracesAskEachAgentOnce(t *testing.T) {
 	}
 	s := newSim(t, topo, sim.Options{})
 	s.agentsEverywhere()
-	tr := s.tracer("H0-0", Options{ShareValidation: time.Hour, ShareFacts: time.Hour, Clock: newFakeClock(), NoFastPath: true})
+	tr := s.tracer("H0-0", Options{ShareValidation: time.Hour, ShareFacts: time.Hour, Clock: newFakeClock(), NoFastPath: true,
+		Timeout: 10 * time.Second}) // no MAD times out under load: the count is exact
 	src := s.lid("H0-0")
 	var lids []uint16
 	for _, l := range s.f.CALIDs() {
