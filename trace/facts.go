@@ -236,6 +236,18 @@ func (w *walk) refresh() {
 	w.mu.Unlock()
 }
 
+// forgetFailed is forget for a trace that failed: unless the trace
+// relied on shared facts, which named then traces again afresh, and that
+// trace forgets what it must if it fails too. A failure seen on shared
+// facts is not yet the destination's: forgetting its resolution there
+// would also hide a LID the SM moved (the afresh trace's wrong_port,
+// reached.go).
+func (t *Tracer) forgetFailed(w *walk, dlid uint16, d Destination, hops []Hop) {
+	if !w.reliedOnShared() {
+		t.forget(dlid, d, hops, false)
+	}
+}
+
 // reliedOnShared says whether w used an answer another trace asked for.
 func (w *walk) reliedOnShared() bool { return w != nil && w.shared.Load() > 0 }
 
