@@ -10,10 +10,11 @@ import (
 
 // caPortsTable lists every CA port the SA knows, by base LID and node
 // description, from one SubnAdmGetTable(NodeRecord) (RMPP): a handful of
-// MADs where a Get per LID costs one round trip to the SA per LID (a
-// third of `ibtracer --all`'s wall time on fattree-128 in ibsim). An
-// error (an SA without GetTable, a table cut short) leaves the caller to
-// ask LID by LID (AllCAPorts).
+// MADs where a Get per LID costs one round trip to the SA per LID (on
+// the 10,240-port simulated fabric, most of `ibtracer --all
+// --no-validate`'s wall time). An error (an SA without GetTable, a table
+// cut short, as OpenSM's under ibsim) leaves the caller to ask LID by
+// LID (AllCAPorts).
 func (t *Tracer) caPortsTable(ctx context.Context, src ibmad.PortAttributes) ([]Destination, error) {
 	if src.SMLID == 0 {
 		return nil, errors.New("the local port knows no SM LID (is a subnet manager running?)")
