@@ -90,4 +90,22 @@ echo "fabric process (ibtracer-fabric, separate): peak RSS $(mib "$fpid" VmHWM) 
 echo "series: $(grep -vc '^#' "$work/metrics.txt")"
 echo "destinations traced: $(grep -c '^ibtracer_trace_success{.*} 1' "$work/metrics.txt") ok of $n"
 grep -E '^ibtracer_mad_(requests|timeouts)_total' "$work/metrics.txt" | head -8
+# Per interval: the MADs divided by the intervals traced (traces / destinations,
+# the first interval's walks and the fast-path intervals after it together),
+# and the traces' mean duration (ibtracer_trace_duration_seconds).
+awk -v n="$n" '
+	/^ibtracer_traces_total[{ ]/ { traces += $NF }
+	/^ibtracer_trace_duration_seconds_sum / { dsum = $NF }
+	/^ibtracer_trace_duration_seconds_count / { dcount = $NF }
+	/^ibtracer_trace_duration_seconds_bucket[{]/ { match($0, /le="[^"]*"/); nb++; le[nb] = substr($0, RSTART + 4, RLENGTH - 5); cum[nb] = $NF }
+	/^ibtracer_mad_requests_total[{]/ { match($0, /class="[^"]*"/); cls[substr($0, RSTART + 7, RLENGTH - 8)] = $NF }
+	END {
+		iv = traces / n
+		printf "traces: %d (%.2f intervals of %d)\n", traces, iv, n
+		for (c in cls) if (cls[c] > 0 && iv > 0) printf "MADs per interval, %s: %.0f\n", c, cls[c] / iv
+		if (dcount > 0) printf "trace latency: mean %.2f ms over %d traces", 1000 * dsum / dcount, dcount
+		for (i = 1; i <= nb && dcount > 0; i++) if (p50 == "" && cum[i] >= dcount / 2) p50 = le[i]
+		for (i = 1; i <= nb && dcount > 0; i++) if (p99 == "" && cum[i] >= dcount * 0.99) p99 = le[i]
+		if (dcount > 0) printf "; median <= %s s, p99 <= %s s (histogram bucket bounds)\n", p50, p99
+	}' "$work/metrics.txt"
 grep -E '^(go_goroutines|go_memstats_(heap_inuse|stack_inuse|sys)_bytes) ' "$work/metrics.txt" || true

@@ -18,7 +18,8 @@ const cacheSize = 1 << 16
 //   - paths: the last validated path to a DLID, which the fast path
 //     confirms;
 //   - verdicts, blocks: hop verdicts and LFT blocks shared across
-//     destinations for Options.ShareValidation.
+//     destinations for Options.ShareValidation (with ShareFacts the
+//     facts hold the blocks: fastpath.go).
 //
 // The SA resolutions (Tracer.resolved, the same type) are kept by resolve.
 type caches struct {

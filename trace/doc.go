@@ -24,6 +24,8 @@
 //   - trace.go: one trace, from resolution to verdict.
 //   - resolve.go: a GID, GUID or node name turned into a LID through the
 //     SA, and the resolutions kept for Options.ResolveTTL.
+//   - allports.go: every CA port the SA knows from one NodeRecord table
+//     (AllCAPorts, ibtracer --all).
 //   - reached.go: whether a trace reached the port its destination names,
 //     and the local port's LID changing under the tracer.
 //   - walk.go: the directed-route walk, hop by hop.
@@ -44,6 +46,9 @@
 //   - facts.go: the SMP answers a run's walks share, each asked once
 //     (Options.ShareFacts), and the trace again afresh when they may hide
 //     a change.
+//   - flights.go: one flight per validation question (a hop's shared
+//     verdict, a node's agent support): concurrent traces wait for the
+//     answer in flight instead of asking again.
 //   - caches.go: what traces share and what a failed trace forgets;
 //     cache.go: the one bounded TTL cache type they use
 //     (internal/ttlcache), on an injectable clock.

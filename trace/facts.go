@@ -12,11 +12,12 @@ import (
 // The facts a run shares (docs/architecture.md, "Facts shared by a
 // run"): what a directed-route SMP answers does not depend on the
 // destination that needs it, so, for Options.ShareFacts, every trace of
-// the tracer asks it once. A node's NodeInfo and PortInfo are keyed by
-// the DR path that reaches them (the walk knows no more before it asks);
-// a node's description, a switch's SwitchInfo and its LFT blocks by the
-// node's GUID. A question in flight is not asked again: the traces that
-// need it meanwhile wait for its answer (one flight per fact).
+// the tracer asks it once. A node's NodeInfo is keyed by the DR path
+// that reaches it (the walk knows no more before it asks), and so is a
+// CA's PortInfo; a node's description, a switch's PortInfo, SwitchInfo
+// and LFT blocks by the node's GUID. A question in flight is not asked
+// again: the traces that need it meanwhile wait for its answer (one
+// flight per fact).
 //
 // Sharing never turns a change into a stale answer: a trace that relied
 // on another trace's answer and did not succeed (a failure, a mismatch,
@@ -41,115 +42,188 @@ func nodeFact(guid ibmad.GUID, attr ibmad.AttrID, mod uint32) factKey {
 	return factKey{guid: guid, attr: attr, mod: mod}
 }
 
-// factCall is one question and, once done is closed, its answer.
-type factCall struct {
+// answer is what the walk keeps of an SMP's answer: its 64 bytes of
+// attribute data and the round trip of the attempt answered. A kept fact
+// is this and its time, not the whole MAD (memory flat: see "Facts
+// shared by a run" in docs/architecture.md).
+type answer struct {
+	data [ibmad.SMPDataSize]byte
+	rtt  time.Duration
+}
+
+func answerOf(resp *ibmad.Response) answer {
+	a := answer{rtt: resp.RTT}
+	copy(a.data[:], resp.MAD.SMPData())
+	return a
+}
+
+// kept is an answered fact and when it came (the tracer's clock, in
+// Unix nanoseconds).
+type kept struct {
+	answer
+	at int64
+}
+
+// factFlight is a question in flight: done closes when a (or err) is set.
+type factFlight struct {
 	done chan struct{}
-	resp *ibmad.Response
+	a    answer
 	err  error
-	at   time.Time // when it was answered; zero while in flight
+}
+
+// maxFacts bounds the answers kept at once (about 150 bytes each with
+// the map's own); past it, a fact is asked and not kept.
+const maxFacts = 1 << 18
+
+// worthKeeping says whether the answer a to k serves other traces, and
+// is kept for them (f.mu held). Not kept, only shared while in flight:
+// a node's description and a switch's SwitchInfo, which the tracer's
+// caches keep anyway (caches.go: desc, top), and the NodeInfo and
+// PortInfo of a CA other than the local one, which only the traces to
+// that CA need (a CA forwards nothing). With 10,000 destinations behind
+// few switches that is most of the answers a run reads.
+func (f *facts) worthKeeping(k factKey, a answer) bool {
+	switch k.attr {
+	case ibmad.AttrNodeDescription, ibmad.AttrSwitchInfo:
+		return false
+	case ibmad.AttrNodeInfo:
+		var ni ibmad.NodeInfo
+		return k.path == "" || (ni.UnmarshalBinary(a.data[:]) == nil && ni.NodeType != ibmad.NodeTypeCA)
+	case ibmad.AttrPortInfo: // a switch's (by GUID: walk.hopPortInfo), or where the node's NodeInfo was kept
+		_, ok := f.m[factKey{path: k.path, attr: ibmad.AttrNodeInfo}]
+		return k.guid != 0 || ok
+	}
+	return true
 }
 
 // facts are the shared answers, each kept for ttl after it came; nil
-// (Options.ShareFacts 0 or Off) shares nothing.
+// (Options.ShareFacts 0 or Off) shares nothing. Every ttl the answers no
+// longer live are swept, so an exporter that shares for one interval
+// holds one interval's facts, not every fact it ever read.
 type facts struct {
-	ttl    time.Duration
-	now    func() time.Time
-	mu     sync.Mutex
-	m      map[factKey]*factCall
-	asked  atomic.Int64 // questions sent for the store
-	shared atomic.Int64 // answers given to a trace that did not ask
+	ttl     time.Duration
+	now     func() time.Time
+	mu      sync.Mutex
+	m       map[factKey]kept
+	flying  map[factKey]*factFlight
+	sweepAt time.Time
+	asked   atomic.Int64 // questions sent for the store
+	shared  atomic.Int64 // answers given to a trace that did not ask
 }
 
 func newFacts(o Options) *facts {
 	if o.ShareFacts <= 0 {
 		return nil
 	}
-	return &facts{ttl: o.ShareFacts, now: o.Clock.Now, m: map[factKey]*factCall{}}
+	return &facts{ttl: o.ShareFacts, now: o.Clock.Now, m: map[factKey]kept{}, flying: map[factKey]*factFlight{}}
 }
 
-// live says whether c is in flight or answered within ttl (f.mu held).
-func (f *facts) live(c *factCall) bool {
-	return c.at.IsZero() || f.now().Sub(c.at) < f.ttl
-}
-
-// get returns the answer to k: one in flight or still live, which it
+// get returns the answer to k: one still live or in flight, which it
 // waits for (shared true), or the one ask gets.
-func (f *facts) get(ctx context.Context, k factKey, ask func() (*ibmad.Response, error)) (resp *ibmad.Response, shared bool, err error) {
+func (f *facts) get(ctx context.Context, k factKey, ask func() (answer, error)) (a answer, shared bool, err error) {
 	f.mu.Lock()
-	if c := f.m[k]; c != nil && f.live(c) {
+	if c, ok := f.m[k]; ok && f.live(c, f.now()) {
+		f.mu.Unlock()
+		f.shared.Add(1)
+		return c.answer, true, nil
+	}
+	if c := f.flying[k]; c != nil {
 		f.mu.Unlock()
 		select {
 		case <-c.done:
 		case <-ctx.Done():
-			return nil, true, ctx.Err()
+			return a, true, ctx.Err()
 		}
 		if c.err == nil {
 			f.shared.Add(1)
 		}
-		return c.resp, true, c.err
+		return c.a, true, c.err
 	}
-	c := &factCall{done: make(chan struct{})}
-	if f.room() {
-		f.m[k] = c
-	}
+	c := &factFlight{done: make(chan struct{})}
+	f.flying[k] = c
 	f.mu.Unlock()
 	f.asked.Add(1)
-	c.resp, c.err = ask()
+	c.a, c.err = ask()
 	f.mu.Lock()
-	c.at = f.now()
-	if c.err != nil && f.m[k] == c { // an error is not kept: the next trace asks again
-		delete(f.m, k)
+	delete(f.flying, k)
+	if c.err == nil { // an error is not kept: the next trace asks again
+		f.keepLocked(k, c.a)
 	}
 	f.mu.Unlock()
 	close(c.done)
-	return c.resp, false, c.err
+	return c.a, false, c.err
 }
 
-// put keeps resp, read afresh, as the answer to k.
-func (f *facts) put(k factKey, resp *ibmad.Response) {
-	c := &factCall{done: make(chan struct{}), resp: resp, at: f.now()}
-	close(c.done)
+// put keeps a, read afresh, as the answer to k.
+func (f *facts) put(k factKey, a answer) {
 	f.mu.Lock()
-	if f.room() {
-		f.m[k] = c
-	}
+	f.keepLocked(k, a)
 	f.mu.Unlock()
 }
 
-// room says whether another fact may be kept (f.mu held): at cacheSize
-// the answers no longer live are dropped first.
-func (f *facts) room() bool {
-	if len(f.m) < cacheSize {
-		return true
-	}
-	for k, c := range f.m {
-		if !f.live(c) {
-			delete(f.m, k)
+// live says whether c was answered less than ttl before now.
+func (f *facts) live(c kept, now time.Time) bool {
+	return now.UnixNano()-c.at < int64(f.ttl)
+}
+
+// keepLocked keeps a for k when it is worth keeping (f.mu held), first
+// sweeping the answers no longer live when a ttl has passed since the
+// last sweep: the live ones move to a new map, since a Go map never
+// gives back the room of what is deleted from it.
+func (f *facts) keepLocked(k factKey, a answer) {
+	now := f.now()
+	if !now.Before(f.sweepAt) {
+		live := make(map[factKey]kept)
+		for k, c := range f.m {
+			if f.live(c, now) {
+				live[k] = c
+			}
 		}
+		f.m, f.sweepAt = live, now.Add(f.ttl)
 	}
-	return len(f.m) < cacheSize
+	if !f.worthKeeping(k, a) {
+		delete(f.m, k) // a fresh read of what is not kept leaves no older answer
+		return
+	}
+	if _, ok := f.m[k]; ok || len(f.m) < maxFacts {
+		f.m[k] = kept{answer: a, at: now.UnixNano()}
+	}
+}
+
+// size is the number of answers kept.
+func (f *facts) size() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.m)
 }
 
 // fact returns the answer to the directed-route Get(attr, mod) along
 // path, which k names: shared with the other traces unless the walk is
 // fresh (then it asks, and its answer replaces the shared one).
-func (w *walk) fact(k factKey, path ibmad.DRPath, attr ibmad.AttrID, mod uint32) (*ibmad.Response, error) {
+func (w *walk) fact(k factKey, path ibmad.DRPath, attr ibmad.AttrID, mod uint32) (answer, error) {
+	ask := func() (answer, error) {
+		resp, err := w.smp(path, attr, mod)
+		if err != nil {
+			return answer{}, err
+		}
+		return answerOf(resp), nil
+	}
 	f := w.t.facts
 	if f == nil {
-		return w.smp(path, attr, mod)
+		return ask()
 	}
 	if w.fresh.Load() {
-		resp, err := w.smp(path, attr, mod)
+		a, err := ask()
 		if err == nil {
-			f.put(k, resp)
+			f.put(k, a)
 		}
-		return resp, err
+		return a, err
 	}
-	resp, shared, err := f.get(w.ctx, k, func() (*ibmad.Response, error) { return w.smp(path, attr, mod) })
+	a, shared, err := f.get(w.ctx, k, ask)
 	if shared {
 		w.shared.Add(1)
 	}
-	return resp, err
+	return a, err
 }
 
 // refresh makes w read every fact itself from now on, forgetting those it
@@ -160,6 +234,18 @@ func (w *walk) refresh() {
 	w.nodeAt = map[string]nodeID{}
 	w.lft = map[lftKey]*ibmad.LFTBlock{}
 	w.mu.Unlock()
+}
+
+// forgetFailed is forget for a trace that failed: unless the trace
+// relied on shared facts, which named then traces again afresh, and that
+// trace forgets what it must if it fails too. A failure seen on shared
+// facts is not yet the destination's: forgetting its resolution there
+// would also hide a LID the SM moved (the afresh trace's wrong_port,
+// reached.go).
+func (t *Tracer) forgetFailed(w *walk, dlid uint16, d Destination, hops []Hop) {
+	if !w.reliedOnShared() {
+		t.forget(dlid, d, hops, false)
+	}
 }
 
 // reliedOnShared says whether w used an answer another trace asked for.

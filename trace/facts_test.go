@@ -18,10 +18,11 @@ func TestFactInFlightIsAskedOnce(t *testing.T) {
 	f := newFacts(Options{ShareFacts: time.Minute, Clock: clock})
 	k := pathFact(ibmad.DRPath{1, 3}, ibmad.AttrNodeInfo, 0)
 	started, release := make(chan struct{}), make(chan struct{})
-	want := &ibmad.Response{Attempts: 1}
-	first := make(chan *ibmad.Response)
+	want := answer{rtt: time.Millisecond}
+	want.data[0] = 7
+	first := make(chan answer)
 	go func() {
-		resp, _, _ := f.get(context.Background(), k, func() (*ibmad.Response, error) {
+		resp, _, _ := f.get(context.Background(), k, func() (answer, error) {
 			close(started)
 			<-release
 			return want, nil
@@ -31,9 +32,9 @@ func TestFactInFlightIsAskedOnce(t *testing.T) {
 	<-started // the question is in flight: registered before it was asked
 	second := make(chan bool)
 	go func() {
-		resp, shared, err := f.get(context.Background(), k, func() (*ibmad.Response, error) {
+		resp, shared, err := f.get(context.Background(), k, func() (answer, error) {
 			t.Error("the fact in flight was asked again")
-			return nil, nil
+			return answer{}, nil
 		})
 		second <- shared && err == nil && resp == want
 	}()
@@ -49,7 +50,7 @@ func TestFactInFlightIsAskedOnce(t *testing.T) {
 	}
 	clock.Add(time.Minute)
 	asked := false
-	if _, shared, _ := f.get(context.Background(), k, func() (*ibmad.Response, error) { asked = true; return want, nil }); shared || !asked {
+	if _, shared, _ := f.get(context.Background(), k, func() (answer, error) { asked = true; return want, nil }); shared || !asked {
 		t.Fatalf("after ttl: shared %v, asked %v; want asked again", shared, asked)
 	}
 }
@@ -117,4 +118,84 @@ func fmtGUIDs(gs []ibmad.GUID) string {
 		s += g.String() + " "
 	}
 	return s
+}
+
+// TestFactsAreSweptEveryTTL: the store keeps the facts of one ttl, not
+// every fact it ever read: once a ttl has passed, keeping a new answer
+// drops those no longer live (an exporter sharing for one interval holds
+// one interval's facts), and a live one is still given.
+func TestFactsAreSweptEveryTTL(t *testing.T) {
+	clock := newFakeClock()
+	f := newFacts(Options{ShareFacts: 10 * time.Second, Clock: clock})
+	ask := func() (answer, error) { return answer{rtt: time.Microsecond}, nil }
+	ctx := context.Background()
+	for i := 0; i < 100; i++ {
+		f.get(ctx, nodeFact(ibmad.GUID(i+1), ibmad.AttrLinearForwardingTable, 0), ask)
+	}
+	if n := f.size(); n != 100 {
+		t.Fatalf("%d facts kept, want 100", n)
+	}
+	clock.Add(6 * time.Second)
+	late := nodeFact(1000, ibmad.AttrLinearForwardingTable, 0)
+	f.get(ctx, late, ask)
+	clock.Add(5 * time.Second) // the first 100 are 11 s old, late 5 s
+	f.get(ctx, nodeFact(1001, ibmad.AttrLinearForwardingTable, 0), ask)
+	if n := f.size(); n != 2 {
+		t.Fatalf("%d facts kept after the first 100 expired, want 2 (the live ones)", n)
+	}
+	if _, shared, _ := f.get(ctx, late, func() (answer, error) { t.Error("a live fact was asked again"); return answer{}, nil }); !shared {
+		t.Fatal("a live fact was not shared")
+	}
+}
+
+// nodeInfoAnswer is an answer holding a NodeInfo of type typ.
+func nodeInfoAnswer(t *testing.T, typ ibmad.NodeType) answer {
+	ni := ibmad.NodeInfo{NodeType: typ, NodeGUID: 0x42, NumPorts: 1}
+	b, err := ni.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a answer
+	copy(a.data[:], b)
+	return a
+}
+
+// TestFactsKeptAreThoseOthersNeed: the store keeps what other traces
+// need (a switch's NodeInfo and PortInfo, the local node's NodeInfo, LFT
+// blocks) and not what only one trace needs or another cache keeps (a
+// remote CA's NodeInfo and PortInfo, descriptions, SwitchInfo): those are
+// shared only while in flight.
+func TestFactsKeptAreThoseOthersNeed(t *testing.T) {
+	f := newFacts(Options{ShareFacts: time.Minute, Clock: newFakeClock()})
+	ctx := context.Background()
+	sw, ca := ibmad.DRPath{1, 2}, ibmad.DRPath{1, 2, 3}
+	for _, q := range []struct {
+		k factKey
+		a answer
+	}{
+		{pathFact(ibmad.DRPath{}, ibmad.AttrNodeInfo, 0), nodeInfoAnswer(t, ibmad.NodeTypeCA)},
+		{pathFact(sw, ibmad.AttrNodeInfo, 0), nodeInfoAnswer(t, ibmad.NodeTypeSwitch)},
+		{pathFact(sw, ibmad.AttrPortInfo, 0), answer{}},
+		{pathFact(ca, ibmad.AttrNodeInfo, 0), nodeInfoAnswer(t, ibmad.NodeTypeCA)},
+		{pathFact(ca, ibmad.AttrPortInfo, 0), answer{}},
+		{nodeFact(0x42, ibmad.AttrNodeDescription, 0), answer{}},
+		{nodeFact(0x42, ibmad.AttrSwitchInfo, 0), answer{}},
+		{nodeFact(0x42, ibmad.AttrLinearForwardingTable, 3), answer{}},
+	} {
+		f.get(ctx, q.k, func() (answer, error) { return q.a, nil })
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for k := range f.m {
+		t.Logf("kept %q %v %d", k.path, k.attr, k.mod)
+	}
+	for _, k := range []factKey{pathFact(ibmad.DRPath{}, ibmad.AttrNodeInfo, 0), pathFact(sw, ibmad.AttrNodeInfo, 0),
+		pathFact(sw, ibmad.AttrPortInfo, 0), nodeFact(0x42, ibmad.AttrLinearForwardingTable, 3)} {
+		if _, ok := f.m[k]; !ok {
+			t.Errorf("not kept: %q %v", k.path, k.attr)
+		}
+	}
+	if len(f.m) != 4 {
+		t.Fatalf("%d facts kept, want the 4 other traces need", len(f.m))
+	}
 }

@@ -9,8 +9,10 @@ import (
 // sharedBlock is lftBlock for the fast path: with ShareValidation it
 // reuses a block another destination's trace read within that time (a
 // block holds 64 LIDs), so a route change shows at most that much later.
+// With ShareFacts too the facts hold the blocks (facts.go), for
+// ShareFacts, and the blocks cache is not filled twice.
 func (w *walk) sharedBlock(guid ibmad.GUID, path ibmad.DRPath, block uint32) (*ibmad.LFTBlock, error) {
-	if w.t.opts.ShareValidation <= 0 {
+	if w.t.opts.ShareValidation <= 0 || w.t.facts != nil {
 		return w.lftBlock(guid, path, block)
 	}
 	if b, ok := w.t.blocks.Get(lftKey{guid, block}); ok {

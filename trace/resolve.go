@@ -196,13 +196,16 @@ func (w *walk) nodeRecord(d Destination) (resolvedEntry, *Error) {
 // saConcurrency bounds the SA queries one tracer has in flight.
 const saConcurrency = 4
 
-// AllCAPorts lists the base LID of every CA port the SA knows: one
-// NodeRecord Get per LID up to the local leaf switch's LinearFDBTop, all
-// at once (a GetTable would need RMPP).
+// AllCAPorts lists the base LID of every CA port the SA knows: from one
+// NodeRecord GetTable (allports.go), else one NodeRecord Get per LID up
+// to the local leaf switch's LinearFDBTop, a few at once.
 func (t *Tracer) AllCAPorts(ctx context.Context) ([]Destination, error) {
 	src, err := t.e.Port()
 	if err != nil {
 		return nil, err
+	}
+	if ds, err := t.caPortsTable(ctx, src); err == nil {
+		return ds, nil
 	}
 	w := t.newWalk(ctx, src, 0)
 	path := ibmad.DRPath{}

@@ -132,11 +132,33 @@ func (w *walk) smaValidate(h *Hop, lid uint16, count int, in []uint8) {
 
 // sharedVerdict gives h the verdict another trace got for key within
 // ShareValidation, and says whether there was one. The destination's own
-// DLID is never shared: it is the traced route itself.
+// DLID is never shared: it is the traced route itself. When another
+// trace's question for key is in flight it waits for that answer
+// (flights.go); when there is none, the caller asks and its shareVerdict
+// lands the flight.
 func (w *walk) sharedVerdict(h *Hop, key verdictKey) bool {
 	if w.t.opts.ShareValidation <= 0 || key.lid == w.dlid {
 		return false
 	}
+	if w.verdictOf(h, key) {
+		return true
+	}
+	done := w.t.verdictFlights.join(key, w)
+	if done == nil { // we lead: unless the last flight kept its verdict while we joined
+		if w.verdictOf(h, key) {
+			w.t.verdictFlights.land(key, w)
+			return true
+		}
+		return false
+	}
+	if !w.wait(done) {
+		return false
+	}
+	return w.verdictOf(h, key) // none kept (lost, mismatch): ask it ourselves
+}
+
+// verdictOf gives h the verdict kept for key, if there is one.
+func (w *walk) verdictOf(h *Hop, key verdictKey) bool {
 	v, ok := w.t.verdicts.Get(key)
 	if ok {
 		h.Agent, h.ActualInPort, h.AgentRTT, h.ValidatedBy = v.agent, v.actual, v.rtt, key.by
@@ -145,7 +167,8 @@ func (w *walk) sharedVerdict(h *Hop, key verdictKey) bool {
 }
 
 // shareVerdict keeps h's verdict for key, for ShareValidation, when it is
-// one that another trace may reuse (validated or ingress_unknown).
+// one that another trace may reuse (validated or ingress_unknown), and
+// lands the flight w leads for key.
 func (w *walk) shareVerdict(h *Hop, key verdictKey) {
 	if w.t.opts.ShareValidation <= 0 || key.lid == w.dlid {
 		return
@@ -153,4 +176,5 @@ func (w *walk) shareVerdict(h *Hop, key verdictKey) {
 	if h.Agent == AgentValidated || h.Agent == AgentIngressUnknown {
 		w.t.verdicts.Put(key, verdict{agent: h.Agent, actual: h.ActualInPort, rtt: h.AgentRTT})
 	}
+	w.t.verdictFlights.land(key, w)
 }

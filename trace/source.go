@@ -118,7 +118,7 @@ func (t *Tracer) traceFromOnce(ctx context.Context, from uint16, d Destination, 
 	}
 	r.Hops = hops
 	if ferr != nil {
-		t.forget(dlid, d, hops, false)
+		t.forgetFailed(w, dlid, d, hops) // facts.go
 		return finish(ferr)
 	}
 	if t.opts.NoValidate {

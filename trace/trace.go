@@ -77,7 +77,7 @@ func (t *Tracer) traceOnce(ctx context.Context, d Destination, fresh bool) (*Res
 	hops, inPorts, ferr := t.discoverTrace(w, r) // discovery.go
 	r.Hops = hops
 	if ferr != nil {
-		t.forget(dlid, d, hops, false)
+		t.forgetFailed(w, dlid, d, hops) // facts.go
 		return finish(ferr)
 	}
 	if r.Count(AgentMismatch) > 0 {

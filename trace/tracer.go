@@ -136,8 +136,12 @@ type Tracer struct {
 	e    *ibmad.Engine
 	opts Options
 	caches
-	facts    *facts // shared SMP answers, for Options.ShareFacts (facts.go)
-	*saState        // SA-only discovery (discovery.go)
+	facts *facts // shared SMP answers, for Options.ShareFacts (facts.go)
+	// the validation questions in flight, one per verdict and per node's
+	// agent support (flights.go)
+	verdictFlights flights[verdictKey]
+	supportFlights flights[ibmad.GUID]
+	*saState       // SA-only discovery (discovery.go)
 
 	resolved *ttlCache[Destination, resolvedEntry] // SA resolutions, for Options.ResolveTTL
 	health   atomic.Pointer[portInfoHook]          // the link health is told the walk's PortInfo reads (probe.go)

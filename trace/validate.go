@@ -86,11 +86,20 @@ func (w *walk) routeTo(hops []Hop, i int, target uint16) (int, []uint8, error) {
 // MAD, an agent's rate limit) or was answered with another status, which
 // is not remembered: the next trace asks again.
 func (w *walk) supported(h *Hop) AgentStatus {
-	if ok, known := w.t.support.Get(h.NodeGUID); known {
-		if ok {
-			return ""
+	if v, known := w.knownSupport(h); known {
+		return v
+	}
+	if done := w.t.supportFlights.join(h.NodeGUID, w); done != nil { // another trace is asking (flights.go)
+		if w.wait(done) {
+			if v, known := w.knownSupport(h); known {
+				return v
+			}
 		}
-		return AgentUnsupported
+	} else {
+		defer w.t.supportFlights.land(h.NodeGUID, w)
+		if v, known := w.knownSupport(h); known { // kept by the last flight while we joined
+			return v
+		}
 	}
 	v := ibmad.NewVendorGet(ibmad.ClassIBTracer, w.t.opts.OUI, ibmad.AttrClassPortInfo, 0)
 	req := &ibmad.Request{Addr: w.gmpAddr(h.LID, h)} // addressing.go
@@ -107,6 +116,19 @@ func (w *walk) supported(h *Hop) AgentStatus {
 		return AgentUnsupported
 	}
 	return AgentLost
+}
+
+// knownSupport is the verdict a remembered answer of h's node gives
+// ("" when it runs the agent), and whether there is one.
+func (w *walk) knownSupport(h *Hop) (AgentStatus, bool) {
+	ok, known := w.t.support.Get(h.NodeGUID)
+	switch {
+	case !known:
+		return "", false
+	case ok:
+		return "", true
+	}
+	return AgentUnsupported, true
 }
 
 // noAgent says whether st is the explicit answer of a node that serves no

@@ -86,21 +86,38 @@ func (w *walk) smp(path ibmad.DRPath, attr ibmad.AttrID, mod uint32) (*ibmad.Res
 
 func (w *walk) nodeInfo(path ibmad.DRPath) (ibmad.NodeInfo, time.Duration, error) {
 	var ni ibmad.NodeInfo
-	resp, err := w.fact(pathFact(path, ibmad.AttrNodeInfo, 0), path, ibmad.AttrNodeInfo, 0)
+	a, err := w.fact(pathFact(path, ibmad.AttrNodeInfo, 0), path, ibmad.AttrNodeInfo, 0)
 	if err != nil {
 		return ni, 0, err
 	}
-	err = ni.UnmarshalBinary(resp.MAD.SMPData())
-	return ni, resp.RTT, err
+	err = ni.UnmarshalBinary(a.data[:])
+	return ni, a.rtt, err
 }
 
 func (w *walk) portInfo(path ibmad.DRPath, port uint8) (ibmad.PortInfo, error) {
 	var pi ibmad.PortInfo
-	resp, err := w.fact(pathFact(path, ibmad.AttrPortInfo, uint32(port)), path, ibmad.AttrPortInfo, uint32(port))
+	a, err := w.fact(pathFact(path, ibmad.AttrPortInfo, uint32(port)), path, ibmad.AttrPortInfo, uint32(port))
 	if err != nil {
 		return pi, err
 	}
-	err = pi.UnmarshalBinary(resp.MAD.SMPData())
+	err = pi.UnmarshalBinary(a.data[:])
+	return pi, err
+}
+
+// hopPortInfo reads the PortInfo (modifier 0) of ni, the node at path:
+// a switch's port 0 is one fact per switch, whichever route reaches it;
+// a CA's, the port the route enters by, one per route (facts.go).
+func (w *walk) hopPortInfo(ni *ibmad.NodeInfo, path ibmad.DRPath) (ibmad.PortInfo, error) {
+	k := pathFact(path, ibmad.AttrPortInfo, 0)
+	if ni.NodeType == ibmad.NodeTypeSwitch {
+		k = nodeFact(ni.NodeGUID, ibmad.AttrPortInfo, 0)
+	}
+	var pi ibmad.PortInfo
+	a, err := w.fact(k, path, ibmad.AttrPortInfo, 0)
+	if err != nil {
+		return pi, err
+	}
+	err = pi.UnmarshalBinary(a.data[:])
 	return pi, err
 }
 
@@ -109,12 +126,12 @@ func (w *walk) description(guid ibmad.GUID, path ibmad.DRPath) (string, error) {
 	if d, ok := w.t.desc.Get(guid); ok {
 		return d, nil
 	}
-	resp, err := w.fact(nodeFact(guid, ibmad.AttrNodeDescription, 0), path, ibmad.AttrNodeDescription, 0)
+	a, err := w.fact(nodeFact(guid, ibmad.AttrNodeDescription, 0), path, ibmad.AttrNodeDescription, 0)
 	if err != nil {
 		return "", err
 	}
 	var nd ibmad.NodeDescription
-	_ = nd.UnmarshalBinary(resp.MAD.SMPData())
+	_ = nd.UnmarshalBinary(a.data[:])
 	d := nd.String()
 	w.t.desc.Put(guid, d)
 	return d, nil
@@ -122,7 +139,7 @@ func (w *walk) description(guid ibmad.GUID, path ibmad.DRPath) (string, error) {
 
 // lftBlock reads (once per trace) the LFT block of a switch. With
 // ShareValidation the block read replaces the shared copy (fastpath.go):
-// it is the freshest there is.
+// it is the freshest there is; with ShareFacts the facts are that copy.
 func (w *walk) lftBlock(guid ibmad.GUID, path ibmad.DRPath, block uint32) (*ibmad.LFTBlock, error) {
 	k := lftKey{guid, block}
 	w.mu.Lock()
@@ -140,17 +157,17 @@ func (w *walk) lftBlock(guid ibmad.GUID, path ibmad.DRPath, block uint32) (*ibma
 			return nil, err
 		}
 	} else {
-		resp, err := w.fact(nodeFact(guid, ibmad.AttrLinearForwardingTable, block), path, ibmad.AttrLinearForwardingTable, block)
+		a, err := w.fact(nodeFact(guid, ibmad.AttrLinearForwardingTable, block), path, ibmad.AttrLinearForwardingTable, block)
 		if err != nil {
 			return nil, err
 		}
 		b = new(ibmad.LFTBlock)
-		_ = b.UnmarshalBinary(resp.MAD.SMPData())
+		_ = b.UnmarshalBinary(a.data[:])
 	}
 	w.mu.Lock()
 	w.lft[k] = b
 	w.mu.Unlock()
-	if w.t.opts.ShareValidation > 0 {
+	if w.t.opts.ShareValidation > 0 && w.t.facts == nil { // else the facts keep it (fastpath.go)
 		w.t.blocks.Put(k, *b)
 	}
 	return b, nil
@@ -162,20 +179,22 @@ func (w *walk) switchTop(guid ibmad.GUID, path ibmad.DRPath, fresh bool) (uint16
 		return top, nil
 	}
 	k := nodeFact(guid, ibmad.AttrSwitchInfo, 0)
-	var resp *ibmad.Response
+	var a answer
 	var err error
 	if fresh && w.t.facts != nil {
+		var resp *ibmad.Response
 		if resp, err = w.smp(path, ibmad.AttrSwitchInfo, 0); err == nil {
-			w.t.facts.put(k, resp)
+			a = answerOf(resp)
+			w.t.facts.put(k, a)
 		}
 	} else {
-		resp, err = w.fact(k, path, ibmad.AttrSwitchInfo, 0)
+		a, err = w.fact(k, path, ibmad.AttrSwitchInfo, 0)
 	}
 	if err != nil {
 		return 0, err
 	}
 	var si ibmad.SwitchInfo
-	_ = si.UnmarshalBinary(resp.MAD.SMPData())
+	_ = si.UnmarshalBinary(a.data[:])
 	w.t.top.Put(guid, si.LinearFDBTop)
 	return si.LinearFDBTop, nil
 }
@@ -353,7 +372,7 @@ func (w *walk) follow(hops []Hop, egress uint8, seen map[ibmad.GUID]bool) ([]Hop
 		if err != nil {
 			return hops, w.smpFail(err, "NodeDescription at hop %d", len(hops))
 		}
-		pi, err := w.portInfo(path, 0)
+		pi, err := w.hopPortInfo(&ni, path)
 		if err != nil {
 			return hops, w.smpFail(err, "PortInfo of %s %q", ni.NodeType, desc)
 		}

@@ -14,8 +14,8 @@ import (
 
 // distinctFacts counts the facts a set of directed-route walks needs
 // (docs/architecture.md, "Facts shared by a run"): per DR path reached,
-// one NodeInfo and (after the source) one PortInfo; per node one
-// NodeDescription; per switch that forwards, one SwitchInfo and one LFT
+// one NodeInfo and (after the source) a CA's PortInfo; per switch one
+// PortInfo (port 0); per node one NodeDescription; per switch that forwards, one SwitchInfo and one LFT
 // block per block of the DLIDs it forwards. The DR path of hop i is that
 // of hop i-1 extended by hop i-1's egress port.
 func distinctFacts(rs []trace.JSONResult) int {
@@ -25,7 +25,11 @@ func distinctFacts(rs []trace.JSONResult) int {
 		for i, h := range r.Hops {
 			if i > 0 {
 				path += fmt.Sprintf(",%d", r.Hops[i-1].OutPort)
-				facts["pi "+path] = true
+				if h.NodeType == "switch" {
+					facts["pi "+h.NodeGUID] = true // port 0, whatever route reaches it
+				} else {
+					facts["pi "+path] = true
+				}
 			}
 			facts["ni "+path] = true
 			facts["nd "+h.NodeGUID] = true

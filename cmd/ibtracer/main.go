@@ -214,9 +214,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return exitCode(results, healths)
 }
 
-// shareForRun is how long the facts a run's walks read serve its other
-// traces (trace.Options.ShareFacts): longer than any run, so each is
-// asked once per run (docs/architecture.md, "Facts shared by a run").
+// shareForRun is how long the facts a run's walks read, and the hops'
+// verdicts, serve its other traces (trace.Options.ShareFacts and
+// ShareValidation): longer than any run, so each is asked once per run
+// (docs/architecture.md, "Facts shared by a run"). A destination's own
+// DLID is never a shared verdict.
 const shareForRun = 24 * time.Hour
 
 // traceOptions is the flags as trace.Options, with the meanings the
@@ -225,16 +227,17 @@ const shareForRun = 24 * time.Hour
 // the walks read are shared for the run.
 func (o *options) traceOptions(oui ibmad.OUI) trace.Options {
 	return trace.Options{
-		Timeout:    time.Duration(o.timeoutMS) * time.Millisecond,
-		Retries:    o.retries,
-		NoRetry:    o.retries == 0,
-		OUI:        oui,
-		SL:         uint8(o.sl),
-		SLFixed:    o.slSet,
-		NoValidate: o.noValidate,
-		Validate:   trace.ValidateMode(o.validate),
-		Discovery:  trace.Discovery(o.discovery),
-		ShareFacts: shareForRun,
+		Timeout:         time.Duration(o.timeoutMS) * time.Millisecond,
+		Retries:         o.retries,
+		NoRetry:         o.retries == 0,
+		OUI:             oui,
+		SL:              uint8(o.sl),
+		SLFixed:         o.slSet,
+		NoValidate:      o.noValidate,
+		Validate:        trace.ValidateMode(o.validate),
+		Discovery:       trace.Discovery(o.discovery),
+		ShareFacts:      shareForRun,
+		ShareValidation: shareForRun,
 	}
 }
 

@@ -18,6 +18,9 @@ func TestFlagsAsTraceOptions(t *testing.T) {
 	if !none.NoRetry || none.Timeout != 250*time.Millisecond {
 		t.Errorf("--retries 0 --timeout 250: %+v; want NoRetry and 250ms", none)
 	}
+	if none.ShareFacts != shareForRun || none.ShareValidation != shareForRun {
+		t.Errorf("facts shared for %v, verdicts for %v; want both for the run (%v)", none.ShareFacts, none.ShareValidation, shareForRun)
+	}
 	three := (&options{retries: 3, timeoutMS: 1}).traceOptions(ibmad.OUIOpenIB)
 	if three.NoRetry || three.Retries != 3 {
 		t.Errorf("--retries 3: %+v", three)

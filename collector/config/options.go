@@ -12,8 +12,10 @@ import (
 // The file's words and trace's differ only where the file says 0: there
 // retries: 0 is NoRetry, and resolve_ttl: 0 or share_validation: 0 is
 // trace.Off; a key left out already holds its default (Parse).
-// SA-mode records are shared across destinations exactly as long as
-// SMP-mode LFT blocks and verdicts: share_validation. The caller sets
+// SA-mode records, and the facts the SMP walks read (trace.Options.ShareFacts:
+// each asked once by whichever destination needs it first), are shared
+// across destinations exactly as long as SMP-mode LFT blocks and
+// verdicts: share_validation. The caller sets
 // what is not configuration (Now, Log).
 func (c *Config) TraceOptions() trace.Options {
 	return trace.Options{
@@ -29,6 +31,7 @@ func (c *Config) TraceOptions() trace.Options {
 		ResolveTTL:      orOff(*c.ResolveTTL),
 		ShareValidation: orOff(*c.ShareValidation),
 		SARecordTTL:     orOff(*c.ShareValidation),
+		ShareFacts:      orOff(*c.ShareValidation),
 		Discovery:       trace.Discovery(c.Discovery),
 	}
 }

@@ -21,7 +21,7 @@ func TestTraceOptionsMeanings(t *testing.T) {
 		{"", func(o trace.Options) bool {
 			return o.Retries == DefaultRetries && !o.NoRetry && o.Timeout == DefaultTimeout &&
 				o.ResolveTTL == DefaultResolveTTL && o.ShareValidation == DefaultShareValidation &&
-				o.SARecordTTL == DefaultShareValidation && o.SupportTTL == DefaultAgentSupportTTL &&
+				o.SARecordTTL == DefaultShareValidation && o.ShareFacts == DefaultShareValidation && o.SupportTTL == DefaultAgentSupportTTL &&
 				o.OUI == ibmad.OUIOpenIB && !o.NoValidate && o.Discovery == trace.DiscoveryAuto && !o.SLFixed
 		}},
 		// sl: given, even 0, wins over a PathRecord's SL.
@@ -31,10 +31,10 @@ func TestTraceOptionsMeanings(t *testing.T) {
 		{"resolve_ttl: 0s\n", func(o trace.Options) bool { return o.ResolveTTL == trace.Off }},
 		{"resolve_ttl: 5s\n", func(o trace.Options) bool { return o.ResolveTTL == 5*time.Second }},
 		{"share_validation: 0s\n", func(o trace.Options) bool {
-			return o.ShareValidation == trace.Off && o.SARecordTTL == trace.Off
+			return o.ShareValidation == trace.Off && o.SARecordTTL == trace.Off && o.ShareFacts == trace.Off
 		}},
 		{"share_validation: 1m\n", func(o trace.Options) bool {
-			return o.ShareValidation == time.Minute && o.SARecordTTL == time.Minute
+			return o.ShareValidation == time.Minute && o.SARecordTTL == time.Minute && o.ShareFacts == time.Minute
 		}},
 		{"agent_support_ttl: 5m\nvalidate: false\ndiscovery: sa\nsl: 3\ntimeout: 20ms\n", func(o trace.Options) bool {
 			return o.SupportTTL == 5*time.Minute && o.NoValidate && o.Discovery == trace.DiscoverySA && o.SL == 3 && o.SLFixed &&

@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# One `ibtracer --all --no-validate` against a shell loop of the stock
+# `ibtracert SRC LID` over the same CA LIDs, on fattree-128 (24 switches,
+# 128 CAs) in ibsim with OpenSM, both from H0-0, alternating round by
+# round; prints every round and the medians of the wall times and of the
+# per-round ratios (issue 23's goal: at least 100). Also times what a
+# run of ours costs before its first trace (process start, attaching to
+# ibsim and the SA's list of CA ports), to say where the time goes.
+#
+# OpenSM runs on a host of its own (ibt-sm, cabled to the first switch,
+# as ibsimtest.Options.SMHost does), off every traced path. Abstract
+# sockets only (IBSIM_SOCKNAME of its own), a temp dir of its own, every
+# process bounded by `timeout` and stopped on exit.
+#   usage: scripts/bench-vs-ibtracert.sh [rounds=7]
+#   SRC=<checkout> builds ibtracer from another tree (before/after).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+src=${SRC:-$PWD}
+rounds=${1:-7}
+limit=900 # seconds any process may live
+work=$(mktemp -d)
+ibsim_pid=
+sm_pid=
+cleanup() {
+	for p in $sm_pid $ibsim_pid; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+	exec 3>&- 2>/dev/null || true
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+lib=$(ls /usr/lib/*/umad2sim/libumad2sim.so /usr/lib/umad2sim/libumad2sim.so 2>/dev/null | head -1 || true)
+for t in ibsim opensm ibtracert python3; do
+	command -v "$t" > /dev/null || [ -x "/usr/sbin/$t" ] || { echo "missing: $t" >&2; exit 1; }
+done
+[ -n "$lib" ] || { echo "missing: libumad2sim.so (libumad2sim0)" >&2; exit 1; }
+export PATH="$PATH:/usr/sbin"
+
+# The topology with the SM host on one extra port of the first switch.
+awk -v sm=ibt-sm '
+	!done && match($0, /^Switch[ \t]+[0-9]+[ \t]+"[^"]+"/) {
+		n = $2 + 1; split($0, q, "\""); first = q[2]
+		sub(/^Switch[ \t]+[0-9]+/, "Switch\t" n); print; printf "[%d]\t\"%s\"[1]\n", n, sm
+		done = 1; next
+	}
+	{ print }
+	END { printf "\nHca\t1\t\"%s\"\n[1]\t\"%s\"[%d]\n", sm, first, n }
+' testdata/topologies/fattree-128.net > "$work/topo.net"
+
+(cd "$src" && CGO_ENABLED=0 go build -o "$work/ibtracer" ./cmd/ibtracer)
+export IBSIM_SOCKNAME="vsibt$$_$RANDOM"
+mkfifo "$work/console"
+(cd "$work" && exec timeout "$limit" ibsim -s "$work/topo.net" < "$work/console" > "$work/ibsim.log" 2>&1) &
+ibsim_pid=$!
+exec 3> "$work/console" # ibsim's console stays open until we exit
+for ((i = 0; i < 400; i++)); do
+	grep -q " @$IBSIM_SOCKNAME:ctl@\$" /proc/net/unix && break
+	sleep 0.05
+done
+grep -q " @$IBSIM_SOCKNAME:ctl@\$" /proc/net/unix || { echo "ibsim did not start" >&2; cat "$work/ibsim.log" >&2; exit 1; }
+(cd "$work" && exec env LD_PRELOAD="$lib" SIM_HOST=ibt-sm HOME="$work" OSM_CACHE_DIR="$work" OSM_TMP_DIR="$work" \
+	timeout "$limit" opensm -f "$work/opensm.log" > "$work/opensm.out" 2>&1) &
+sm_pid=$!
+for ((i = 0; i < 1200; i++)); do
+	[ -e "$work/opensm-subnet.lst" ] && break
+	sleep 0.05
+done
+[ -e "$work/opensm-subnet.lst" ] || { echo "OpenSM did not configure the subnet" >&2; tail "$work/opensm.log" >&2; exit 1; }
+
+ours() { timeout 120 "$work/ibtracer" --ib.transport=ibsim --ibsim.node=H0-0 "$@" 2>> "$work/ibtracer.err"; }
+ours --all --no-validate --format=json > "$work/first.json"
+read -r srclid lids < <(python3 -c '
+import json, sys
+rs = json.load(open(sys.argv[1]))
+bad = [r["destination"] for r in rs if r["status"] != "ok"]
+if bad: sys.exit("not ok: %s" % bad)
+src = rs[0]["hops"][0]["lid"]
+print(src, " ".join(str(r["dlid"]) for r in rs if r["dlid"] != src))
+' "$work/first.json")
+n=$(wc -w <<< "$lids")
+echo "fattree-128 in ibsim, OpenSM on ibt-sm; from H0-0 (LID $srclid) to $n CA LIDs (the SM host's included); $rounds rounds"
+
+now() { date +%s.%N; }
+secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.4f", b - a }'; }
+: > "$work/rounds"
+for ((r = 1; r <= rounds; r++)); do
+	t0=$(now)
+	ours --all --no-validate --format=json > "$work/round.json"
+	t1=$(now)
+	for l in $lids; do
+		env LD_PRELOAD="$lib" SIM_HOST=H0-0 HOME="$work" timeout 30 ibtracert "$srclid" "$l" > /dev/null
+	done
+	t2=$(now)
+	a=$(secs "$t0" "$t1") b=$(secs "$t1" "$t2")
+	mads=$(python3 -c 'import json,sys; print(sum(r["mads"] for r in json.load(open(sys.argv[1]))))' "$work/round.json")
+	echo "$a $b" >> "$work/rounds"
+	printf 'round %d: ibtracer --all %.1f ms (%s MADs), ibtracert loop %.1f ms, ratio %.1f\n' \
+		"$r" "$(awk -v x="$a" 'BEGIN{print 1000*x}')" "$mads" "$(awk -v x="$b" 'BEGIN{print 1000*x}')" \
+		"$(awk -v x="$a" -v y="$b" 'BEGIN{print y/x}')"
+done
+sort -n -k1 "$work/rounds" | awk '{ a[NR] = $1 } END { m = (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2; printf "median ibtracer --all: %.1f ms\n", 1000 * m }'
+sort -n -k2 "$work/rounds" | awk '{ b[NR] = $2 } END { m = (NR % 2) ? b[(NR+1)/2] : (b[NR/2] + b[NR/2+1]) / 2; printf "median ibtracert loop: %.1f ms\n", 1000 * m }'
+awk '{ print $2 / $1 }' "$work/rounds" | sort -g | awk '{ q[NR] = $1 } END { m = (NR % 2) ? q[(NR+1)/2] : (q[NR/2] + q[NR/2+1]) / 2; printf "median ratio (per round): %.1f\n", m }'
+
+# Where a run of ours spends its time before tracing: median of 5 each.
+med5() {
+	for i in 1 2 3 4 5; do
+		t0=$(now)
+		"$@" > /dev/null 2>&1 || true
+		secs "$t0" "$(now)"
+		echo
+	done | sort -g | sed -n 3p
+}
+echo "ibtracer --version (process start): $(awk -v x="$(med5 "$work/ibtracer" --version)" 'BEGIN{printf "%.1f", 1000*x}') ms"
+echo "ibtracer -l $srclid (attach, local port, one trace to itself): $(awk -v x="$(med5 ours -l "$srclid" --no-validate)" 'BEGIN{printf "%.1f", 1000*x}') ms"
+largs=()
+for l in $lids; do largs+=(-l "$l"); done
+echo "ibtracer -l ... (the same $n LIDs, without --all's listing from the SA): $(awk -v x="$(med5 ours "${largs[@]}" --no-validate --format=json)" 'BEGIN{printf "%.1f", 1000*x}') ms"
+echo "ibtracer --all --no-validate: $(awk -v x="$(med5 ours --all --no-validate --format=json)" 'BEGIN{printf "%.1f", 1000*x}') ms"
