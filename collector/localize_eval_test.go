@@ -10,8 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ibtracer/ibtracer_exporter/ibmad"
-	"github.com/ibtracer/ibtracer_exporter/linkhealth"
+	"github.com/ibtracer/ibtracer_exporter/localize"
 )
 
 var locTrials = flag.Int("loc.trials", 0, "trials per fault kind of TestFleetLocalization (0: a quick run; 20 prints the table of docs/metrics.md, \"Fleet verdict\")")
@@ -37,22 +36,15 @@ var locKinds = []string{faultDrop, faultDead, faultDiverge, faultWidth, faultNon
 type locFault struct {
 	kind   string
 	what   string
-	truth  map[linkhealth.LinkKey]bool
+	truth  map[localize.Link]bool
 	repair func()
 }
 
 // simLinkKey is the key of the link at port of node name: the smaller
 // node GUID first, as linkhealth and the series key it.
-func (lf *locFleet) simLinkKey(name string, port uint8) linkhealth.LinkKey {
+func (lf *locFleet) simLinkKey(name string, port uint8) localize.Link {
 	p := lf.f.Node(name).Ports[port]
-	return orderedLinkKey(p.Node.GUID, p.Num, p.Remote.Node.GUID, p.Remote.Num)
-}
-
-func orderedLinkKey(a ibmad.GUID, ap uint8, b ibmad.GUID, bp uint8) linkhealth.LinkKey {
-	if b < a {
-		a, ap, b, bp = b, bp, a, ap
-	}
-	return linkhealth.LinkKey{AGUID: a, APort: ap, BGUID: b, BPort: bp}
+	return localize.NewLink(p.Node.GUID, p.Num, p.Remote.Node.GUID, p.Remote.Num)
 }
 
 // simLink is one end of a cable of the fabric.
@@ -92,7 +84,7 @@ func (lf *locFleet) inject(kind string, rng *rand.Rand) locFault {
 			lf.tb.Fatal(err)
 		}
 	}
-	fault := locFault{kind: kind, truth: map[linkhealth.LinkKey]bool{key: true}, repair: func() {},
+	fault := locFault{kind: kind, truth: map[localize.Link]bool{key: true}, repair: func() {},
 		what: fmt.Sprintf("%s[%d]-%s[%d]", l.node, l.port, remote.Node.Name, remote.Num)}
 	switch kind {
 	case faultNone:
@@ -120,18 +112,25 @@ func (lf *locFleet) inject(kind string, rng *rand.Rand) locFault {
 
 // diverge makes a spine send a leaf's own LID out of the other parallel
 // cable to that leaf than its LFT says: the validation MADs to the leaf
-// arrive by another port (status 7). The right answer is either cable
+// arrive by another port (status 7). The spine is the one an exporter's
+// leaf sends the leaf's LID to (a spine no route to the leaf crosses
+// would diverge unseen by anyone). The right answer is either cable
 // between them.
 func (lf *locFleet) diverge(rng *rand.Rand) locFault {
 	lf.tb.Helper()
-	sp := fmt.Sprintf("S%d", rng.IntN(lf.p.spines))
-	leaf := fmt.Sprintf("L%d", rng.IntN(lf.p.leaves))
+	e := lf.exps[rng.IntN(len(lf.exps))]
+	src := lf.f.Node(e.host).Ports[1].Remote.Node // its leaf
+	var leaf string
+	for leaf == "" || leaf == src.Name {
+		leaf = fmt.Sprintf("L%d", rng.IntN(lf.p.leaves))
+	}
 	lid, err := lf.f.LIDOf(leaf, 0)
 	if err != nil {
 		lf.tb.Fatal(err)
 	}
+	sp := src.Ports[lf.f.LFT(src.Name)[lid]].Remote.Node.Name
 	programmed := lf.f.LFT(sp)[lid]
-	truth := map[linkhealth.LinkKey]bool{}
+	truth := map[localize.Link]bool{}
 	var other uint8
 	for _, p := range lf.f.Node(sp).Ports[1:] {
 		if p != nil && p.Remote != nil && p.Remote.Node.Name == leaf {
@@ -203,11 +202,11 @@ func (t *locTally) intervalsText() string {
 // blames, best first.
 type locScheme struct {
 	name  string
-	blame func(ev map[linkhealth.LinkKey]*fleetLinkEvidence) []linkhealth.LinkKey
+	blame func(ev map[localize.Link]*fleetLinkEvidence) []localize.Link
 }
 
 // evaluate scores one trial's intervals.
-func evaluate(s locScheme, truth map[linkhealth.LinkKey]bool, intervals []map[linkhealth.LinkKey]*fleetLinkEvidence) locOutcome {
+func evaluate(s locScheme, truth map[localize.Link]bool, intervals []map[localize.Link]*fleetLinkEvidence) locOutcome {
 	var o locOutcome
 	for i, ev := range intervals {
 		suspects := s.blame(ev)
@@ -247,7 +246,7 @@ func TestFleetLocalization(t *testing.T) {
 	}
 	lf := newLocFleet(t, locFleetParams)
 	rng := rand.New(rand.NewPCG(21, 7))
-	schemes := []locScheme{fleetVerdict, vote007}
+	schemes := []locScheme{fleetVerdict, vote007, schemeSusp, schemeSuspNorm}
 	tallies := map[string]map[string]*locTally{}
 	for _, s := range schemes {
 		tallies[s.name] = map[string]*locTally{}
@@ -260,19 +259,33 @@ func TestFleetLocalization(t *testing.T) {
 	for n := 0; n < trials; n++ {
 		for _, kind := range locKinds {
 			st := newFleetState(len(lf.exps))
-			st.observe(lf.round(ctx)) // before the fault: paths and counters to compare with
+			// Before the fault, two intervals: the first lets the counters
+			// of the last trial's fault settle (a link taken down and back
+			// up rose its LinkDowned), the second gives the paths and
+			// counter readings to compare with.
+			for r := 0; r < 2; r++ {
+				st.observe(lf.round(ctx))
+			}
 			fault := lf.inject(kind, rng)
-			var intervals []map[linkhealth.LinkKey]*fleetLinkEvidence
+			var intervals []map[localize.Link]*fleetLinkEvidence
 			for r := 0; r < locRounds; r++ {
 				intervals = append(intervals, st.observe(lf.round(ctx)))
 			}
 			fault.repair()
+			if testing.Verbose() {
+				t.Logf("trial %d %s %s", n, kind, fault.what)
+			}
 			for _, s := range schemes {
 				o := evaluate(s, fault.truth, intervals)
 				tallies[s.name][kind].add(o)
 				if testing.Verbose() && (kind != faultNone && !o.top1 || kind == faultNone && o.blamed) {
 					top := s.blame(intervals[len(intervals)-1])
-					t.Logf("trial %d %s %s: %s: top %v", n, kind, fault.what, s.name, describeKeys(lf, top, 3))
+					var why string
+					if len(top) > 0 {
+						e := intervals[len(intervals)-1][top[0]]
+						why = fmt.Sprintf(" (paths %.0f bad %.0f suspicion %.2f votes %.2f causes %v)", e.paths, e.bad, e.suspicion, e.votes, e.causes)
+					}
+					t.Logf("trial %d %s %s: %s: top %v%s", n, kind, fault.what, s.name, describeKeys(lf, top, 3), why)
 				}
 			}
 		}
@@ -302,14 +315,14 @@ func TestFleetLocalization(t *testing.T) {
 	}
 }
 
-func describeKeys(lf *locFleet, keys []linkhealth.LinkKey, n int) string {
+func describeKeys(lf *locFleet, keys []localize.Link, n int) string {
 	var s []string
 	for i, k := range keys {
 		if i == n {
 			break
 		}
-		a, b := lf.f.NodeByGUID(k.AGUID), lf.f.NodeByGUID(k.BGUID)
-		s = append(s, fmt.Sprintf("%s[%d]-%s[%d]", a.Name, k.APort, b.Name, k.BPort))
+		a, b := lf.f.NodeByGUID(k.NodeGUID), lf.f.NodeByGUID(k.RemoteNodeGUID)
+		s = append(s, fmt.Sprintf("%s[%d]-%s[%d]", a.Name, k.Port, b.Name, k.RemotePort))
 	}
 	return strings.Join(s, ", ")
 }
