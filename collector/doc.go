@@ -34,6 +34,8 @@
 //   - compact.go: what a destination keeps of its last trace.
 //   - logstate.go: the state-change and path-change log lines.
 //   - health.go: path and link health (health:): checks and their series.
+//   - evidence.go: per-link evidence (evidence:): each destination's
+//     paths judged (localize) and summed per link at every scrape.
 //
 // Discovered destinations (the discover: selectors):
 //   - fleet.go: fleet, one loop per selector, refreshing from the SA.

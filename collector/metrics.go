@@ -65,6 +65,7 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	e.fleet.collect(ch)
 	e.modes.collect(ch, tr)
 	collectHealth(ch, on, &e.health, names, dests)
+	e.collectEvidence(ch, dests) // evidence.go
 	h := e.dests.hists
 	h.duration.Collect(ch)
 	h.latency.Collect(ch)

@@ -10,8 +10,10 @@ type Evidence struct {
 	// BadPaths is the number of those that are bad now and name the link
 	// among the links that can explain it (Path.Suspects).
 	BadPaths int
-	// Suspicion is the scheme's score (doc.go): the sum over bad paths of
-	// 1/h, h the number of the path's suspects left after exoneration.
+	// Suspicion is the scheme's score (doc.go): the sum over the bad
+	// paths that name the link of its part of their vote, in proportion
+	// to BadPaths/Paths among the path's suspects. Over all links it sums
+	// to the number of bad paths.
 	Suspicion float64
 	// Votes is 007's plain vote: the sum over bad paths that cross the
 	// link of 1/h, h the number of links the path crosses.
@@ -49,42 +51,45 @@ func (a *Accumulator) Evidence() []LinkEvidence {
 		}
 		return e
 	}
-	proven := map[Link]bool{} // crossed now by a good path
+	// First pass: what crosses each link, which good paths cross it now,
+	// and which bad paths name it.
+	good := map[Link]int{}
 	for i := range a.paths {
 		p := &a.paths[i]
-		if !p.Bad {
-			for _, l := range p.Links {
-				proven[l] = true
-			}
-		}
-	}
-	for i := range a.paths {
-		p := &a.paths[i]
-		crossed := p.Crossed()
-		for _, l := range p.Suspects {
-			if !contains(crossed, l) {
-				crossed = append(crossed, l)
-			}
-		}
+		crossed := a.crossed(p)
 		for _, l := range crossed {
 			get(l).Paths++
 		}
 		if !p.Bad {
+			for _, l := range p.Links {
+				good[l]++
+			}
 			continue
 		}
 		for _, l := range crossed {
 			get(l).Votes += 1 / float64(len(crossed))
 		}
-		suspects := p.Suspects
-		if len(suspects) == 0 { // bad, nobody named: any link can explain it
-			suspects = crossed
-		}
-		for _, l := range suspects {
+		for _, l := range suspectsOf(p, crossed) {
 			get(l).BadPaths++
 		}
-		left := exonerate(suspects, proven)
-		for _, l := range left {
-			get(l).Suspicion += 1 / float64(len(left))
+	}
+	// Second pass: each bad path's vote, shared among its suspects in
+	// proportion to each suspect's share of bad paths among the paths
+	// known to have crossed it now, bad or good (a link that good paths
+	// cross is exonerated in proportion; the previous path of a good
+	// destination proves nothing).
+	for i := range a.paths {
+		p := &a.paths[i]
+		if !p.Bad {
+			continue
+		}
+		suspects := suspectsOf(p, a.crossed(p))
+		sum := 0.0
+		for _, l := range suspects {
+			sum += badShare(ev[l], good[l])
+		}
+		for _, l := range suspects {
+			ev[l].Suspicion += badShare(ev[l], good[l]) / sum
 		}
 	}
 	out := make([]LinkEvidence, 0, len(ev))
@@ -95,20 +100,32 @@ func (a *Accumulator) Evidence() []LinkEvidence {
 	return out
 }
 
-// exonerate drops the suspects a good path crosses now, unless none
-// would be left: then every suspect stays (a link that drops a share of
-// its packets still passes some paths).
-func exonerate(suspects []Link, proven map[Link]bool) []Link {
-	var left []Link
-	for _, l := range suspects {
-		if !proven[l] {
-			left = append(left, l)
+// crossed is what p crosses, its suspects included.
+func (a *Accumulator) crossed(p *Path) []Link {
+	crossed := p.Crossed()
+	for _, l := range p.Suspects {
+		if !contains(crossed, l) {
+			crossed = append(crossed, l)
 		}
 	}
-	if len(left) == 0 {
-		return suspects
+	return crossed
+}
+
+// suspectsOf is a bad path's suspects: those it names, or, when it
+// names none, every link it crosses.
+func suspectsOf(p *Path, crossed []Link) []Link {
+	if len(p.Suspects) == 0 {
+		return crossed
 	}
-	return left
+	return p.Suspects
+}
+
+// badShare is a suspect's share of bad paths among the bad paths that
+// name it and the good paths that cross it now: 1 for a link no good
+// path crosses, small for a link many good paths cross. A suspect has at
+// least one bad path, so it is above 0.
+func badShare(e *Evidence, good int) float64 {
+	return float64(e.BadPaths) / float64(e.BadPaths+good)
 }
 
 // Rank orders evidence by score, highest first (ties by Link.Less), and

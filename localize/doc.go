@@ -4,7 +4,7 @@
 // cross it, how many of those are bad now and can be explained by it,
 // and the exporter's suspicion of it. It is pure: no I/O, no clock, no
 // MADs; the collector builds a Path per destination from its trace
-// result and feeds an Accumulator at every scrape, and the fleet
+// results (FromTrace) and feeds an Accumulator at every scrape, and the fleet
 // evaluation feeds the same types from many simulated exporters.
 //
 // The scheme (docs/metrics.md, "Link evidence", says it for operators):
@@ -12,13 +12,20 @@
 // links it crossed before it failed and the one it failed on, the link
 // at whose far end it arrived on a wrong port, the links in front of a
 // hop that did not answer, an unhealthy link, every link for a slow
-// path). Links that a good path crosses now are exonerated, unless that
-// would leave the bad path with no suspect at all (a link that drops a
-// share of its packets passes some paths). Each bad path then gives 1/h
-// to each of its h remaining suspects, as 007 (NSDI 2018) votes; the
-// sum is the link's suspicion. Evidence.Votes keeps 007's plain votes
-// (1/h to every link a bad path crosses, nobody exonerated), as a
-// baseline to compare against.
+// path). Each bad path has one vote, shared among its suspects as 007
+// (NSDI 2018) shares it, 1/h to each of h suspects, but weighted by how
+// much of each suspect's traffic is bad: a suspect's part is its share
+// of bad paths (its bad paths over those plus the good paths whose
+// current trace crosses it) over the sum of those shares among the
+// path's suspects. Links that good paths cross are so exonerated in
+// proportion: a link that only bad paths cross keeps its full part, a
+// link a hundred good paths also cross keeps little, and a link that
+// drops a share of its packets (and passes some paths) is not cleared
+// outright. With no good path at all the parts are 007's 1/h. The sum
+// of a link's parts is its suspicion; over all links it sums to the
+// number of bad paths. Evidence.Votes keeps 007's plain votes (1/h to
+// every link a bad path crosses, no weights), as a baseline to compare
+// against.
 //
 // What each file holds:
 //   - link.go: Link, the link key (both ends' node GUID and port, the
@@ -26,6 +33,9 @@
 //     label it), its order and its label values.
 //   - path.go: Path, one destination's evidence (the links it crosses,
 //     whether it is bad now and why, its suspects), and Cause.
+//   - fromtrace.go: FromTrace, a destination's Path from its last trace,
+//     its previous path, its path health and its latency threshold; the
+//     links of a trace (PathLinks).
 //   - accumulate.go: Accumulator, which sums the paths into Evidence per
 //     link, and the ranking of links by suspicion.
 package localize

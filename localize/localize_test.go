@@ -117,14 +117,16 @@ func TestADeadLinkIsTheOneSuspectAndGoodPathsAreClean(t *testing.T) {
 		}
 	}
 	want := map[Link]Evidence{
-		h1L1: {Paths: 3, BadPaths: 1, Suspicion: 0, Votes: 0.25},
+		// h1L1 is crossed by the two good paths too: a share of 1/3
+		// against 1 for each of the others, so 1/7 of the vote.
+		h1L1: {Paths: 3, BadPaths: 1, Suspicion: 1.0 / 7, Votes: 0.25},
 		h2L1: {Paths: 1},
 		L1S1: {Paths: 1},
 		L2S1: {Paths: 1},
 		h3L2: {Paths: 1},
-		// L1S2 and L2S2 are crossed by no good path: half a vote each.
-		L1S2: {Paths: 1, BadPaths: 1, Suspicion: 0.5, Votes: 0.25},
-		L2S2: {Paths: 1, BadPaths: 1, Suspicion: 0.5, Votes: 0.25},
+		// L1S2 and L2S2 are crossed by no good path: 3/7 each.
+		L1S2: {Paths: 1, BadPaths: 1, Suspicion: 3.0 / 7, Votes: 0.25},
+		L2S2: {Paths: 1, BadPaths: 1, Suspicion: 3.0 / 7, Votes: 0.25},
 		h4L2: {Paths: 1, Votes: 0.25},
 	}
 	for l, w := range want {
@@ -142,9 +144,9 @@ func TestADeadLinkIsTheOneSuspectAndGoodPathsAreClean(t *testing.T) {
 	}
 }
 
-func TestManyBadPathsPointAtTheLinkTheyShare(t *testing.T) {
-	// Three exporters' worth of paths cross L2S2 and fail past it; good
-	// paths cross L1S1/L2S1. Both schemes rank L2S2 first, ours more sharply.
+func TestManyBadPathsPointAtTheLinksTheyShare(t *testing.T) {
+	// Two sources' paths to h4 lose the hop behind L2S2; their paths to
+	// h3 over S1 are good.
 	var a Accumulator
 	for _, src := range []Link{h1L1, h2L1} {
 		a.Add(Path{Links: []Link{src, L1S1, L2S1, h3L2}})
@@ -154,18 +156,28 @@ func TestManyBadPathsPointAtTheLinkTheyShare(t *testing.T) {
 	}
 	ev := a.Evidence()
 	top := Rank(ev, BySuspicion)
-	if len(top) == 0 || top[0].Link != L1S2 && top[0].Link != L2S2 {
-		t.Fatalf("top suspects %+v", top)
+	// h1L1 and h2L1 are each crossed by one good path and named by one
+	// bad one (share 1/2); L1S2 and L2S2 only by the two bad ones (share
+	// 1): each bad path gives 0.2 to its host link, 0.4 to each spine link.
+	want := []struct {
+		l         Link
+		suspicion float64
+		bad       int
+	}{{L1S2, 0.8, 2}, {L2S2, 0.8, 2}, {h1L1, 0.2, 1}, {h2L1, 0.2, 1}}
+	if len(top) != len(want) {
+		t.Fatalf("ranked %+v, want %d links", top, len(want))
 	}
-	// h1L1 and h2L1 are exonerated by the good paths: only L1S2 and
-	// L2S2 are left, one vote each path split in two.
-	for _, e := range top {
-		if e.Link != L1S2 && e.Link != L2S2 {
-			t.Errorf("%v suspected (%g) though a good path crosses it", e.Link, e.Suspicion)
+	for i, w := range want {
+		if top[i].Link != w.l || !near(top[i].Suspicion, w.suspicion) || top[i].BadPaths != w.bad {
+			t.Errorf("rank %d: %v %+v, want %v suspicion %g, %d bad", i, top[i].Link, top[i].Evidence, w.l, w.suspicion, w.bad)
 		}
-		if !near(e.Suspicion, 1) || e.BadPaths != 2 || e.Paths != 2 {
-			t.Errorf("%v: %+v, want suspicion 1 from 2 bad of 2 paths", e.Link, e.Evidence)
-		}
+	}
+	sum := 0.0
+	for _, e := range ev {
+		sum += e.Suspicion
+	}
+	if !near(sum, 2) {
+		t.Errorf("suspicion sums to %g, want the 2 bad paths", sum)
 	}
 	votes := Rank(ev, ByVotes)
 	if len(votes) != 5 { // h1L1, h2L1, L1S2, L2S2, h4L2 all get plain votes
@@ -178,9 +190,9 @@ func TestManyBadPathsPointAtTheLinkTheyShare(t *testing.T) {
 	}
 }
 
-func TestExonerationNeverLeavesABadPathWithoutSuspects(t *testing.T) {
+func TestAGoodPathDoesNotClearALinkOutright(t *testing.T) {
 	// A lossy link passes some paths: the bad path's only suspect is
-	// crossed by a good path, and stays a suspect.
+	// crossed by a good path, and keeps the whole vote.
 	var a Accumulator
 	a.Add(Path{Links: []Link{h1L1, L1S1}})
 	p := Path{Links: []Link{h1L1, L1S1}}
@@ -238,5 +250,19 @@ func TestNoBadPathNoSuspicion(t *testing.T) {
 	var empty Accumulator
 	if ev := empty.Evidence(); len(ev) != 0 {
 		t.Fatalf("empty accumulator: %v", ev)
+	}
+}
+
+func TestAPreviousPathProvesNothing(t *testing.T) {
+	// A good destination whose previous path crossed L2S2 does not
+	// exonerate L2S2 for a bad path that names it.
+	var a Accumulator
+	a.Add(Path{Links: []Link{h1L1, L1S1, L2S1, h3L2}, Previous: []Link{h1L1, L1S2, L2S2, h3L2}})
+	p := Path{Links: []Link{h1L1, L1S2}}
+	p.Blame(CauseFailed, L2S2)
+	a.Add(p)
+	e := find(t, a.Evidence(), L2S2)
+	if e.Paths != 2 || e.BadPaths != 1 || !near(e.Suspicion, 1) {
+		t.Fatalf("L2S2 %+v, want 2 paths, 1 bad, suspicion 1", e)
 	}
 }

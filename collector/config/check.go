@@ -30,6 +30,7 @@ func (c *Config) defaults(file string) error {
 		func() error { return c.checkLifetimes(bad) },
 		func() error { return c.loadNodeNames(file, bad) },
 		func() error { return c.Health.check(file, c.line("health")) },
+		func() error { return c.Evidence.check(file, c.line("evidence")) },
 		func() error { return c.checkDiscovery(bad) },
 		func() error { return c.checkFleet(bad) },
 		func() error { return c.checkDestinations(bad) },

@@ -74,6 +74,9 @@ type Config struct {
 	MADRatePerTarget float64    `yaml:"mad_rate_per_target"`
 	Discover         []Selector `yaml:"discover"`
 	lines            map[string]int
+
+	// Evidence is the per-link evidence (evidence.go).
+	Evidence EvidenceConfig `yaml:"evidence"`
 }
 
 // AgentConfig configures the hosted vendor agent.

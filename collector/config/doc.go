@@ -10,6 +10,7 @@
 //     trace.ParseDestination, once;
 //   - fleet.go: mad_rate and the discover selectors;
 //   - health.go: the health section;
+//   - evidence.go: the evidence section (per-link evidence);
 //   - paths.go: paths and discovery;
 //   - validate.go: validate, who validates each hop (auto, agent, sma,
 //     off; the old true and false);

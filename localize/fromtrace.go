@@ -1,0 +1,166 @@
+package localize
+
+import (
+	"time"
+
+	"github.com/ibtracer/ibtracer_exporter/ibmad"
+	"github.com/ibtracer/ibtracer_exporter/linkhealth"
+	"github.com/ibtracer/ibtracer_exporter/trace"
+)
+
+// Trace is what a destination's traces say, for FromTrace.
+type Trace struct {
+	// Current is the destination's last trace (nil: none yet).
+	Current *trace.Result
+	// Previous is its previous path: the last trace before Current that
+	// reached the destination by another path, or, when Current did not
+	// reach it, the last one that did (nil: none).
+	Previous *trace.Result
+	// Health is Current's path health (nil: health off, or no link).
+	Health *linkhealth.PathHealth
+	// LatencyThreshold: a path whose round trip to the destination's own
+	// agent is above it is bad (0: latency is not judged).
+	LatencyThreshold time.Duration
+}
+
+// PathLinks are the links a trace crossed, in order: the egress port of
+// each hop and the ingress port of the next (the link-health Link's
+// ends).
+func PathLinks(r *trace.Result) []Link {
+	if r == nil || len(r.Hops) < 2 {
+		return nil
+	}
+	ls := make([]Link, 0, len(r.Hops)-1)
+	for i := 1; i < len(r.Hops); i++ {
+		a, b := &r.Hops[i-1], &r.Hops[i]
+		ls = append(ls, NewLink(a.NodeGUID, a.OutPort, b.NodeGUID, b.InPort))
+	}
+	return ls
+}
+
+// FromTrace is a destination's evidence (docs/metrics.md, "Link
+// evidence"): the links of its current and previous path, and, when the
+// current trace is bad, why and which links can explain it:
+//   - failed (unreachable, too many hops): the link it could not get
+//     past, which the previous path names (blameFailure), else every link
+//     it crossed;
+//   - a hop mismatched: the link at whose far end the first one is (when
+//     the validation MAD was expected in by the path's port; else the
+//     links in front of it);
+//   - a hop's validation lost: the links in front of it;
+//   - a link of the health check not healthy: that link;
+//   - the round trip to the destination's agent above the threshold:
+//     every link of the path.
+//
+// Failures that say nothing of the links (the SA could not resolve the
+// destination, the local device failed, the address led to another
+// port) leave the path good: they are not the fabric's links.
+func FromTrace(in Trace) Path {
+	r := in.Current
+	p := Path{Links: PathLinks(r)}
+	if prev := PathLinks(in.Previous); !sameLinks(prev, p.Links) {
+		p.Previous = prev
+	}
+	if r == nil {
+		return p
+	}
+	switch r.Status {
+	case trace.StatusOK, trace.StatusMismatch:
+		blameHops(&p, r)
+		blameLatency(&p, r, in.LatencyThreshold)
+	case trace.StatusUnreachable, trace.StatusTooLong:
+		blameFailure(&p, r, in.Previous)
+	}
+	if in.Health != nil {
+		for i := range in.Health.Links {
+			if l := &in.Health.Links[i]; !l.Healthy {
+				p.Blame(CauseLink, NewLink(l.A.NodeGUID, l.A.Port, l.B.NodeGUID, l.B.Port))
+			}
+		}
+	}
+	return p
+}
+
+// blameHops blames the first mismatched hop's ingress link (when the
+// validation MAD was to arrive by it: else every link in front of the
+// hop), and the links in front of every hop whose validation was lost.
+func blameHops(p *Path, r *trace.Result) {
+	mismatched := false
+	for i := 1; i < len(r.Hops) && i <= len(p.Links); i++ {
+		switch r.Hops[i].Agent {
+		case trace.AgentMismatch:
+			if mismatched { // the later ones follow from the first
+				continue
+			}
+			mismatched = true
+			if h := r.Hops[i]; h.ExpectedInPort == 0 || h.ExpectedInPort == h.InPort {
+				p.Blame(CauseMismatch, p.Links[i-1])
+			} else {
+				// The validation MAD's route into the hop is not the
+				// path's: its last link is not one we can name, but it
+				// is on the way to the hop.
+				p.Blame(CauseMismatch, p.Links[:i]...)
+			}
+		case trace.AgentLost:
+			p.Blame(CauseLost, p.Links[:i]...)
+		}
+	}
+}
+
+// blameLatency blames every link of a path whose round trip to the
+// destination's own agent (its last hop) is above threshold.
+func blameLatency(p *Path, r *trace.Result, threshold time.Duration) {
+	if threshold <= 0 || len(r.Hops) < 2 || len(p.Links) == 0 {
+		return
+	}
+	h := r.Hops[len(r.Hops)-1]
+	answered := h.ValidatedBy == trace.ByAgent &&
+		(h.Agent == trace.AgentValidated || h.Agent == trace.AgentMismatch || h.Agent == trace.AgentIngressUnknown)
+	if answered && h.AgentRTT > threshold {
+		p.Blame(CauseLatency, p.Links...)
+	}
+}
+
+// blameFailure blames the link a failed trace could not get past: the
+// one the previous path took out of the last hop's egress port, or,
+// when the last hop is a CA whose own port is down, the link into it.
+// Every MAD of the walk crossed the links before it and came back, so
+// they are not named. When the trace cannot name that link (no previous
+// path by that port, or the hop has no egress: no route), every link it
+// crossed is a suspect. A trace that crossed no link and names none is
+// left good: it says nothing of the links.
+func blameFailure(p *Path, r *trace.Result, prev *trace.Result) {
+	n := len(r.Hops)
+	if n == 0 {
+		return
+	}
+	last := r.Hops[n-1]
+	if r.Reason == trace.ReasonPortDown && last.NodeType != ibmad.NodeTypeSwitch && len(p.Links) > 0 {
+		p.Blame(CauseFailed, p.Links[len(p.Links)-1])
+		return
+	}
+	if last.OutPort != 0 && prev != nil {
+		for j := 0; j+1 < len(prev.Hops); j++ {
+			if h := prev.Hops[j]; h.NodeGUID == last.NodeGUID && h.OutPort == last.OutPort {
+				nx := prev.Hops[j+1]
+				p.Blame(CauseFailed, NewLink(h.NodeGUID, h.OutPort, nx.NodeGUID, nx.InPort))
+				return
+			}
+		}
+	}
+	if len(p.Links) > 0 {
+		p.Blame(CauseFailed, p.Links...)
+	}
+}
+
+func sameLinks(a, b []Link) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
