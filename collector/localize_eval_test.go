@@ -47,19 +47,19 @@ func (lf *locFleet) simLinkKey(name string, port uint8) localize.Link {
 	return localize.NewLink(p.Node.GUID, p.Num, p.Remote.Node.GUID, p.Remote.Num)
 }
 
-// simLink is one end of a cable of the fabric.
-type simLink struct {
+// cableEnd is one end of a cable of the fabric.
+type cableEnd struct {
 	node string
 	port uint8
 }
 
 // links lists every cable once, from its end with the smaller GUID.
-func (lf *locFleet) links() []simLink {
-	var out []simLink
+func (lf *locFleet) links() []cableEnd {
+	var out []cableEnd
 	for _, n := range lf.f.Nodes() {
 		for _, p := range n.Ports[1:] {
 			if p != nil && p.Remote != nil && p.Node.GUID < p.Remote.Node.GUID {
-				out = append(out, simLink{n.Name, p.Num})
+				out = append(out, cableEnd{n.Name, p.Num})
 			}
 		}
 	}
@@ -155,7 +155,7 @@ type locOutcome struct {
 	top1, top3  bool // after the last interval
 	blamed      bool // blamed some link at some interval (a fault-free trial: wrongly)
 	firstRight  int  // the interval at which the right link was first blamed (0: never)
-	wrongBlames int  // intervals in which the top blamed link was not a right one
+	wrongBlames int  // wrong links blamed, summed over the intervals
 }
 
 // locTally sums outcomes per fault kind.
@@ -198,34 +198,42 @@ func (t *locTally) intervalsText() string {
 	return strings.Join(parts, " ")
 }
 
-// locScheme ranks the links of the fleet's evidence: the suspects that it
-// blames, best first.
+// locScheme ranks the links of the fleet's evidence (every link with a
+// score above 0, best first) and says which it blames, best first.
 type locScheme struct {
-	name  string
-	blame func(ev map[localize.Link]*fleetLinkEvidence) []localize.Link
+	name   string
+	rank   func(ev map[localize.Link]*fleetLinkEvidence) []localize.Link
+	blamed func(ev map[localize.Link]*fleetLinkEvidence, ranked []localize.Link) []localize.Link
 }
 
-// evaluate scores one trial's intervals.
+// evaluate scores one trial's intervals: top-1 and top-3 after the last
+// one (top-1 only if blamed), the first interval whose top blamed link
+// is right, and the wrong links blamed over all intervals.
 func evaluate(s locScheme, truth map[localize.Link]bool, intervals []map[localize.Link]*fleetLinkEvidence) locOutcome {
 	var o locOutcome
 	for i, ev := range intervals {
-		suspects := s.blame(ev)
-		if len(suspects) == 0 {
+		ranked := s.rank(ev)
+		blamed := s.blamed(ev, ranked)
+		last := i == len(intervals)-1
+		if last {
+			for k := 0; k < len(ranked) && k < 3; k++ {
+				o.top3 = o.top3 || truth[ranked[k]]
+			}
+		}
+		if len(blamed) == 0 {
 			continue
 		}
 		o.blamed = true
-		if truth[suspects[0]] {
-			if o.firstRight == 0 {
-				o.firstRight = i + 1
-			}
-		} else {
-			o.wrongBlames++
+		if truth[blamed[0]] && o.firstRight == 0 {
+			o.firstRight = i + 1
 		}
-		if i == len(intervals)-1 {
-			o.top1 = truth[suspects[0]]
-			for k := 0; k < len(suspects) && k < 3; k++ {
-				o.top3 = o.top3 || truth[suspects[k]]
+		for _, l := range blamed {
+			if !truth[l] {
+				o.wrongBlames++
 			}
+		}
+		if last {
+			o.top1 = truth[blamed[0]]
 		}
 	}
 	return o
@@ -246,7 +254,7 @@ func TestFleetLocalization(t *testing.T) {
 	}
 	lf := newLocFleet(t, locFleetParams)
 	rng := rand.New(rand.NewPCG(21, 7))
-	schemes := []locScheme{fleetVerdict, vote007, schemeSusp, schemeSuspNorm}
+	schemes := []locScheme{fleetVerdict, vote007}
 	tallies := map[string]map[string]*locTally{}
 	for _, s := range schemes {
 		tallies[s.name] = map[string]*locTally{}
@@ -279,7 +287,7 @@ func TestFleetLocalization(t *testing.T) {
 				o := evaluate(s, fault.truth, intervals)
 				tallies[s.name][kind].add(o)
 				if testing.Verbose() && (kind != faultNone && !o.top1 || kind == faultNone && o.blamed) {
-					top := s.blame(intervals[len(intervals)-1])
+					top := s.rank(intervals[len(intervals)-1])
 					var why string
 					if len(top) > 0 {
 						e := intervals[len(intervals)-1][top[0]]
@@ -330,7 +338,7 @@ func describeKeys(lf *locFleet, keys []localize.Link, n int) string {
 // locTable is the evaluation's table: per scheme and fault kind.
 func locTable(schemes []locScheme, tallies map[string]map[string]*locTally) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-14s %-10s %6s %7s %7s %12s %s\n", "scheme", "fault", "trials", "top-1", "top-3", "blamed/wrong", "intervals to first right blame")
+	fmt.Fprintf(&b, "%-14s %-10s %6s %7s %7s %12s %s\n", "scheme", "fault", "trials", "top-1", "top-3", "blamed/wrong", "intervals to the first right blame: trials")
 	for _, s := range schemes {
 		sum := locTally{}
 		for _, k := range locKinds {
