@@ -36,6 +36,7 @@
 //   - health.go: path and link health (health:): checks and their series.
 //   - evidence.go: per-link evidence (evidence:): each destination's
 //     paths judged (localize) and summed per link at every scrape.
+//   - health_congestion.go: the congestion series of a link and a path.
 //
 // Discovered destinations (the discover: selectors):
 //   - fleet.go: fleet, one loop per selector, refreshing from the SA.

@@ -75,7 +75,7 @@ var (
 	dLinkHealth = desc("link_healthy", "1 if the link (on a traced path) is active, at the width and speed both ends support and "+
 		"any expected ones, and no error counter rose above its limit in the last interval.", linkLabels...)
 	dLinkStatus = desc("link_status", "The link's verdict: one series per link, labelled with it "+
-		"(ok, not_active, below_expected, width_degraded, speed_degraded, unknown).", append(linkLabels, "verdict")...)
+		"(ok, not_active, below_expected, width_degraded, speed_degraded, congested, unknown).", append(linkLabels, "verdict")...)
 	dLinkWidth   = desc("link_width_lanes", "Active width of the link (lanes).", linkLabels...)
 	dLinkRate    = desc("link_rate_bytes_per_second", "Active data rate of the link: width × lane rate, in bytes per second (bits / 8).", linkLabels...)
 	dLinkCapable = desc("link_capable_rate_bytes_per_second", "Data rate of the widest and fastest width and speed both ends support (iblinkinfo's \"Could be\"), in bytes per second.", linkLabels...)
@@ -115,6 +115,7 @@ func collectHealth(ch chan<- prometheus.Metric, on bool, totals *healthTotals, n
 		dMTU      = desc("path_mtu_bytes", "Smallest NeighborMTU along the last traced path.", names...)
 		dDegraded = desc("path_degraded_links", "Links of the last traced path that are not active, narrower or slower than they could be or than expected.", names...)
 		dErrors   = desc("path_link_errors", "Error counter increments in the last interval on the links of the last traced path.", names...)
+		dWait     = pathWaitDesc(names) // health_congestion.go
 	)
 	links := map[linkhealth.LinkKey]*linkhealth.Link{}
 	for i, s := range dests {
@@ -130,6 +131,7 @@ func collectHealth(ch chan<- prometheus.Metric, on bool, totals *healthTotals, n
 		g(dMTU, float64(ph.MTUBytes))
 		g(dDegraded, float64(ph.DegradedLinks))
 		g(dErrors, float64(ph.LinkErrors))
+		g(dWait, ph.XmitWaitRatio)
 		for j := range ph.Links {
 			l := &ph.Links[j]
 			links[canonical(l.Key())] = l
@@ -155,6 +157,7 @@ func collectHealth(ch chan<- prometheus.Metric, on bool, totals *healthTotals, n
 		g(dLinkErrors, float64(l.Errors))
 		g(dLinkWait, float64(l.XmitWait))
 		g(dLinkCtr, 1, counterState(l))
+		collectLinkCongestion(g, l)
 	}
 }
 

@@ -43,6 +43,9 @@ type TraceView struct {
 	// was seen.
 	PreviousPath      *trace.JSONResult `json:"previous_path,omitempty"`
 	PreviousPathUntil *time.Time        `json:"previous_path_until,omitempty"`
+	// Congestion is the last path's most congested link (health:;
+	// health_congestion.go).
+	Congestion *PathCongestion `json:"congestion,omitempty"`
 }
 
 // Traces returns the latest trace of every destination.
@@ -74,6 +77,7 @@ func (s *destState) view() TraceView {
 		j, t := prev.JSON(), until.UTC()
 		v.PreviousPath, v.PreviousPathUntil = &j, &t
 	}
+	v.Congestion = pathCongestion(s.health)
 	return v
 }
 

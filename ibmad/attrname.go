@@ -42,6 +42,8 @@ func (a AttrID) name(c MgmtClass) string {
 			return "PortCounters"
 		case AttrPortCountersExtended:
 			return "PortCountersExtended"
+		case AttrPortVLXmitWaitCounters:
+			return "PortVLXmitWaitCounters"
 		}
 	case c == ClassIBTracer && a == AttrSourceRoute:
 		return "SourceRoute"

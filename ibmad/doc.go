@@ -35,6 +35,7 @@
 //     and the attribute modifier.
 //   - classportinfo.go: ClassPortInfo.
 //   - portcounters.go: PortCounters and PortCountersExtended.
+//   - vlxmitwait.go: PortVLXmitWaitCounters, the per-VL PortXmitWait.
 //   - pathrecord.go: PathRecord and NodeRecord.
 //   - sarecords.go: the SA records read in tables: LFTRecord, LinkRecord,
 //     PortInfoRecord, SwitchInfoRecord.

@@ -251,6 +251,7 @@ func cases() []attrCase {
 		},
 		portCountersCase(),
 		portCountersExtCase(),
+		vlXmitWaitCase(), // vlxmitwait_cgo_test.go
 	}
 }
 

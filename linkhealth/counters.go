@@ -45,6 +45,9 @@ type PortCounterReading struct {
 	SinceSeconds float64           `json:"since_seconds,omitempty"`
 	Saturated    []string          `json:"saturated,omitempty"`
 	Err          string            `json:"error,omitempty"`
+	// VLXmitWait is the port's per-VL waits, read when its PortXmitWait
+	// rose (congestion.go).
+	VLXmitWait *VLXmitWaitReading `json:"vl_xmit_wait,omitempty"`
 
 	inc [numCounters]uint64
 }
@@ -55,6 +58,7 @@ type counterSnap struct {
 	sat [numCounters]bool
 	ext bool
 	at  time.Time
+	vl  *[ibmad.NumVLs]uint64 // PortVLXmitWaitCounters, when read (congestion.go)
 }
 
 type counterRead struct {
@@ -64,6 +68,7 @@ type counterRead struct {
 type pmaCaps struct {
 	ext      bool // PortCountersExtended with the 64-bit error counters
 	xmitWait bool
+	noVLWait bool // the PMA answered that it lacks PortVLXmitWaitCounters
 }
 
 // readCounters reads (or reuses, within Share) a link end's counters.
@@ -121,7 +126,7 @@ func (h *Checker) readCountersNow(p *trace.Probe, e *LinkEnd, k portKey) *PortCo
 		snap.v[xmitWait], snap.sat[xmitWait] = 0, false
 	}
 	prev, ok := h.prev.Get(k)
-	h.prev.Put(k, snap)
+	defer func() { h.prev.Put(k, snap) }() // with the VL waits read below
 	r.Values, r.Extended = map[string]uint64{}, snap.ext
 	for i, n := range CounterNames {
 		if i == xmitWait && !caps.xmitWait {
@@ -136,6 +141,7 @@ func (h *Checker) readCountersNow(p *trace.Probe, e *LinkEnd, k portKey) *PortCo
 	if ok && prev.ext == snap.ext {
 		r.State = compare(prev, snap, r)
 	}
+	h.readVLXmitWait(p, e, caps, &snap, prev, r)
 	return r
 }
 
@@ -198,10 +204,10 @@ func (h *Checker) pmaGet(p *trace.Probe, e *LinkEnd, attr ibmad.AttrID, out unma
 	name := ibmad.AttrName(ibmad.ClassPerfMgt, attr)
 	resp, err := p.Do(req)
 	if err != nil {
-		return fmt.Errorf("PerfMgt %s of LID %d port %d: no answer: %p", name, e.LID, e.Port, err)
+		return fmt.Errorf("PerfMgt %s of LID %d port %d: no answer: %w", name, e.LID, e.Port, err)
 	}
 	if st := resp.MAD.Status(); st != 0 {
-		return fmt.Errorf("PerfMgt %s of LID %d port %d: the PMA answered %p", name, e.LID, e.Port, st.Err())
+		return fmt.Errorf("PerfMgt %s of LID %d port %d: the PMA answered %w", name, e.LID, e.Port, st.Err())
 	}
 	return out.UnmarshalBinary(resp.MAD.PerfMgtData())
 }

@@ -20,6 +20,9 @@
 //     from flags and configuration.
 //   - counters.go: the PMA reads, the counters' increments since the last
 //     reading (resets, saturation) and the limits applied to them.
+//   - congestion.go: congestion: a link's PortXmitWait as a share of the
+//     interval's ticks, the congested verdict, and the per-VL waits
+//     (PortVLXmitWaitCounters) read when an end's PortXmitWait rose.
 //   - limits.go: counter limits, one CounterName=value or an ibqueryerrors
 //     threshold file.
 package linkhealth

@@ -15,11 +15,15 @@ const (
 	LinkBelowExpected = "below_expected" // narrower or slower than Options expects
 	LinkWidthDegraded = "width_degraded" // narrower than both ends support (iblinkinfo's "Could be")
 	LinkSpeedDegraded = "speed_degraded" // slower than both ends support
+	LinkCongested     = "congested"      // an end's transmit waited longer than Options.XmitWaitLimit (congestion.go)
 	LinkUnknown       = "unknown"        // an end's PortInfo could not be read
 )
 
-// LinkVerdicts lists every link verdict, worst first.
-var LinkVerdicts = []string{LinkNotActive, LinkBelowExpected, LinkWidthDegraded, LinkSpeedDegraded, LinkUnknown, LinkOK}
+// LinkVerdicts lists every link verdict, worst first. Congestion is not
+// a fault of the link: congested ranks below every degradation, and a
+// congested link stays healthy.
+var LinkVerdicts = []string{LinkNotActive, LinkBelowExpected, LinkWidthDegraded, LinkSpeedDegraded, LinkCongested,
+	LinkUnknown, LinkOK}
 
 // Options configure Checker.
 type Options struct {
@@ -36,6 +40,13 @@ type Options struct {
 	// LimitValues applies Limits to the counter values themselves, as
 	// ibqueryerrors and ibdiagpath do, when there is no earlier reading.
 	LimitValues bool
+	// XmitWaitLimit, when above 0, makes a link congested when an end's
+	// PortXmitWait rose by at least this share of the ticks between two
+	// readings (docs/metrics.md, "Congestion").
+	XmitWaitLimit float64
+	// XmitWaitTickSymbols is the length of a PortXmitWait tick in symbol
+	// times (PortSamplesControl Tick + 1; 0: DefaultXmitWaitTickSymbols).
+	XmitWaitTickSymbols int
 	// Share reuses a port's PortInfo and counter readings for this long
 	// across the destinations whose paths cross it (the exporter sets its
 	// interval): the cost is one read per distinct port per Share, however
@@ -95,6 +106,21 @@ type Link struct {
 	Errors      uint64 `json:"errors"`
 	ErrorsKnown bool   `json:"errors_known"`
 	XmitWait    uint64 `json:"xmit_wait"`
+	// XmitWaitRatio is the larger of the two ends' PortXmitWait increments
+	// as a share of the ticks between their readings; XmitWaitEnd ("a" or
+	// "b") the end that waited, XmitWaitVL the VL that waited most there
+	// (nil: not read, or the PMA lacks PortVLXmitWaitCounters). All are
+	// unset while no end's ratio is known. XmitWaitKnown is false while
+	// an end's is unknown (no speed, no two comparable readings, no
+	// PortXmitWait at its PMA, or the counter stuck at its maximum): the
+	// ratio is then the other end's, a lower bound (congestion.go).
+	XmitWaitRatio float64 `json:"xmit_wait_ratio"`
+	XmitWaitKnown bool    `json:"xmit_wait_known"`
+	XmitWaitEnd   string  `json:"xmit_wait_end,omitempty"`
+	XmitWaitVL    *int    `json:"xmit_wait_vl,omitempty"`
+	// Congested: XmitWaitRatio reached Options.XmitWaitLimit (the verdict
+	// says congested unless a degradation ranks first).
+	Congested bool `json:"congested"`
 	// OverLimit lists "end:counter" whose increase (or value) reached its
 	// limit.
 	OverLimit []string `json:"over_limit,omitempty"`
@@ -122,7 +148,13 @@ type PathHealth struct {
 	MTUBytes      int     `json:"mtu_bytes"` // the smallest NeighborMTU
 	DegradedLinks int     `json:"degraded_links"`
 	LinkErrors    uint64  `json:"link_errors"`
-	MADs          int     `json:"mads"`
+	// CongestedLinks counts the congested links; XmitWaitRatio is the
+	// largest link XmitWaitRatio on the path and XmitWaitHop that link's
+	// Hop (0: no link's ratio is known).
+	CongestedLinks int     `json:"congested_links"`
+	XmitWaitRatio  float64 `json:"xmit_wait_ratio"`
+	XmitWaitHop    int     `json:"xmit_wait_hop,omitempty"`
+	MADs           int     `json:"mads"`
 }
 
 // Unhealthy lists the links that are not healthy, for a person.

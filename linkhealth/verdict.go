@@ -68,6 +68,7 @@ func (h *Checker) judge(l *Link) {
 	if len(verdicts) > 0 {
 		l.Verdict, l.Healthy = verdicts[0], false
 	}
+	h.judgeCongestion(l)
 	if len(l.OverLimit) > 0 {
 		l.Healthy = false
 	}
@@ -79,8 +80,14 @@ func (h *Checker) sum(ph *PathHealth) {
 	for i := range ph.Links {
 		l := &ph.Links[i]
 		h.judge(l)
-		if l.Verdict != LinkOK && l.Verdict != LinkUnknown {
+		if l.Verdict != LinkOK && l.Verdict != LinkUnknown && l.Verdict != LinkCongested {
 			ph.DegradedLinks++
+		}
+		if l.Congested {
+			ph.CongestedLinks++
+		}
+		if l.XmitWaitRatio > ph.XmitWaitRatio {
+			ph.XmitWaitRatio, ph.XmitWaitHop = l.XmitWaitRatio, l.Hop
 		}
 		if !l.Healthy {
 			ph.Healthy = false

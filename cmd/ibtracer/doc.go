@@ -35,6 +35,8 @@
 //     usage checks and its output.
 //   - health.go: the --health flags and their linkhealth.Options, the
 //     checks of the traced paths, their exit status and their output.
+//   - congestion.go: a link's congestion (xmit wait share, waiting VL)
+//     in the -v output.
 //   - version.go: version, the --version text.
 //   - tty_linux.go, tty_other.go: isTerminal (always false off Linux).
 package main

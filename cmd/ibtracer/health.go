@@ -131,7 +131,7 @@ func writeHealthVerbose(w io.Writer, ph *linkhealth.PathHealth) {
 		if l.Verdict == linkhealth.LinkWidthDegraded || l.Verdict == linkhealth.LinkSpeedDegraded {
 			fmt.Fprintf(w, " (could be %s %s)", width(l.CouldBeWidth), l.CouldBeSpeed)
 		}
-		fmt.Fprint(w, counterColumn(l))
+		fmt.Fprint(w, counterColumn(l), congestionColumn(l))
 		fmt.Fprintln(w)
 		for _, e := range []*linkhealth.LinkEnd{&l.A, &l.B} {
 			if e.Err != "" {

@@ -11,6 +11,7 @@
 //   - fleet.go: mad_rate and the discover selectors;
 //   - health.go: the health section;
 //   - evidence.go: the evidence section (per-link evidence);
+//   - congestion.go: Share, health's xmit_wait_limit;
 //   - paths.go: paths and discovery;
 //   - validate.go: validate, who validates each hop (auto, agent, sma,
 //     off; the old true and false);

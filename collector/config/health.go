@@ -26,6 +26,13 @@ type HealthConfig struct {
 	// format; a relative path is relative to the configuration file.
 	// Limits given in the file and in limits: take the limits: value.
 	ThresholdFile string `yaml:"threshold_file"`
+	// XmitWaitLimit makes a link congested when an end's PortXmitWait
+	// rose by this share of the interval's ticks (0.05: 5 %); unset, no
+	// link is judged congested (congestion.go).
+	XmitWaitLimit Share `yaml:"xmit_wait_limit"`
+	// XmitWaitTickSymbols is a PortXmitWait tick in symbol times
+	// (PortSamplesControl Tick + 1); 0: linkhealth's default, 8.
+	XmitWaitTickSymbols int `yaml:"xmit_wait_tick_symbols"`
 
 	// Options is the section read (Enabled false: health off).
 	Options linkhealth.Options `yaml:"-"`
@@ -73,11 +80,15 @@ func (h *HealthConfig) check(file string, line int) error {
 		}
 		o.Limits[n] = h.Limits[n]
 	}
-	if (o.ExpectWidth != 0 || o.ExpectSpeed != 0 || len(o.Limits) > 0 || h.ThresholdFile != "") && !h.Enabled {
+	o.XmitWaitLimit, o.XmitWaitTickSymbols = float64(h.XmitWaitLimit), h.XmitWaitTickSymbols
+	if (o.ExpectWidth != 0 || o.ExpectSpeed != 0 || len(o.Limits) > 0 || h.ThresholdFile != "" || o.XmitWaitLimit > 0) && !h.Enabled {
 		return bad("enabled", "health settings are given but health is off: set enabled: true")
 	}
 	if !*h.Counters && len(o.Limits) > 0 {
 		return bad("limits", "counter limits need counters: true")
+	}
+	if !*h.Counters && o.XmitWaitLimit > 0 {
+		return bad("xmit_wait_limit", "the congestion limit needs counters: true")
 	}
 	h.Options = o
 	return nil

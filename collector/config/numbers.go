@@ -35,6 +35,8 @@ var intKeys = map[string]intKey{
 	"destinations[].port":   {min: 1, max: 254, msg: "%s is not a port number (1..254)"},
 	"discover[].sample":     {min: 0, max: 100000, msg: "%s: want 0 (every port) .. 100000"},
 	"health.limits.*":       {min: 0, max: math.MaxUint64},
+	"health.xmit_wait_tick_symbols": {min: 1, max: 256,
+		msg: "%s: want a PortXmitWait tick in symbol times, 1..256 (PortSamplesControl Tick + 1)"},
 }
 
 // checkIntegers finds the first integer key of the document root whose

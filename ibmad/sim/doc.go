@@ -43,8 +43,9 @@
 //   - sa_records.go: the SA tables: SwitchInfoRecord, LFTRecord,
 //     LinkRecord and PortInfoRecord.
 //   - sa_rmpp.go: SA tables sent over RMPP, one session per request.
-//   - pma.go: the PMA: ClassPortInfo, PortCounters and their extended
-//     form (Get, and Set to clear), saturated as real ports do.
+//   - pma.go: the PMA: ClassPortInfo, PortCounters, their extended
+//     form and PortVLXmitWaitCounters (Get, and Set to clear), saturated
+//     as real ports do.
 //
 // Faults:
 //   - faults.go: drop rates, links down (with or without a re-route),
@@ -53,6 +54,9 @@
 //     (SetSMPFirewall, SetSMPMKeyProtect).
 //   - health_faults.go: link training (width, speed), climbing error
 //     counters, PMA status and legacy PMA faults.
+//   - congestion.go: congested ports, whose PortXmitWait and one VL's
+//     PortVLXmitWait climb (SetXmitWaitRate, SetVLXmitWaitRate), and PMAs
+//     without PortVLXmitWaitCounters.
 //   - chaos.go: Chaos and ChaosOptions, random faults and their repairs on
 //     one schedule, for the demo.
 //   - health_chaos.go: the standing path-health faults Chaos adds.

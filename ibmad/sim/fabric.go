@@ -108,6 +108,7 @@ type portCounters struct {
 	xmitDiscards, rcvErrors, linkDowned, switchRelay atomic.Uint64
 	symbolErrors                                     atomic.Uint64
 	climb                                            atomic.Pointer[errorClimb] // fault (health_faults.go)
+	cong                                             congestion                 // fault: transmit waits (congestion.go)
 }
 
 // NumPorts returns the number of external ports.

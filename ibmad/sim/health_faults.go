@@ -135,6 +135,8 @@ func (c *portCounters) restartClimb() {
 type pmaFault struct {
 	status ibmad.Status // non-zero: every PerfMgt request gets this status
 	legacy bool         // no PortCountersExtended: the saturating counters only
+	// noVLWait: no PortVLXmitWaitCounters (congestion.go).
+	noVLWait bool
 }
 
 // SetPMAStatus makes node's PMA answer every request with status st (0:

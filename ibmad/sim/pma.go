@@ -4,9 +4,10 @@ import (
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 )
 
-// pma answers PerfMgt ClassPortInfo, PortCounters and
-// PortCountersExtended Gets (and Sets, which clear the selected counters)
-// for any port of node. Counters move as simulated MADs cross links.
+// pma answers PerfMgt ClassPortInfo, PortCounters,
+// PortCountersExtended and PortVLXmitWaitCounters Gets (and Sets, which
+// clear the port's counters) for any port of node. Counters move as
+// simulated MADs cross links; PortXmitWait as congestion.go makes it.
 func (f *Fabric) pma(node *Node, m *ibmad.MAD) {
 	meth := m.Method()
 	m.SetMethod(ibmad.MethodGetResp)
@@ -26,7 +27,7 @@ func (f *Fabric) pma(node *Node, m *ibmad.MAD) {
 		node.pmaLegacy(&cpi)
 		clear(data)
 		_ = cpi.MarshalTo(data)
-	case ibmad.AttrPortCounters, ibmad.AttrPortCountersExtended:
+	case ibmad.AttrPortCounters, ibmad.AttrPortCountersExtended, ibmad.AttrPortVLXmitWaitCounters:
 		sel := data[1]
 		var ports []*Port
 		switch {
@@ -37,6 +38,12 @@ func (f *Fabric) pma(node *Node, m *ibmad.MAD) {
 		default:
 			m.SetStatus(ibmad.StatusInvalidField)
 			return
+		}
+		if m.AttrID() == ibmad.AttrPortVLXmitWaitCounters {
+			if !node.pmaVLXmitWait(m, ports, meth == ibmad.MethodSet) {
+				return
+			}
+			break
 		}
 		if meth == ibmad.MethodSet {
 			for _, p := range ports {
@@ -53,13 +60,14 @@ func (f *Fabric) pma(node *Node, m *ibmad.MAD) {
 				LinkDownedCounter: sat8(s.linkDowned), PortRcvErrors: sat16(s.rcvErrors),
 				PortRcvSwitchRelayErrors: sat16(s.switchRelay), PortXmitDiscards: sat16(s.xmitDiscards),
 				PortXmitData: sat32(s.xmitData), PortRcvData: sat32(s.rcvData),
-				PortXmitPkts: sat32(s.xmitPkts), PortRcvPkts: sat32(s.rcvPkts)}
+				PortXmitPkts: sat32(s.xmitPkts), PortRcvPkts: sat32(s.rcvPkts), PortXmitWait: sat32(s.xmitWait)}
 			_ = pc.MarshalTo(data)
 		} else {
 			pc := ibmad.PortCountersExtended{PortSelect: sel, PortXmitData: s.xmitData, PortRcvData: s.rcvData,
 				PortXmitPkts: s.xmitPkts, PortRcvPkts: s.rcvPkts, PortUnicastXmitPkts: s.xmitPkts,
 				PortUnicastRcvPkts: s.rcvPkts, SymbolErrorCounter: s.symbolErrors, LinkDownedCounter: s.linkDowned,
-				PortRcvErrors: s.rcvErrors, PortRcvSwitchRelayErrors: s.switchRelay, PortXmitDiscards: s.xmitDiscards}
+				PortRcvErrors: s.rcvErrors, PortRcvSwitchRelayErrors: s.switchRelay, PortXmitDiscards: s.xmitDiscards,
+				PortXmitWait: s.xmitWait}
 			_ = pc.MarshalTo(data)
 		}
 	default:
@@ -71,6 +79,7 @@ func (f *Fabric) pma(node *Node, m *ibmad.MAD) {
 
 type counterSums struct {
 	xmitPkts, rcvPkts, xmitData, rcvData, xmitDiscards, rcvErrors, linkDowned, switchRelay, symbolErrors uint64
+	xmitWait                                                                                             uint64
 }
 
 func (s *counterSums) add(c *portCounters) {
@@ -83,6 +92,7 @@ func (s *counterSums) add(c *portCounters) {
 	s.linkDowned += c.linkDowned.Load()
 	s.switchRelay += c.switchRelay.Load()
 	s.symbolErrors += c.symbolErrors.Load() + c.climbed()
+	s.xmitWait += c.cong.xmitWait()
 }
 
 func (c *portCounters) reset() {
@@ -91,6 +101,7 @@ func (c *portCounters) reset() {
 		a.Store(0)
 	}
 	c.restartClimb()
+	c.cong.reset()
 }
 
 func sat8(v uint64) uint8 {

@@ -5,7 +5,8 @@
 // build tag (make test sets it): go build ./... and go vet ./... need no
 // C header.
 //
-// The package is one file (cgo, ibcref tag):
+// Its files (cgo, ibcref tag):
 //   - cmadref.go: Available, Decode and Encode (mad_decode_field and
 //     mad_encode_field), and the MAD_FIELDS identifiers the tests use.
+//   - vlxmitwait.go: PortVLXmitWaitCounters' attribute ID and fields.
 package cmadref
