@@ -28,7 +28,12 @@ const (
 	locQuickTrial = 1
 )
 
-var locKinds = []string{faultDrop, faultDead, faultDiverge, faultWidth, faultNone}
+var locKinds = []string{faultDrop, faultDead, faultDiverge, faultWidth, faultCongest, faultNone}
+
+// locCongestShare is the share of the time a congested port waits to
+// send (the fleet's xmit_wait_limit is 5 %); the in-process fabric's tick
+// is 8 ns (its links run 4X QDR).
+const locCongestShare = 0.2
 
 // locFault is one injected fault: the links that are the right answer
 // (a diverging switch: its cables to the node that sees the mismatch)
@@ -102,6 +107,9 @@ func (lf *locFleet) inject(kind string, rng *rand.Rand) locFault {
 	case faultWidth:
 		must(lf.f.SetLinkWidth(l.node, int(l.port), true))
 		fault.repair = func() { must(lf.f.SetLinkWidth(l.node, int(l.port), false)) }
+	case faultCongest:
+		must(lf.f.SetXmitWaitRate(l.node, int(l.port), locCongestShare/8e-9, lf.clk.Now))
+		fault.repair = func() { must(lf.f.SetXmitWaitRate(l.node, int(l.port), 0, nil)) }
 	case faultDiverge:
 		return lf.diverge(rng)
 	default:

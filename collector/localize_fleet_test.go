@@ -75,7 +75,7 @@ func newLocFleet(tb testing.TB, p locParams) *locFleet {
 	lf := &locFleet{tb: tb, p: p, f: f, clk: fakeclock.New(time.Unix(1_800_000_000, 0))}
 	var calls atomic.Int64
 	inv := newSimInventory(f, &calls)
-	cfg, err := configParse(fmt.Sprintf("interval: %s\ntimeout: 50ms\nretries: 1\nhealth:\n  enabled: true\ndiscover:\n  - all: true\n    sample: %d\n",
+	cfg, err := configParse(fmt.Sprintf("interval: %s\ntimeout: 50ms\nretries: 1\nhealth:\n  enabled: true\n  xmit_wait_limit: 0.05\ndiscover:\n  - all: true\n    sample: %d\n",
 		p.interval, p.sample))
 	if err != nil {
 		tb.Fatal(err)

@@ -48,7 +48,8 @@ func PathLinks(r *trace.Result) []Link {
 //     the validation MAD was expected in by the path's port; else the
 //     links in front of it);
 //   - a hop's validation lost: the links in front of it;
-//   - a link of the health check not healthy: that link;
+//   - a link of the health check not healthy, or congested (linkhealth
+//     keeps a congested link healthy: waiting is not an error): that link;
 //   - the round trip to the destination's agent above the threshold:
 //     every link of the path.
 //
@@ -73,7 +74,7 @@ func FromTrace(in Trace) Path {
 	}
 	if in.Health != nil {
 		for i := range in.Health.Links {
-			if l := &in.Health.Links[i]; !l.Healthy {
+			if l := &in.Health.Links[i]; !l.Healthy || l.Congested {
 				p.Blame(CauseLink, NewLink(l.A.NodeGUID, l.A.Port, l.B.NodeGUID, l.B.Port))
 			}
 		}
