@@ -34,11 +34,11 @@ type locParams struct {
 
 // locFleet is the fabric and its exporters.
 type locFleet struct {
-	tb    testing.TB
-	p     locParams
-	f     *sim.Fabric
-	clk   *fakeclock.Clock
-	exps  []*locExporter
+	tb   testing.TB
+	p    locParams
+	f    *sim.Fabric
+	clk  *fakeclock.Clock
+	exps []*locExporter
 }
 
 // locExporter is one exporter: its tracer and health checker, and the

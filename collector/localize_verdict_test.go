@@ -21,7 +21,7 @@ type fleetLinkEvidence struct {
 	paths, bad float64
 	suspicion  float64
 	votes      float64
-	exporters  float64 // exporters with a bad path on the link
+	exporters  float64                // exporters with a bad path on the link
 	causes     map[localize.Cause]int // of the bad paths naming it (for the log)
 }
 
