@@ -288,6 +288,9 @@ func TestFleetLocalization(t *testing.T) {
 				intervals = append(intervals, st.observe(lf.round(ctx)))
 			}
 			fault.repair()
+			if n == 0 {
+				checkRulesAgree(t, st, intervals[len(intervals)-1], kind)
+			}
 			if testing.Verbose() {
 				t.Logf("trial %d %s %s", n, kind, fault.what)
 			}

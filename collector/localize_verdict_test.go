@@ -30,6 +30,15 @@ type fleetLinkEvidence struct {
 // the one before its last change.
 type fleetState struct {
 	path, prev []map[string]*trace.Result
+	// last is each exporter's evidence of the last interval, as its
+	// series would show it (localize_rules_test.go writes them).
+	last []exporterEvidence
+}
+
+// exporterEvidence is what one exporter's link evidence series hold.
+type exporterEvidence struct {
+	links    []localize.LinkEvidence
+	badPaths int // ibtracer_evidence_bad_paths
 }
 
 func newFleetState(n int) *fleetState {
@@ -60,12 +69,16 @@ func (st *fleetState) remember(i int, dest string, r *trace.Result) *trace.Resul
 // recording rules take them.
 func (st *fleetState) observe(paths [][]locPath) map[localize.Link]*fleetLinkEvidence {
 	fleet := map[localize.Link]*fleetLinkEvidence{}
+	st.last = make([]exporterEvidence, len(paths))
 	for i, ps := range paths {
 		var acc localize.Accumulator
 		causes := map[localize.Link]map[localize.Cause]int{}
 		for _, p := range ps {
 			lp := localize.FromTrace(localize.Trace{Current: p.res, Previous: st.remember(i, p.dest, p.res), Health: p.ph})
 			acc.Add(lp)
+			if lp.Bad {
+				st.last[i].badPaths++
+			}
 			for _, l := range lp.Suspects {
 				if causes[l] == nil {
 					causes[l] = map[localize.Cause]int{}
@@ -75,7 +88,8 @@ func (st *fleetState) observe(paths [][]locPath) map[localize.Link]*fleetLinkEvi
 				}
 			}
 		}
-		for _, le := range acc.Evidence() {
+		st.last[i].links = acc.Evidence()
+		for _, le := range st.last[i].links {
 			ev := fleet[le.Link]
 			if ev == nil {
 				ev = &fleetLinkEvidence{causes: map[localize.Cause]int{}}
