@@ -162,8 +162,8 @@ func checkTopSuspect(t *testing.T, e *Exporter, dests []string, want localize.Li
 			if _, ok := sus[l]; ok {
 				t.Errorf("%v: only good paths cross it, yet suspected %g", l, sus[l])
 			}
-			if paths[l] == 0 {
-				t.Errorf("%v: crossed by a good path, no link_paths", l)
+			if _, ok := paths[l]; ok {
+				t.Errorf("%v: only good paths cross it, yet a link_paths series", l)
 			}
 		}
 	}
@@ -179,7 +179,7 @@ func TestEvidenceNamesADeadLink(t *testing.T) {
 	if len(links["ibtracer_link_suspicion"]) != 0 || len(links["ibtracer_link_bad_paths"]) != 0 || plain["ibtracer_evidence_bad_paths"] != 0 {
 		t.Fatalf("fault-free fabric: suspicion %v, bad paths %v", links["ibtracer_link_suspicion"], links["ibtracer_link_bad_paths"])
 	}
-	if plain["ibtracer_evidence_paths"] != float64(len(dests)) || len(links["ibtracer_link_paths"]) == 0 {
+	if plain["ibtracer_evidence_paths"] != float64(len(dests)) || len(links["ibtracer_link_paths"]) != 0 {
 		t.Fatalf("paths %v, links %d", plain["ibtracer_evidence_paths"], len(links["ibtracer_link_paths"]))
 	}
 	spine, port, _ := spineDown(t, e, f, dests)
@@ -342,5 +342,49 @@ func TestEvidenceNamesADegradedLink(t *testing.T) {
 	_, plain := linkSeries(t, e)
 	if plain["ibtracer_evidence_bad_path_causes/link"] != float64(bad) {
 		t.Fatalf("causes %v", plain)
+	}
+}
+
+// A switch whose table lost a destination's route (a buggy SM, or one
+// that took out a link): the trace fails with no_route there, and the
+// link the previous path took out of that switch is named.
+func TestEvidenceNamesTheLinkANoRouteTableDropped(t *testing.T) {
+	e, f, dests := healthExporter(t, evidenceYAML)
+	e.traceAll(t, dests)
+	spine, port, dest := spineDown(t, e, f, dests)
+	lid, _ := f.LIDOf(dest, 0)
+	if err := f.SetLFTEntry(spine, lid, ibmad.LFTNoRoute); err != nil {
+		t.Fatal(err)
+	}
+	e.traceEach(dests)
+	if r := e.dests.get(dest).last; r.Reason != trace.ReasonNoRoute {
+		t.Fatalf("%s: %s %s (%v), want no_route", dest, r.Status, r.Reason, r.Err)
+	}
+	checkTopSuspect(t, e, dests, simLink(t, f, spine, port), e.badNow(dests))
+}
+
+// Once the SM has routed around a dead link, every path is good again:
+// no link is suspected, though previous paths still cross the dead one.
+func TestEvidenceClearsWhenTheSMRoutesAround(t *testing.T) {
+	e, f, dests := healthExporter(t, evidenceYAML)
+	e.traceAll(t, dests)
+	spine, port, dest := spineDown(t, e, f, dests)
+	if err := f.SetLinkState(spine, port, false, false); err != nil {
+		t.Fatal(err)
+	}
+	e.traceEach(dests)
+	if links, _ := linkSeries(t, e); len(links["ibtracer_link_suspicion"]) == 0 {
+		t.Fatal("dead link: nothing suspected")
+	}
+	if err := f.SetLinkState(spine, port, false, true); err != nil { // the SM sweeps
+		t.Fatal(err)
+	}
+	e.traceAll(t, dests)
+	if s := e.dests.get(dest); s.previousPath(s.last) == nil {
+		t.Fatalf("%s: no previous path after the reroute", dest)
+	}
+	links, plain := linkSeries(t, e)
+	if len(links["ibtracer_link_suspicion"]) != 0 || len(links["ibtracer_link_paths"]) != 0 || plain["ibtracer_evidence_bad_paths"] != 0 {
+		t.Fatalf("after the reroute: suspicion %v, bad paths %v", links["ibtracer_link_suspicion"], plain["ibtracer_evidence_bad_paths"])
 	}
 }

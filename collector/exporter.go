@@ -39,6 +39,8 @@ type Exporter struct {
 	health healthTotals
 	skips  skipCounts // traces not run (tracing.go)
 
+	capped evidenceCap // link evidence left out of a scrape (evidence.go)
+
 	mu        sync.RWMutex // guards the fields below
 	cfg       *config.Config
 	seed      string        // seed.go

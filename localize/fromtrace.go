@@ -131,12 +131,14 @@ func blameLatency(p *Path, r *trace.Result, threshold time.Duration) {
 }
 
 // blameFailure blames the link a failed trace could not get past: the
-// one the previous path took out of the last hop's egress port, or,
-// when the last hop is a CA whose own port is down, the link into it.
-// Every MAD of the walk crossed the links before it and came back, so
-// they are not named. When the trace cannot name that link (no previous
-// path by that port, or the hop has no egress: no route), every link it
-// crossed is a suspect. A trace that crossed no link and names none is
+// one the previous path took out of the last hop by its egress port (by
+// any port when the hop has no egress: its table lost the route, as
+// after the SM routed around a dead link), or, when the last hop is a CA
+// whose own port is down, the link into it. Every MAD of the walk
+// crossed the links before it and came back, so they are not named.
+// When the previous path cannot name that link (none, or it did not
+// leave that hop, or by another port), every link it crossed is a
+// suspect. A trace that crossed no link and names none is
 // left good: it says nothing of the links.
 func blameFailure(p *Path, r *trace.Result, prev *trace.Result) {
 	n := len(r.Hops)
@@ -148,9 +150,11 @@ func blameFailure(p *Path, r *trace.Result, prev *trace.Result) {
 		p.Blame(CauseFailed, p.Links[len(p.Links)-1])
 		return
 	}
-	if last.OutPort != 0 && prev != nil {
+	if prev != nil {
 		for j := 0; j+1 < len(prev.Hops); j++ {
-			if h := prev.Hops[j]; h.NodeGUID == last.NodeGUID && h.OutPort == last.OutPort {
+			// The hop's egress, or, when its table no longer has the
+			// route (the SM took out a dead link), the one it had.
+			if h := prev.Hops[j]; h.NodeGUID == last.NodeGUID && h.OutPort != 0 && (last.OutPort == 0 || h.OutPort == last.OutPort) {
 				nx := prev.Hops[j+1]
 				p.Blame(CauseFailed, NewLink(h.NodeGUID, h.OutPort, nx.NodeGUID, nx.InPort))
 				return

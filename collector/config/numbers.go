@@ -37,6 +37,7 @@ var intKeys = map[string]intKey{
 	"health.limits.*":       {min: 0, max: math.MaxUint64},
 	"health.xmit_wait_tick_symbols": {min: 1, max: 256,
 		msg: "%s: want a PortXmitWait tick in symbol times, 1..256 (PortSamplesControl Tick + 1)"},
+	"evidence.max_links": {min: 1, max: 1000000},
 }
 
 // checkIntegers finds the first integer key of the document root whose
