@@ -204,9 +204,9 @@ type Hop struct {
 	ExpectedFromPort uint8
 	RouteHops        int
 	ExpectedFrom     ibmad.GUID
-	RTT            time.Duration // the directed-route NodeInfo of the walk, or of the agent's answer
-	AgentRTT       time.Duration
-	numPorts       uint8
+	RTT              time.Duration // the directed-route NodeInfo of the walk, or of the agent's answer
+	AgentRTT         time.Duration
+	numPorts         uint8
 }
 
 // Status is a trace's outcome.
