@@ -297,7 +297,16 @@ func TestFleetLocalization(t *testing.T) {
 			for _, s := range schemes {
 				o := evaluate(s, fault.truth, intervals)
 				tallies[s.name][kind].add(o)
-				if testing.Verbose() && (kind != faultNone && !o.top1 || kind == faultNone && o.blamed) {
+				if testing.Verbose() && kind == faultNone && o.blamed {
+					for i, ev := range intervals {
+						for _, l := range s.blamed(ev, s.rank(ev)) {
+							e := ev[l]
+							t.Logf("trial %d none: %s: interval %d blames %s (paths %.0f bad %.0f suspicion %.2f votes %.2f causes %v)",
+								n, s.name, i+1, describeKeys(lf, []localize.Link{l}, 1), e.paths, e.bad, e.suspicion, e.votes, e.causes)
+						}
+					}
+				}
+				if testing.Verbose() && kind != faultNone && !o.top1 {
 					top := s.rank(intervals[len(intervals)-1])
 					var why string
 					if len(top) > 0 {
