@@ -177,6 +177,10 @@ func checkEvidenceBudget(t *testing.T, leaves, spines, hosts, n int) {
 			t.Fatalf("%s: %d link_paths, %d bad, %d suspicion, %d fixed; want %d, %d, %d, 8", what, paths, bad, sus, fixed,
 				len(want), len(want), len(want))
 		}
+		if n <= 1000 { // promtool on the small fabric's scrape (the large one's is 11 MB)
+			_, _, text := seriesCount(t, e)
+			promtoolCheck(t, text)
+		}
 		got, _ := linkSeries(t, e)
 		for _, l := range want {
 			if got["ibtracer_link_bad_paths"][l] == 0 {

@@ -8,24 +8,24 @@
 // evaluation feeds the same types from many simulated exporters.
 //
 // The scheme (docs/metrics.md, "Link evidence", says it for operators):
-// a bad path names the links that can explain it (its suspects: the
-// links it crossed before it failed and the one it failed on, the link
-// at whose far end it arrived on a wrong port, the links in front of a
-// hop that did not answer, an unhealthy link, every link for a slow
-// path). Each bad path has one vote, shared among its suspects as 007
-// (NSDI 2018) shares it, 1/h to each of h suspects, but weighted by how
-// much of each suspect's traffic is bad: a suspect's part is its share
-// of bad paths (its bad paths over those plus the good paths whose
-// current trace crosses it) over the sum of those shares among the
-// path's suspects. Links that good paths cross are so exonerated in
-// proportion: a link that only bad paths cross keeps its full part, a
-// link a hundred good paths also cross keeps little, and a link that
-// drops a share of its packets (and passes some paths) is not cleared
-// outright. With no good path at all the parts are 007's 1/h. The sum
-// of a link's parts is its suspicion; over all links it sums to the
-// number of bad paths. Evidence.Votes keeps 007's plain votes (1/h to
-// every link a bad path crosses, no weights), as a baseline to compare
-// against.
+// a bad path names the links that can explain it (its suspects: the link
+// a failed trace could not get past, which its previous path names, else
+// the links it crossed; the link at whose far end it arrived on a wrong
+// port; the links in front of a hop that did not answer; an unhealthy
+// link; every link for a slow path: FromTrace). Each bad path has one
+// vote, shared among its suspects as 007 (NSDI 2018) shares it, 1/h to
+// each of h suspects, but weighted by how much of each suspect's traffic
+// is bad: a suspect's part is its share of bad paths (its bad paths over
+// those plus the good paths whose current trace crosses it) over the sum
+// of those shares among the path's suspects. Links that good paths cross
+// are so exonerated in proportion: a link that only bad paths cross
+// keeps its full part, a link a hundred good paths also cross keeps
+// little, and a link that drops a share of its packets (and passes some
+// paths) is not cleared outright. With no good path at all the parts are
+// 007's 1/h. The sum of a link's parts is its suspicion; over all links
+// it sums to the number of bad paths. Evidence.Votes keeps 007's plain
+// votes (1/h to every link a bad path crosses, no weights), as a
+// baseline to compare against.
 //
 // What each file holds:
 //   - link.go: Link, the link key (both ends' node GUID and port, the

@@ -5,9 +5,9 @@ type Cause string
 
 // Why a path is bad (docs/metrics.md, "Link evidence").
 const (
-	// CauseFailed: the trace failed; its suspects are the links it
-	// crossed and, when the previous path says where it went next, the
-	// link it failed on.
+	// CauseFailed: the trace failed; its suspect is the link it could
+	// not get past, when the previous path names it, else the links it
+	// crossed (FromTrace).
 	CauseFailed Cause = "failed"
 	// CauseMismatch: a hop's validation says the path arrived on another
 	// port (or at another node); the suspect is the link at whose far end

@@ -25,6 +25,10 @@
 //     (linkhealth.NewChecker, which the collector's Exporter.setHealth
 //     calls); the ports' counters are read afresh, so the first interval
 //     after a reload reports no increments.
+//   - evidence (enabled, latency_threshold, max_links): the collector
+//     reads them at each scrape, so the next scrape follows them; the
+//     evidence is computed from what the destinations keep, nothing to
+//     rebuild.
 //   - oui, agent.enabled, agent.ping, agent.rate_per_source, agent.burst,
 //     agent.hostname: the hosted agent is replaced on the same engine, so
 //     the tracer and the hosted agent always use the same OUI. (The --agent

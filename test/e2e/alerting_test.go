@@ -74,7 +74,7 @@ func TestPrometheusAlertmanagerEndToEnd(t *testing.T) {
 	fab, lids := startTwoSwitch(t)
 	startAgents(t, fab, "host2")
 	agentEngine := startAgent(t, fab, "host4", agent.Config{})
-	cfg := fmt.Sprintf("interval: 1s\ntimeout: 200ms\nretries: 1\nhealth: {enabled: true}\ndestinations:\n  - {name: far, lid: %d}\n  - {name: far2, lid: %d}\n  - {name: near, lid: %d}\n",
+	cfg := fmt.Sprintf("interval: 1s\ntimeout: 200ms\nretries: 1\nhealth: {enabled: true}\nevidence: {enabled: true}\ndestinations:\n  - {name: far, lid: %d}\n  - {name: far2, lid: %d}\n  - {name: near, lid: %d}\n",
 		lids["host2"], lids["host4"], lids["host3"])
 	exp := startIbsimExporter(t, fab, "host1", cfg)
 	exp.waitFor(30*time.Second, "first traces", allTraced("far", "far2", "near"))
