@@ -60,6 +60,8 @@
 //   - http.go: /traces (JSON and HTML), the MAD RTT histogram.
 //   - tracespage.go: the /traces HTML templates.
 //   - tracesquery.go: the /traces query, parsed strictly.
+//   - tracesvia.go: /traces?link=GUID:PORT, the destinations whose path
+//     crosses a link.
 //
 // # Locks
 //

@@ -16,6 +16,7 @@ import (
 // /traces names it.
 func TestCongestedLinkSeries(t *testing.T) {
 	e, f, dests := healthExporter(t, "health: {enabled: true, xmit_wait_limit: 0.05}\n")
+	e.Stop() // traced by hand only: advancing the clock starts no scheduled trace
 	e.traceAll(t, dests)
 	dst := dests[len(dests)-1]
 	r := e.dests.get(dst).last

@@ -87,7 +87,8 @@ func (s *destState) view() TraceView {
 const TracesInFlight = 2
 
 // TracesHandler serves /traces: the latest trace per destination (all,
-// or those named by ?destination=NAME, repeatable: the union; 400 for a
+// or those named by ?destination=NAME, repeatable: the union; of those,
+// with ?link=GUID:PORT, the ones whose path crosses that link; 400 for a
 // query that does not parse or an unknown parameter), with per-hop data,
 // timestamps and the previous path, one destination at a time, so that a
 // request holds one destination's view, not all of them. JSON (an array)
@@ -112,7 +113,9 @@ func (p pages) traces() http.Handler {
 		}
 		views := func(f func(TraceView)) {
 			for _, s := range dests {
-				f(s.view())
+				if query.link == nil || s.crosses(*query.link) {
+					f(s.view())
+				}
 			}
 		}
 		w.Header().Set("Vary", "Accept")
@@ -125,6 +128,9 @@ func (p pages) traces() http.Handler {
 				if len(dests) < all {
 					q += "&destination=" + url.QueryEscape(s.cfg.Name)
 				}
+			}
+			if query.link != nil {
+				q += "&link=" + url.QueryEscape(query.link.String())
 			}
 			writeTracesHTML(bw, q, views)
 			return

@@ -12,7 +12,7 @@ var (
 <html lang="en"><head><meta charset="utf-8"><title>ibtracer_exporter: traces</title>
 <style>{{css}}</style></head><body>
 <h1>Traces</h1>
-<p class="muted">The latest trace of each destination, drawn hop by hop from this node, each hop coloured by its verdict and marked with who gave it (its agent, or its SMA where no agent answers); the path before the last change below it. <a href="./">Status</a> · <a href="?format=json{{.}}">JSON</a></p>
+<p class="muted">The latest trace of each destination, drawn hop by hop from this node, each hop coloured by its verdict and marked with who gave it (its agent, or its SMA where no agent answers); the path before the last change below it. <a href="./">Status</a> · <a href="{{.}}">JSON</a></p>
 `))
 	tracesDest = template.Must(template.New("dest").Funcs(pageFuncs).Parse(`<section class="destination" id="d-{{.Name}}">
 <h2>{{.Name}} <span class="muted">{{.Address}}</span></h2>
@@ -44,9 +44,14 @@ var (
 `
 )
 
-// writeTracesHTML writes the HTML view of views, one destination at a time.
+// writeTracesHTML writes the HTML view of views, one destination at a
+// time; query is the filter of the page (each value query-escaped), which
+// its JSON link keeps. The link is handed to the template whole, as a
+// URL: a value in a URL's query part is escaped again by html/template,
+// "&" and "=" included, which turned the filter into part of format's
+// value.
 func writeTracesHTML(w io.Writer, query string, views func(func(TraceView))) {
-	_ = tracesHead.Execute(w, query)
+	_ = tracesHead.Execute(w, template.URL("?format=json"+query)) // every value in query is url.QueryEscape'd
 	views(func(v TraceView) { _ = tracesDest.Execute(w, v) })
 	_, _ = io.WriteString(w, tracesFoot)
 }

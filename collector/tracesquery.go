@@ -5,19 +5,24 @@ import (
 	"fmt"
 	"net/url"
 	"sort"
+
+	"github.com/ibtracer/ibtracer_exporter/trace"
 )
 
 // tracesQuery is what a /traces request asks for: the destinations named
-// by ?destination= (none: all; repeated: the union) and ?format= (html,
-// json, or empty: as Accept says).
+// by ?destination= (none: all; repeated: the union), ?format= (html,
+// json, or empty: as Accept says) and ?link= (only the destinations whose
+// path crosses that link, tracesvia.go).
 type tracesQuery struct {
 	names  []string
 	format string
+	link   *trace.LinkPort
 }
 
 // parseTracesQuery parses a /traces query string strictly: a query that
-// does not parse, a parameter other than destination and format, a
-// format other than html or json, or format given twice is an error, so
+// does not parse, a parameter other than destination, format and link, a
+// format other than html or json, a link that is not GUID:PORT, or format
+// or link given twice is an error, so
 // that a filter the handler cannot read is refused rather than ignored
 // (docs/architecture.md, "HTTP pages and logs").
 func parseTracesQuery(raw string) (tracesQuery, error) {
@@ -39,8 +44,12 @@ func parseTracesQuery(raw string) (tracesQuery, error) {
 			if q.format, err = parseFormat(v); err != nil {
 				return tracesQuery{}, err
 			}
+		case "link":
+			if q.link, err = parseLink(v); err != nil {
+				return tracesQuery{}, err
+			}
 		default:
-			return tracesQuery{}, fmt.Errorf("unknown parameter %q (want destination or format)", k)
+			return tracesQuery{}, fmt.Errorf("unknown parameter %q (want destination, format or link)", k)
 		}
 	}
 	return q, nil

@@ -184,3 +184,27 @@ func TestSaturatedXmitWait(t *testing.T) {
 			l.XmitWaitRatio, l.XmitWaitEnd, l.Congested, l.Verdict)
 	}
 }
+
+// TestVLXmitWaitCost: the per-VL waits cost one PerfMgt Get per check at
+// each link end whose PortXmitWait rose since its last reading, and
+// nothing once it stops rising (docs/metrics.md, "Congestion").
+func TestVLXmitWaitCost(t *testing.T) {
+	s, _, hc, r, clk := healthSetup(t, Options{Counters: true, XmitWaitLimit: 0.05})
+	check := func() int {
+		clk.Add(10 * time.Second)
+		return hc.Check(context.Background(), r).MADs
+	}
+	check()
+	quiet := check()
+	congest(t, s, r, 1, 0, 0.2)
+	congest(t, s, r, 3, 0, 0.2)
+	first := check() // two ends waited: their VLs are read
+	n := s.f.NodeByGUID(r.Hops[1].NodeGUID)
+	if err := s.f.SetXmitWaitRate(n.Name, int(r.Hops[1].OutPort), 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	one := check() // the climb at hop 1 stopped at the last reading: one end still waits
+	if first != quiet+2 || one != quiet+1 {
+		t.Fatalf("MADs a check: %d with no end waiting, %d with two, %d with one", quiet, first, one)
+	}
+}

@@ -112,12 +112,18 @@ func (w *walk) firstHopRefused(hops []Hop, e *Error) bool {
 // discoverTrace is fullTrace with the discovery mode applied: an SMP walk
 // that auto mode sees refused at the first hop is traced again from the
 // SA; the SA trace's outcome stands (and is remembered when it traced).
+// An SA walk of auto mode's remembered fallback that meets a question
+// the SA cannot answer (isSALimit) is traced again with SMPs
+// (smpAfterSALimit).
 func (t *Tracer) discoverTrace(w *walk, r *Result) (hops []Hop, inPorts [][]uint8, ferr *Error) {
 	defer func() { r.ValidationNote = t.validationNote(r.Discovery, hops) }() // sma.go
 	hops, inPorts, ferr = t.fullTrace(w)
 	r.Discovery = DiscoverySMP
 	if w.viaSA {
 		r.Discovery = DiscoverySA
+		if t.opts.Discovery == DiscoveryAuto && ferr != nil && isSALimit(ferr.Err) {
+			return t.smpAfterSALimit(w, r, ferr)
+		}
 	}
 	if w.viaSA || t.opts.Discovery != DiscoveryAuto || !w.firstHopRefused(hops, ferr) {
 		return hops, inPorts, ferr
@@ -136,4 +142,23 @@ func (t *Tracer) discoverTrace(w *walk, r *Result) (hops []Hop, inPorts [][]uint
 	}
 	ferr2.Msg = fmt.Sprintf("%s (SMPs failed first: %s)", ferr2.Msg, ferr.Msg)
 	return hops2, inPorts2, ferr2
+}
+
+// smpAfterSALimit traces again with SMPs a walk that auto mode sent to
+// the SA and that met the SA's limit (saErr). SMPs that trace end the
+// remembered fallback: the next traces walk with SMPs. SMPs that fail
+// too fail the trace, naming both.
+func (t *Tracer) smpAfterSALimit(w *walk, r *Result, saErr *Error) ([]Hop, [][]uint8, *Error) {
+	w2 := t.newWalk(w.ctx, w.src, w.dlid)
+	w2.viaSA = false
+	hops, inPorts, ferr := t.fullTrace(w2)
+	w.mads.Add(w2.mads.Load())
+	w.viaSA = false // the mismatch re-walk, if any, sends SMPs too
+	r.Discovery = DiscoverySMP
+	if ferr == nil {
+		t.saUntil.Store(0)
+		return hops, inPorts, nil
+	}
+	ferr.Msg = fmt.Sprintf("%s (by SMPs, after the SA could not answer: %s)", ferr.Msg, saErr.Msg)
+	return hops, inPorts, ferr
 }

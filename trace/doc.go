@@ -50,6 +50,9 @@
 //     multicast_report.go: Tracer.TraceMulticast, ibtracert -m's search
 //     over the multicast forwarding tables, the switch named when it
 //     misses the destination, and its report.
+//   - via.go: a link named by one end (LinkPort, ParseLinkPort) and
+//     where a traced path crosses it (Result.Crosses): ibtracer --via
+//     and /traces?link=.
 //   - types.go: destinations, hops, results, outcomes and reasons;
 //     status.go: the order of outcomes from best to worst (Status.Worse).
 //   - verdicts.go: a path's hops counted by verdict, in the words of the

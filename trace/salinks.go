@@ -16,9 +16,17 @@ import (
 // answered. Every link of the table is kept in the SA cache, so one table
 // serves every switch of the fabric on that port. A table that has no
 // link from lid, and came whole, confirms noRec; one cut short (ibsim's
-// libumad2sim sends only its first MAD) fails with the SA's limitation.
+// libumad2sim sends only its first MAD), or a table the SA refuses (an
+// error status: an SA that serves no tables), fails with the SA's
+// limitation (isSALimit), which auto mode answers with SMPs
+// (discovery.go).
 func (w *walk) saLinkByPort(what string, lid uint16, port uint8, noRec error) (ibmad.LinkRecord, error) {
 	recs, truncated, err := w.saLinkTable(port)
+	var se *ibmad.StatusError
+	if errors.As(err, &se) {
+		return ibmad.LinkRecord{}, &saRecordError{what: what, limit: true, msg: fmt.Sprintf(
+			"%s, and it refused the table of every port %d's links (%v)", w.maskedLIDs(lid, port), port, se)}
+	}
 	if err != nil {
 		return ibmad.LinkRecord{}, fmt.Errorf("SA %s, asked as the table of every port %d: %w", what, port, err)
 	}
@@ -40,8 +48,19 @@ func (w *walk) saLinkByPort(what string, lid uint16, port uint8, noRec error) (i
 		return ibmad.LinkRecord{}, noRec
 	}
 	return ibmad.LinkRecord{}, &saRecordError{what: what, limit: true, msg: fmt.Sprintf(
-		"the SA matches LinkRecord LIDs against LMC-aligned base LIDs and knows no link from LID %d port %d that way, "+
-			"and its table of every port %d's links was cut short at %d records without it", lid, port, port, len(recs))}
+		"%s, and its table of every port %d's links was cut short at %d records without it", w.maskedLIDs(lid, port), port, len(recs))}
+}
+
+// maskedLIDs says why the SA's Get of the link from (lid, port) found
+// nothing: the limitation of OpenSM's LinkRecord matching, and whether
+// lid is one it hits (not a multiple of 2^LMC, the local port's LMC
+// standing for the subnet's).
+func (w *walk) maskedLIDs(lid uint16, port uint8) string {
+	s := fmt.Sprintf("the SA matches LinkRecord LIDs against LMC-aligned base LIDs and knows no link from LID %d port %d that way", lid, port)
+	if lmc := w.src.LMC & 7; lmc > 0 && lid%(1<<lmc) != 0 {
+		s += fmt.Sprintf(" (LID %d is not a multiple of 2^LMC = %d)", lid, 1<<lmc)
+	}
+	return s
 }
 
 // saLinkBack checks that the link r's far end leads back to r's near end.

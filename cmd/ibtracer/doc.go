@@ -6,6 +6,7 @@
 //	ibtracer [-I|-C ca] [-p|-P port] [-r retries] [-t timeout_ms] [-n node-name-map] (-l LID | -g DGID | -G GUID | --node NAME [--port N] | --all) [-v]
 //	ibtracer [options] DST_LID
 //	ibtracer [options] SRC_LID DST_LID
+//	ibtracer [options] --via NODE_GUID:PORT [destinations; default --all]
 //
 // The positional forms are ibtracert's: a bare destination LID, or a
 // source LID and a destination LID, traced from the source's port (the
@@ -33,6 +34,8 @@
 //   - lmc.go: runLMC, --lmc-all: one trace per LID, printed as a path set.
 //   - multicast.go: -m MLID [SRC_LID] DST_LID, the multicast trace, its
 //     usage checks and its output.
+//   - via.go: --via GUID:PORT, the destinations whose path crosses a
+//     link (trace.Result.Crosses), and its text and JSON forms.
 //   - health.go: the --health flags and their linkhealth.Options, the
 //     checks of the traced paths, their exit status and their output.
 //   - congestion.go: a link's congestion (xmit wait share, waiting VL)

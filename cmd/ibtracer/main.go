@@ -47,6 +47,7 @@ type options struct {
 	discovery   string // smp, sa or auto (trace.Discovery)
 	health      healthFlags
 	mlid        string // -m: trace the multicast path of this MLID (multicast.go)
+	via         string // --via GUID:PORT: the destinations whose path crosses that link (via.go)
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -78,6 +79,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	app.Flag("discovery", "How the path is learnt: smp (directed-route SMPs), sa (SA records only, for fabrics where only the SM may send SMPs) or auto (SMPs, falling back to the SA when they are refused at the first hop).").Default("auto").EnumVar(&o.discovery, "smp", "sa", "auto")
 	addHealthFlags(app, &o.health)
 	app.Flag("mlid", "Trace the multicast path of this MLID (0xC000..0xFFFE) from SRC_LID (or the local port) to DST_LID over the MFTs, as ibtracert -m; no hop is validated.").Short('m').PlaceHolder("MLID").StringVar(&o.mlid)
+	app.Flag("via", "List the destinations (default: --all) whose path crosses the link with this end, NODE_GUID:PORT (0x hex node GUID, port 1..254), and the hop where.").PlaceHolder("GUID:PORT").StringVar(&o.via)
 	app.Arg("lids", "ibtracert's forms: DST_LID, or SRC_LID DST_LID to trace from another port.").StringsVar(&o.positional)
 	app.Version(version())
 	helped := false
@@ -93,14 +95,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ibtracer: %v; see ibtracer --help\n", err)
 		return exitUsage
 	}
+	hopts, health, via, err := o.healthAndVia() // via.go
+	if err != nil {
+		fmt.Fprintf(stderr, "ibtracer: %v\n", err)
+		return exitUsage
+	}
 	dests, err := o.destinations()
 	if err != nil {
 		fmt.Fprintf(stderr, "ibtracer: %v; see ibtracer --help\n", err)
-		return exitUsage
-	}
-	hopts, health, err := o.health.options()
-	if err != nil {
-		fmt.Fprintf(stderr, "ibtracer: %v\n", err)
 		return exitUsage
 	}
 	var mlid uint16
@@ -187,6 +189,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		healths = checkAll(ctx, hc, results, o.health.pmInterval, o.concurrency)
 	}
 	nameHops(names, results)
+	if o.via != "" {
+		return printVia(&o, via, results, stdout, stderr)
+	}
 
 	out := output{n: len(results), totals: results,
 		json: func() any { return withHealth(results, healths) },

@@ -162,59 +162,77 @@ func TestCLIDiscoverySA(t *testing.T) {
 // TestSAOnlyAtLMC: with OpenSM at LMC 1 and 2, a switch's port-0 LID
 // (LMC 0) is often not a multiple of 2^LMC, and OpenSM's LinkRecord
 // matching masks every LID with the subnet's LMC (docs/protocol.md,
-// "SA-only discovery"). For every CA LID of fattree-mini, the SA-mode
-// path equals stock ibtracert's, and the SA-mode engine sent no SMP.
+// "SA-only discovery"). On fattree-mini and on the issue's own
+// reproduction, a 4x2x4 fat tree (4 leaves, 2 spines, 4 hosts a leaf),
+// for every LID of every CA port (base .. base+2^LMC-1) the SA-mode path
+// equals stock ibtracert's, and the SA-mode engine sent no SMP.
 func TestSAOnlyAtLMC(t *testing.T) {
 	ibsimtest.Require(t)
-	for _, lmc := range []int{1, 2} {
-		t.Run("lmc"+strconv.Itoa(lmc), func(t *testing.T) {
-			fab := ibsimtest.Start(t, filepath.Join(topoDir, "fattree-mini.net"),
-				ibsimtest.Options{KeepSM: true, SMHost: true, SMArgs: []string{"-l", strconv.Itoa(lmc)}})
-			const src = "H0-0"
-			lids := allLIDs(t, fab, src)
-			e := ibmad.NewEngine(fab.Dial(src, false), ibmad.Options{Timeout: 2 * time.Second})
-			defer e.Close()
-			tr := trace.New(e, trace.Options{Discovery: trace.DiscoverySA, NoValidate: true, Timeout: 2 * time.Second})
-			me, err := e.Port()
-			if err != nil {
-				t.Fatal(err)
-			}
-			var cas []uint16
-			for lid, desc := range lids {
-				if strings.HasPrefix(desc, "H") && lid != me.LID {
-					cas = append(cas, lid)
-				}
-			}
-			unaligned := map[uint16]bool{} // switch LIDs on the paths not aligned to the LMC
-			compared := 0
-			for _, lid := range cas {
-				r := tr.Trace(context.Background(), trace.Destination{LID: lid})
-				if r.Status != trace.StatusOK || r.Discovery != trace.DiscoverySA {
-					t.Errorf("LMC %d, LID %d: SA mode %s %v (%s)", lmc, lid, r.Status, r.Err, r.Discovery)
-					continue
-				}
-				for _, h := range r.Hops {
-					if h.NodeType == ibmad.NodeTypeSwitch && h.LID%(1<<lmc) != 0 {
-						unaligned[h.LID] = true
-					}
-				}
-				if err := ibtracertDiff(fab, src, me.LID, lid, r.JSON()); err != nil {
-					t.Errorf("LMC %d, SA mode from %s to LID %d: %v", lmc, src, lid, err)
-					continue
-				}
-				compared++
-			}
-			if n := smpRequests(e.Stats()); n != 0 {
-				t.Errorf("LMC %d: the SA-mode engine sent %d SMPs", lmc, n)
-			}
-			if compared != len(cas) || compared == 0 {
-				t.Fatalf("LMC %d: %d of %d CA paths equal ibtracert's", lmc, compared, len(cas))
-			}
-			if len(unaligned) == 0 {
-				t.Fatalf("LMC %d: no traced path crosses a switch whose LID is not LMC-aligned: the test proves nothing", lmc)
-			}
-			t.Logf("LMC %d: %d CA paths SA == ibtracert, through unaligned switch LIDs %v; SA requests %v; 0 SMPs",
-				lmc, compared, unaligned, tr.SARequests())
-		})
+	for _, file := range []string{"fattree-mini.net", "fattree-4x2x4.net"} {
+		for _, lmc := range []int{1, 2} {
+			t.Run(strings.TrimSuffix(file, ".net")+"/lmc"+strconv.Itoa(lmc), func(t *testing.T) { saOnlyAtLMC(t, file, lmc) })
+		}
 	}
+}
+
+func saOnlyAtLMC(t *testing.T, file string, lmc int) {
+	fab := ibsimtest.Start(t, filepath.Join(topoDir, file),
+		ibsimtest.Options{KeepSM: true, SMHost: true, SMArgs: []string{"-l", strconv.Itoa(lmc)}})
+	const src = "H0-0"
+	lids := allLIDs(t, fab, src)
+	e := ibmad.NewEngine(fab.Dial(src, false), ibmad.Options{Timeout: 2 * time.Second})
+	defer e.Close()
+	tr := trace.New(e, trace.Options{Discovery: trace.DiscoverySA, NoValidate: true, Timeout: 2 * time.Second})
+	me, err := e.Port()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cas []uint16
+	for lid, desc := range lids {
+		if strings.HasPrefix(desc, "H") && lid != me.LID {
+			for k := range 1 << lmc {
+				cas = append(cas, lid+uint16(k))
+			}
+		}
+	}
+	var mu sync.Mutex
+	unaligned := map[uint16]bool{} // switch LIDs on the paths not aligned to the LMC
+	paths := map[string]bool{}     // distinct paths: the LIDs of a port take several
+	compared := 0
+	each(len(cas), 4, func(i int) {
+		lid := cas[i]
+		r := tr.Trace(context.Background(), trace.Destination{LID: lid})
+		if r.Status != trace.StatusOK || r.Discovery != trace.DiscoverySA {
+			t.Errorf("LMC %d, LID %d: SA mode %s %v (%s)", lmc, lid, r.Status, r.Err, r.Discovery)
+			return
+		}
+		if last := r.Hops[len(r.Hops)-1]; int(last.LMC) != lmc {
+			t.Errorf("LMC %d, LID %d: the destination port has LMC %d", lmc, lid, last.LMC)
+			return
+		}
+		if err := ibtracertDiff(fab, src, me.LID, lid, r.JSON()); err != nil {
+			t.Errorf("LMC %d, SA mode from %s to LID %d: %v", lmc, src, lid, err)
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for _, h := range r.Hops {
+			if h.NodeType == ibmad.NodeTypeSwitch && h.LID%(1<<lmc) != 0 {
+				unaligned[h.LID] = true
+			}
+		}
+		paths[r.Signature()] = true
+		compared++
+	})
+	if n := smpRequests(e.Stats()); n != 0 {
+		t.Errorf("LMC %d: the SA-mode engine sent %d SMPs", lmc, n)
+	}
+	if compared != len(cas) || compared == 0 {
+		t.Fatalf("LMC %d: %d of %d CA LIDs' paths equal ibtracert's", lmc, compared, len(cas))
+	}
+	if len(unaligned) == 0 {
+		t.Fatalf("LMC %d: no traced path crosses a switch whose LID is not LMC-aligned: the test proves nothing", lmc)
+	}
+	t.Logf("%s LMC %d: %d CA LIDs' paths (%d distinct) SA == ibtracert, through unaligned switch LIDs %v; SA requests %v; 0 SMPs",
+		file, lmc, compared, len(paths), unaligned, tr.SARequests())
 }

@@ -43,6 +43,8 @@
 //   - sa_records.go: the SA tables: SwitchInfoRecord, LFTRecord,
 //     LinkRecord and PortInfoRecord.
 //   - sa_rmpp.go: SA tables sent over RMPP, one session per request.
+//   - sa_refusal.go: SetSARefusal, an SA that refuses what OpenSM or a
+//     weaker SA would (LinkRecord LIDs masked with the LMC, no tables).
 //   - pma.go: the PMA: ClassPortInfo, PortCounters, their extended
 //     form and PortVLXmitWaitCounters (Get, and Set to clear), saturated
 //     as real ports do.

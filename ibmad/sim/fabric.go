@@ -56,8 +56,9 @@ type Fabric struct {
 	nextHiTID atomic.Uint32
 	mads      atomic.Uint64 // MADs injected, for tests and benchmarks
 
-	smpMode atomic.Int32 // fault: only the SM node may send SMPs (smpfirewall.go)
-	rmpp    rmppSessions // the SA's GetTable transfers (sa_rmpp.go)
+	smpMode   atomic.Int32              // fault: only the SM node may send SMPs (smpfirewall.go)
+	saRefusal atomic.Pointer[SARefusal] // fault: what the SA refuses (sa_refusal.go)
+	rmpp      rmppSessions              // the SA's GetTable transfers (sa_rmpp.go)
 }
 
 // Node is a simulated CA, switch or router.

@@ -117,7 +117,8 @@ func (f *Fabric) linkRecords(q *ibmad.LinkRecord, mask uint64) []ibmad.LinkRecor
 			case mask&ibmad.LRCompFromLID != 0 && r.FromLID != q.FromLID,
 				mask&ibmad.LRCompFromPort != 0 && r.FromPort != q.FromPort,
 				mask&ibmad.LRCompToPort != 0 && r.ToPort != q.ToPort,
-				mask&ibmad.LRCompToLID != 0 && r.ToLID != q.ToLID:
+				mask&ibmad.LRCompToLID != 0 && r.ToLID != q.ToLID,
+				f.linkLIDMasked(q, &r, mask): // a fault (sa_refusal.go)
 				continue
 			}
 			out = append(out, r)

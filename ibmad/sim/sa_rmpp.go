@@ -49,8 +49,8 @@ type rmppSession struct {
 // segment is routed back from back to slid on its own, so link faults hit
 // segments one by one. The caller holds f.mu for reading.
 func (f *Fabric) saRMPP(t *Transport, m *ibmad.MAD, tid uint64, addr ibmad.Address, back *Port, slid uint16, hops int) bool {
-	if m.Method() != ibmad.MethodGetTable {
-		return false
+	if m.Method() != ibmad.MethodGetTable || f.saRefuses().NoTables {
+		return false // f.sa answers a GetTable "method unsupported"
 	}
 	typ, active := m[25], m[26]&ibmad.RMPPFlagActive != 0
 	s := &f.rmpp

@@ -129,6 +129,9 @@ scrape_configs:
 	}) {
 		t.Fatalf("Prometheus did not scrape the exporter: %v", err)
 	}
+	// A link that waits: the congestion series (and their vl label, which
+	// IBTracerLinkCongested's description uses) reach Prometheus.
+	congestSW2Port1(t, fab, promAddr)
 
 	// Every query of the dashboard returns data, and no panel lacks a
 	// query or a datasource.
