@@ -44,11 +44,14 @@ func PathLinks(r *trace.Result) []Link {
 //   - failed (unreachable, too many hops): the link it could not get
 //     past, which the previous path names (blameFailure), else every link
 //     it crossed;
-//   - a hop mismatched: the link at whose far end the first one is (when
-//     the validation MAD was expected in by the path's port; else the
-//     links in front of it);
+//   - a hop mismatched: the link at whose far end the first one is: the
+//     path's link into it when the validation MAD was expected in by the
+//     path's port, else the link its route was to arrive by
+//     (Hop.ExpectedFrom), else, when that is unknown, the links in front
+//     of it;
 //   - a hop's validation lost: the links in front of it;
-//   - a link of the health check not healthy: that link;
+//   - a link of the health check not healthy, or congested (linkhealth
+//     keeps a congested link healthy: waiting is not an error): that link;
 //   - the round trip to the destination's agent above the threshold:
 //     every link of the path.
 //
@@ -73,7 +76,7 @@ func FromTrace(in Trace) Path {
 	}
 	if in.Health != nil {
 		for i := range in.Health.Links {
-			if l := &in.Health.Links[i]; !l.Healthy {
+			if l := &in.Health.Links[i]; !l.Healthy || l.Congested {
 				p.Blame(CauseLink, NewLink(l.A.NodeGUID, l.A.Port, l.B.NodeGUID, l.B.Port))
 			}
 		}
@@ -82,8 +85,9 @@ func FromTrace(in Trace) Path {
 }
 
 // blameHops blames the first mismatched hop's ingress link (when the
-// validation MAD was to arrive by it: else every link in front of the
-// hop), and the links in front of every hop whose validation was lost.
+// validation MAD was to arrive by it: else the link it was routed to
+// arrive by, or, unknown, every link in front of the hop), and the links
+// in front of every hop whose validation was lost.
 func blameHops(p *Path, r *trace.Result) {
 	mismatched := false
 	for i := 1; i < len(r.Hops) && i <= len(p.Links); i++ {
@@ -93,12 +97,17 @@ func blameHops(p *Path, r *trace.Result) {
 				continue
 			}
 			mismatched = true
-			if h := r.Hops[i]; h.ExpectedInPort == 0 || h.ExpectedInPort == h.InPort {
+			switch h := r.Hops[i]; {
+			case h.ExpectedInPort == 0 || h.ExpectedInPort == h.InPort:
 				p.Blame(CauseMismatch, p.Links[i-1])
-			} else {
+			case h.ExpectedFrom != 0:
+				// The link the tables route the validation MAD by, off
+				// the path: the trace knows its near end.
+				p.Blame(CauseMismatch, NewLink(h.ExpectedFrom, h.ExpectedFromPort, h.NodeGUID, h.ExpectedInPort))
+			default:
 				// The validation MAD's route into the hop is not the
-				// path's: its last link is not one we can name, but it
-				// is on the way to the hop.
+				// path's and its last link is unknown, but it is on the
+				// way to the hop.
 				p.Blame(CauseMismatch, p.Links[:i]...)
 			}
 		case trace.AgentLost:

@@ -195,12 +195,18 @@ type Hop struct {
 	ValidatedBy  Validator // who gave Agent: the vendor agent (its kernel) or the SMA (sma.go); "" when nobody was asked
 	ActualInPort uint8     // from the agent, when it knows; from the SMA, its LocalPortNum as read (0: it cannot tell)
 	// ExpectedInPort and RouteHops describe the LID route to the LID the
-	// validation MAD was addressed to.
-	ExpectedInPort uint8
-	RouteHops      int
-	RTT            time.Duration // the directed-route NodeInfo of the walk, or of the agent's answer
-	AgentRTT       time.Duration
-	numPorts       uint8
+	// validation MAD was addressed to; ExpectedFrom and ExpectedFromPort
+	// are that route's last link's near end: the node and egress port the
+	// MAD was to arrive from (0: not validated), so that a mismatch names
+	// the link the tables route by even when the traced path enters the
+	// hop by another (localize.FromTrace).
+	ExpectedInPort   uint8
+	ExpectedFromPort uint8
+	RouteHops        int
+	ExpectedFrom     ibmad.GUID
+	RTT              time.Duration // the directed-route NodeInfo of the walk, or of the agent's answer
+	AgentRTT         time.Duration
+	numPorts         uint8
 }
 
 // Status is a trace's outcome.

@@ -37,11 +37,15 @@ func (w *walk) nodeAtPath(path ibmad.DRPath) (nodeID, error) {
 // routeTo follows the forwarding tables from the source toward target, the
 // LID of hop i, and returns the number of links to it and the expected
 // ingress port at each (docs/protocol.md, "The expected ingress ports"): in a fat tree the route to a
-// switch's own LID need not be a prefix of the route to the DLID.
+// switch's own LID need not be a prefix of the route to the DLID. It also
+// sets hop i's ExpectedFrom and ExpectedFromPort: the node and port the
+// route's last link leaves from.
 func (w *walk) routeTo(hops []Hop, i int, target uint16) (int, []uint8, error) {
 	want := hops[i].NodeGUID
 	var cur nodeID
 	var in []uint8
+	var from ibmad.GUID
+	var fromPort uint8
 	start := hops
 	if w.origin != nil { // a trace from another source (source.go): the MADs leave from here
 		start = w.origin
@@ -51,9 +55,11 @@ func (w *walk) routeTo(hops []Hop, i int, target uint16) (int, []uint8, error) {
 	} else {
 		cur = nodeID{guid: start[1].NodeGUID, inPort: start[1].InPort, isSwitch: start[1].NodeType == ibmad.NodeTypeSwitch, path: start[1].DRPath}
 		in = append(in, start[1].InPort)
+		from, fromPort = start[0].NodeGUID, start[0].OutPort
 	}
 	for {
 		if cur.guid == want {
+			hops[i].ExpectedFrom, hops[i].ExpectedFromPort = from, fromPort
 			return len(in), in, nil
 		}
 		if !cur.isSwitch {
@@ -75,6 +81,7 @@ func (w *walk) routeTo(hops []Hop, i int, target uint16) (int, []uint8, error) {
 			return 0, nil, err
 		}
 		in = append(in, next.inPort)
+		from, fromPort = cur.guid, port
 		cur = next
 	}
 }
