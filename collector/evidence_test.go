@@ -6,10 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-kit/log"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/ibtracer/ibtracer_exporter/agent"
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 	"github.com/ibtracer/ibtracer_exporter/ibmad/sim"
 	"github.com/ibtracer/ibtracer_exporter/localize"
@@ -228,38 +226,7 @@ func TestEvidenceNamesALinkThatDropsEveryMAD(t *testing.T) {
 // other one.
 func parallelExporter(t *testing.T, yml string) (*Exporter, *sim.Fabric, []string) {
 	t.Helper()
-	topo, _ := sim.FatTree2(2, 2, 3, 2)
-	f, err := sim.New(topo, sim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var dests []string
-	yml = "interval: 1h\n" + yml + "destinations:\n"
-	for _, n := range f.Nodes() {
-		if n.Name == "H0-0" {
-			continue
-		}
-		tr, _ := f.Attach(n.Name, 0)
-		ae := ibmad.NewEngine(tr, ibmad.Options{})
-		t.Cleanup(func() { ae.Close() })
-		if _, err := agent.New(ae, agent.Config{}); err != nil {
-			t.Fatal(err)
-		}
-		if !n.IsSwitch() {
-			lid, _ := f.LIDOf(n.Name, 0)
-			yml += "  - {name: " + n.Name + ", lid: " + strconv.Itoa(int(lid)) + "}\n"
-			dests = append(dests, n.Name)
-		}
-	}
-	tr, _ := f.Attach("H0-0", 0)
-	eng := ibmad.NewEngine(tr, ibmad.Options{})
-	t.Cleanup(func() { eng.Close() })
-	e := New(log.NewNopLogger(), "x")
-	e.clock = newFakeClock(time.Unix(1_800_000_000, 0))
-	t.Cleanup(e.Stop)
-	e.SetDevice(eng, nil, nil)
-	e.Apply(mustConfig(t, yml))
-	return e, f, dests
+	return fatTreeExporter(t, yml, 2)
 }
 
 func TestEvidenceNamesTheLinkAtAMismatch(t *testing.T) {

@@ -3,7 +3,6 @@ package collector
 import (
 	"context"
 	"sort"
-	"strconv"
 	"sync"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 
 	"github.com/ibtracer/ibtracer_exporter/collector/config"
 	"github.com/ibtracer/ibtracer_exporter/linkhealth"
+	"github.com/ibtracer/ibtracer_exporter/localize"
 	"github.com/ibtracer/ibtracer_exporter/trace"
 )
 
@@ -71,7 +71,7 @@ func (e *Exporter) recordHealth(s *destState, ph *linkhealth.PathHealth) {
 }
 
 var (
-	linkLabels  = []string{"node_guid", "port", "remote_node_guid", "remote_port"}
+	linkLabels  = localize.LabelNames
 	dLinkHealth = desc("link_healthy", "1 if the link (on a traced path) is active, at the width and speed both ends support and "+
 		"any expected ones, and no error counter rose above its limit in the last interval.", linkLabels...)
 	dLinkStatus = desc("link_status", "The link's verdict: one series per link, labelled with it "+
@@ -117,7 +117,7 @@ func collectHealth(ch chan<- prometheus.Metric, on bool, totals *healthTotals, n
 		dErrors   = desc("path_link_errors", "Error counter increments in the last interval on the links of the last traced path.", names...)
 		dWait     = pathWaitDesc(names) // health_congestion.go
 	)
-	links := map[linkhealth.LinkKey]*linkhealth.Link{}
+	links := map[localize.Link]*linkhealth.Link{}
 	for i, s := range dests {
 		ph := paths[i]
 		if ph == nil {
@@ -134,17 +134,18 @@ func collectHealth(ch chan<- prometheus.Metric, on bool, totals *healthTotals, n
 		g(dWait, ph.XmitWaitRatio)
 		for j := range ph.Links {
 			l := &ph.Links[j]
-			links[canonical(l.Key())] = l
+			k := l.Key()
+			links[localize.NewLink(k.AGUID, k.APort, k.BGUID, k.BPort)] = l // one key for both directions
 		}
 	}
-	keys := make([]linkhealth.LinkKey, 0, len(links))
+	keys := make([]localize.Link, 0, len(links))
 	for k := range links {
 		keys = append(keys, k)
 	}
-	sort.Slice(keys, func(i, j int) bool { return linkLess(keys[i], keys[j]) })
+	sort.Slice(keys, func(i, j int) bool { return keys[i].Less(keys[j]) })
 	for _, k := range keys {
 		l := links[k]
-		lv := []string{k.AGUID.String(), strconv.Itoa(int(k.APort)), k.BGUID.String(), strconv.Itoa(int(k.BPort))}
+		lv := k.Labels()
 		g := func(d *prometheus.Desc, v float64, extra ...string) {
 			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, append(lv, extra...)...)
 		}
@@ -174,28 +175,6 @@ func counterState(l *linkhealth.Link) string {
 		}
 	}
 	return st
-}
-
-// canonical orders a link's ends, so that a link crossed in both
-// directions (up and down a fat tree) is one link.
-func canonical(k linkhealth.LinkKey) linkhealth.LinkKey {
-	if k.BGUID < k.AGUID || (k.BGUID == k.AGUID && k.BPort < k.APort) {
-		return linkhealth.LinkKey{AGUID: k.BGUID, APort: k.BPort, BGUID: k.AGUID, BPort: k.APort}
-	}
-	return k
-}
-
-func linkLess(a, b linkhealth.LinkKey) bool {
-	if a.AGUID != b.AGUID {
-		return a.AGUID < b.AGUID
-	}
-	if a.APort != b.APort {
-		return a.APort < b.APort
-	}
-	if a.BGUID != b.BGUID {
-		return a.BGUID < b.BGUID
-	}
-	return a.BPort < b.BPort
 }
 
 func b2f(b bool) float64 {

@@ -20,13 +20,21 @@ import (
 // traced by hand (a fake clock holds the scheduler).
 func healthExporter(t *testing.T, healthYAML string) (*Exporter, *sim.Fabric, []string) {
 	t.Helper()
-	topo, _ := sim.FatTree2(2, 2, 3, 1)
+	return fatTreeExporter(t, healthYAML, 1)
+}
+
+// fatTreeExporter is healthExporter's on a fat tree of 2 leaves, 2
+// spines and 3 hosts a leaf with parallel links between each leaf and
+// spine, the configuration yml before its destinations.
+func fatTreeExporter(t *testing.T, yml string, parallel int) (*Exporter, *sim.Fabric, []string) {
+	t.Helper()
+	topo, _ := sim.FatTree2(2, 2, 3, parallel)
 	f, err := sim.New(topo, sim.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var dests []string
-	yml := "interval: 1h\n" + healthYAML + "destinations:\n"
+	yml = "interval: 1h\n" + yml + "destinations:\n"
 	for _, n := range f.Nodes() {
 		if n.Name == "H0-0" {
 			continue

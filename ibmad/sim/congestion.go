@@ -12,18 +12,8 @@ import (
 // climb at a set rate of ticks a second, read off a clock when the PMA is
 // asked: a congested egress port.
 type waitClimb struct {
-	perSecond float64
-	vl        int
-	since     time.Time
-	now       func() time.Time
-}
-
-func (c *waitClimb) count() uint64 {
-	d := c.now().Sub(c.since)
-	if d <= 0 {
-		return 0
-	}
-	return uint64(d.Seconds() * c.perSecond)
+	errorClimb // the rate, and count (health_faults.go)
+	vl         int
 }
 
 // congestion is a port's transmit waits: what earlier climbs left
@@ -68,7 +58,7 @@ func (c *congestion) reset() {
 		c.vlWait[i].Store(0)
 	}
 	if w := c.climb.Load(); w != nil {
-		c.climb.Store(&waitClimb{perSecond: w.perSecond, vl: w.vl, since: w.now(), now: w.now})
+		c.climb.Store(&waitClimb{errorClimb: errorClimb{perSecond: w.perSecond, since: w.now(), now: w.now}, vl: w.vl})
 	}
 }
 
@@ -100,7 +90,7 @@ func (f *Fabric) SetVLXmitWaitRate(name string, port, vl int, ticksPerSecond flo
 		c.climb.Store(nil)
 		return nil
 	}
-	c.climb.Store(&waitClimb{perSecond: ticksPerSecond, vl: vl, since: now(), now: now})
+	c.climb.Store(&waitClimb{errorClimb: errorClimb{perSecond: ticksPerSecond, since: now(), now: now}, vl: vl})
 	return nil
 }
 

@@ -74,7 +74,8 @@ func (p *Port) applyTraining(pi *ibmad.PortInfo) {
 }
 
 // errorClimb makes a port's SymbolErrorCounter and PortRcvErrors climb
-// at a set rate, read off a clock when the PMA is asked.
+// at a set rate, read off a clock when the PMA is asked (and, inside a
+// waitClimb, its transmit waits: congestion.go).
 type errorClimb struct {
 	perSecond float64
 	since     time.Time
