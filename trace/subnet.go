@@ -91,14 +91,23 @@ func (w *walk) routerPath(d Destination, dgid ibmad.GID) (uint16, *remoteEntry, 
 
 // remoteSAAddress is where the remote subnet's SA is asked, by the local
 // SA's path p1: the router port's LID and p1's SL, with a GRH to the SA's
-// well-known GID of the remote prefix, carrying p1's hop limit, traffic
-// class and flow label. (The SL/GRH work for vendor MADs has its own;
-// this one is only for the remote SA.)
-func remoteSAAddress(p1 ibmad.PathRecord) ibmad.Address {
-	a := ibmad.GSIAddress(p1.DLID, p1.SL)
-	a.GRHPresent = true
-	a.HopLimit, a.TClass, a.FlowLabel = p1.HopLimit, p1.TClass, p1.FlowLabel
-	a.GID = ibmad.MakeGID(p1.DGID.Prefix(), saWellKnownGUID)
+// well-known GID of the remote prefix carrying p1's hop limit (255 for
+// 0 or 1, which could not cross the router), traffic class and flow
+// label: the GRH of addressing.go for a destination in another subnet.
+func remoteSAAddress(p1 ibmad.PathRecord, src ibmad.PortAttributes) ibmad.Address {
+	sa := p1
+	sa.DGID = ibmad.MakeGID(p1.DGID.Prefix(), saWellKnownGUID)
+	return (&Options{}).AddressingFor(&sa, src).GMPAddress(p1.DLID, true)
+}
+
+// routerAddressing is how the validation MADs of a trace to a GID of
+// another subnet are sent: they end at the router's port in our subnet
+// (P1.DLID) or before it, so they carry P1's SL (unless --sl/sl: is
+// given) and no GRH; only the remote SA query crosses the router
+// (remoteSAAddress).
+func (o *Options) routerAddressing(p1 ibmad.PathRecord, src ibmad.PortAttributes) Addressing {
+	a := o.AddressingFor(&p1, src)
+	a.GRH, a.DGID, a.HopLimit, a.TClass, a.FlowLabel = false, ibmad.GID{}, 0, 0, 0
 	return a
 }
 
@@ -106,7 +115,7 @@ func remoteSAAddress(p1 ibmad.PathRecord) ibmad.Address {
 func (w *walk) remoteSA(p1 ibmad.PathRecord, attr ibmad.AttrID, mask uint64, fill func([]byte)) (*ibmad.Response, error) {
 	q := ibmad.NewSAGet(attr, mask)
 	fill(q.Data[:])
-	req := &ibmad.Request{Addr: remoteSAAddress(p1)}
+	req := &ibmad.Request{Addr: remoteSAAddress(p1, w.src)}
 	_ = q.MarshalTo(req.MAD[:])
 	return w.do(req)
 }

@@ -31,6 +31,9 @@ func (t *Tracer) begin(w *walk, r *Result, d Destination) *Error {
 	w.dlid, r.DLID, r.Port = e.dlid, e.dlid, e.port
 	w.want, w.cachedDLID, w.remote = e.want, cached, e.remote
 	w.addr = t.opts.AddressingFor(e.pr, src)
+	if e.remote != nil { // a GID of another subnet: up to its router (subnet.go)
+		w.addr = t.opts.routerAddressing(e.remote.p1, src)
+	}
 	a := w.addr
 	r.Addressing = &a
 	return nil

@@ -174,11 +174,13 @@ func (f *Fabric) routedPath(q *ibmad.PathRecord, mask uint64) (pr ibmad.PathReco
 	if local == nil || local.LID == 0 || !(local.Num == 0 || local.linkUp()) || rp == nil || rp.LID == 0 || !rp.linkUp() {
 		return pr, ibmad.SAStatusNoRecords, true
 	}
-	return ibmad.PathRecord{
+	pr = ibmad.PathRecord{
 		SGID: ibmad.MakeGID(f.opts.GIDPrefix, local.Node.portGUID(local.Num)), DGID: remote,
 		SLID: local.LID, DLID: rp.LID, HopLimit: routedHopLimit, Reversible: true, NumbPath: 1, PKey: 0xFFFF,
 		MTUSelector: 2, MTU: 5, RateSelector: 2, Rate: 7, PacketLifeTimeSelector: 2, PacketLifeTime: 18,
-	}, 0, true
+	}
+	f.pathQoS(&pr, rp) // the SL and GRH fields SetPathQoS gives the router port (pathqos.go)
+	return pr, 0, true
 }
 
 // localEnd is the local port a GID or LID names (the GID first), or nil.
