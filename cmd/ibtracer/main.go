@@ -151,7 +151,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if mlid != 0 {
 		return runMulticast(ctx, tr, &o, mlid, dests[0], names, stdout, stderr)
 	}
-	if o.all {
+	var prog *progress
+	if o.all && isTerminal(stderr) {
+		prog = &progress{w: stderr, total: len(dests)}
+	}
+	var results []*trace.Result
+	if o.all && !o.lmcAll { // allstream.go: each port traced as soon as the SA names it
+		src, err := e.Port() // as the listing's own first read: its error is the listing's
+		if err == nil {
+			dests, results, err = traceAllStreaming(ctx, tr, &o, src, dests, prog)
+		}
+		if err != nil {
+			prog.finish()
+			fmt.Fprintf(stderr, "ibtracer: --all: %v\n", err)
+			return exitResolve
+		}
+	} else if o.all {
 		all, err := tr.AllCAPorts(ctx)
 		if err != nil {
 			fmt.Fprintf(stderr, "ibtracer: --all: %v\n", err)
@@ -171,19 +186,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		return runLMC(ctx, tr, &o, dests, names, stdout, stderr)
 	}
-	var prog *progress
-	if o.all && isTerminal(stderr) {
-		prog = &progress{w: stderr, total: len(dests)}
+	if results == nil {
+		results = make([]*trace.Result, len(dests))
+		each(len(dests), o.concurrency, func(i int) {
+			results[i] = traceOne(ctx, tr, &o, dests[i])
+			prog.done(results[i])
+		})
 	}
-	results := make([]*trace.Result, len(dests))
-	each(len(dests), o.concurrency, func(i int) {
-		if o.from != 0 {
-			results[i] = tr.TraceFrom(ctx, o.from, dests[i])
-		} else {
-			results[i] = tr.Trace(ctx, dests[i])
-		}
-		prog.done(results[i])
-	})
 	prog.finish()
 	var healths []*linkhealth.PathHealth
 	if hc != nil {
