@@ -205,6 +205,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	out := output{n: len(results), totals: results,
 		json: func() any { return withHealth(results, healths) },
+		jsonItem: func(i int) any {
+			j := jsonWithHealth{JSONResult: results[i].JSON()}
+			if healths != nil {
+				j.Health = healths[i]
+			}
+			return j
+		},
 		verbose: func(w io.Writer, i int) {
 			results[i].WriteVerbose(w)
 			if healths != nil {
