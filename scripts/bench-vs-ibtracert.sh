@@ -116,3 +116,23 @@ largs=()
 for l in $lids; do largs+=(-l "$l"); done
 echo "ibtracer -l ... (the same $n LIDs, without --all's listing from the SA): $(awk -v x="$(med5 ours "${largs[@]}" --no-validate --format=json)" 'BEGIN{printf "%.1f", 1000*x}') ms"
 echo "ibtracer --all --no-validate: $(awk -v x="$(med5 ours --all --no-validate --format=json)" 'BEGIN{printf "%.1f", 1000*x}') ms"
+
+# What bounds a run on this machine: the CPU each process spends on one
+# `--all --no-validate` (mean of 10 runs): ours (user + system), and
+# ibsim's and OpenSM's, read from /proc (clock ticks). Every MAD crosses
+# ibsim, every SA query OpenSM too, all on the same few cores.
+ticks() { # utime + stime of the child of a `timeout` wrapper, in ticks
+	local c
+	c=$(cat "/proc/$1/task/$1/children" 2>/dev/null | awk '{print $1}')
+	[ -n "$c" ] && awk '{print $14 + $15}' "/proc/$c/stat" || echo 0
+}
+hz=$(getconf CLK_TCK)
+ib0=$(ticks "$ibsim_pid") sm0=$(ticks "$sm_pid")
+TIMEFORMAT='%U %S'
+cpu=$( { time (for i in 1 2 3 4 5 6 7 8 9 10; do ours --all --no-validate --format=json > /dev/null; done); } 2>&1 | tail -1)
+ib1=$(ticks "$ibsim_pid") sm1=$(ticks "$sm_pid")
+awk -v c="$cpu" -v a="$ib0" -v b="$ib1" -v x="$sm0" -v y="$sm1" -v hz="$hz" 'BEGIN {
+	split(c, u, " ")
+	printf "CPU per --all run (mean of 10): ibtracer %.1f ms, ibsim %.1f ms, OpenSM %.1f ms; cores: %d\n",
+		100 * (u[1] + u[2]), 100 * (b - a) / hz, 100 * (y - x) / hz, '"$(nproc)"'
+}'
