@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"sync"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
@@ -122,6 +124,42 @@ func traceAllStreaming(ctx context.Context, tr *trace.Tracer, o *options, src ib
 		results = append(results, r)
 	}
 	return out, results, nil
+}
+
+// allDestinations adds --all's CA ports to dests. Without --lmc-all it
+// also traces them all, each as soon as the SA names it
+// (traceAllStreaming), and returns their results; with --lmc-all
+// results is nil (runLMC traces). code is the exit status of a failed
+// listing (its error written to stderr), 0 otherwise; without --all it
+// returns dests as they are.
+func allDestinations(ctx context.Context, tr *trace.Tracer, o *options, dests []trace.Destination, prog *progress,
+	stderr io.Writer) (_ []trace.Destination, results []*trace.Result, code int) {
+	if !o.all {
+		return dests, nil, 0
+	}
+	if !o.lmcAll {
+		src, err := tr.Engine().Port() // as the listing's own first read: its error is the listing's
+		if err == nil {
+			dests, results, err = traceAllStreaming(ctx, tr, o, src, dests, prog)
+		}
+		if err != nil {
+			prog.finish()
+			fmt.Fprintf(stderr, "ibtracer: --all: %v\n", err)
+			return nil, nil, exitResolve
+		}
+		return dests, results, 0
+	}
+	all, err := tr.AllCAPorts(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "ibtracer: --all: %v\n", err)
+		return nil, nil, exitResolve
+	}
+	src, err := tr.Engine().Port()
+	if err != nil {
+		fmt.Fprintf(stderr, "ibtracer: %v\n", err)
+		return nil, nil, exitDevice
+	}
+	return append(dests, skipSource(all, src)...), nil, 0
 }
 
 // traceOne traces d from the local port, or from --from's port.

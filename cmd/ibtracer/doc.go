@@ -35,8 +35,9 @@
 //   - all.go: --all: the local port skipped, the progress line on a
 //     terminal and the totals line (with the MADs sent and the facts
 //     shared).
-//   - allstream.go: --all's traces, each started as soon as the SA names
-//     its port (traceAllStreaming, its queue), and traceOne.
+//   - allstream.go: --all's destinations (allDestinations) and traces,
+//     each started as soon as the SA names its port (traceAllStreaming,
+//     its queue), and traceOne.
 //   - lmc.go: runLMC, --lmc-all: one trace per LID, printed as a path set.
 //   - multicast.go: -m MLID [SRC_LID] DST_LID, the multicast trace, its
 //     usage checks and its output.

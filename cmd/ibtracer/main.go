@@ -155,29 +155,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if o.all && isTerminal(stderr) {
 		prog = &progress{w: stderr, total: len(dests)}
 	}
-	var results []*trace.Result
-	if o.all && !o.lmcAll { // allstream.go: each port traced as soon as the SA names it
-		src, err := e.Port() // as the listing's own first read: its error is the listing's
-		if err == nil {
-			dests, results, err = traceAllStreaming(ctx, tr, &o, src, dests, prog)
-		}
-		if err != nil {
-			prog.finish()
-			fmt.Fprintf(stderr, "ibtracer: --all: %v\n", err)
-			return exitResolve
-		}
-	} else if o.all {
-		all, err := tr.AllCAPorts(ctx)
-		if err != nil {
-			fmt.Fprintf(stderr, "ibtracer: --all: %v\n", err)
-			return exitResolve
-		}
-		src, err := e.Port()
-		if err != nil {
-			fmt.Fprintf(stderr, "ibtracer: %v\n", err)
-			return exitDevice
-		}
-		dests = append(dests, skipSource(all, src)...)
+	dests, results, code := allDestinations(ctx, tr, &o, dests, prog, stderr) // allstream.go
+	if code != 0 {
+		return code
 	}
 	if o.lmcAll {
 		if health {
