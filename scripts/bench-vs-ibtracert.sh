@@ -13,6 +13,8 @@
 # process bounded by `timeout` and stopped on exit.
 #   usage: scripts/bench-vs-ibtracert.sh [rounds=7]
 #   SRC=<checkout> builds ibtracer from another tree (before/after).
+#   BASE=<checkout> also builds that tree's ibtracer and runs it in every
+#   round, next to ours and the loop: ratios under the same load.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 src=${SRC:-$PWD}
@@ -47,6 +49,9 @@ awk -v sm=ibt-sm '
 ' testdata/topologies/fattree-128.net > "$work/topo.net"
 
 (cd "$src" && CGO_ENABLED=0 go build -o "$work/ibtracer" ./cmd/ibtracer)
+if [ -n "${BASE:-}" ]; then
+	(cd "$BASE" && CGO_ENABLED=0 go build -o "$work/ibtracer.base" ./cmd/ibtracer)
+fi
 export IBSIM_SOCKNAME="vsibt$$_$RANDOM"
 mkfifo "$work/console"
 (cd "$work" && exec timeout "$limit" ibsim -s "$work/topo.net" < "$work/console" > "$work/ibsim.log" 2>&1) &
@@ -82,6 +87,10 @@ echo "fattree-128 in ibsim, OpenSM on ibt-sm; from H0-0 (LID $srclid) to $n CA L
 now() { date +%s.%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.4f", b - a }'; }
 : > "$work/rounds"
+: > "$work/base-rounds"
+med() { # the median of column $1 of stdin
+	sort -g -k"$1" | awk -v k="$1" '{ a[NR] = $k } END { print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2 }'
+}
 for ((r = 1; r <= rounds; r++)); do
 	t0=$(now)
 	ours --all --no-validate --format=json > "$work/round.json"
@@ -93,13 +102,25 @@ for ((r = 1; r <= rounds; r++)); do
 	a=$(secs "$t0" "$t1") b=$(secs "$t1" "$t2")
 	mads=$(python3 -c 'import json,sys; print(sum(r["mads"] for r in json.load(open(sys.argv[1]))))' "$work/round.json")
 	echo "$a $b" >> "$work/rounds"
-	printf 'round %d: ibtracer --all %.1f ms (%s MADs), ibtracert loop %.1f ms, ratio %.1f\n' \
+	printf 'round %d: ibtracer --all %.1f ms (%s MADs), ibtracert loop %.1f ms, ratio %.1f' \
 		"$r" "$(awk -v x="$a" 'BEGIN{print 1000*x}')" "$mads" "$(awk -v x="$b" 'BEGIN{print 1000*x}')" \
 		"$(awk -v x="$a" -v y="$b" 'BEGIN{print y/x}')"
+	if [ -n "${BASE:-}" ]; then
+		t3=$(now)
+		timeout 120 "$work/ibtracer.base" --ib.transport=ibsim --ibsim.node=H0-0 --all --no-validate --format=json > /dev/null 2>> "$work/ibtracer.err"
+		c=$(secs "$t3" "$(now)")
+		echo "$c $b" >> "$work/base-rounds"
+		printf '; base %.1f ms, ratio %.1f' "$(awk -v x="$c" 'BEGIN{print 1000*x}')" "$(awk -v x="$c" -v y="$b" 'BEGIN{print y/x}')"
+	fi
+	echo
 done
-sort -n -k1 "$work/rounds" | awk '{ a[NR] = $1 } END { m = (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2; printf "median ibtracer --all: %.1f ms\n", 1000 * m }'
-sort -n -k2 "$work/rounds" | awk '{ b[NR] = $2 } END { m = (NR % 2) ? b[(NR+1)/2] : (b[NR/2] + b[NR/2+1]) / 2; printf "median ibtracert loop: %.1f ms\n", 1000 * m }'
-awk '{ print $2 / $1 }' "$work/rounds" | sort -g | awk '{ q[NR] = $1 } END { m = (NR % 2) ? q[(NR+1)/2] : (q[NR/2] + q[NR/2+1]) / 2; printf "median ratio (per round): %.1f\n", m }'
+printf 'median ibtracer --all: %.1f ms\n' "$(med 1 < "$work/rounds" | awk '{ print 1000 * $1 }')"
+printf 'median ibtracert loop: %.1f ms\n' "$(med 2 < "$work/rounds" | awk '{ print 1000 * $1 }')"
+printf 'median ratio (per round): %.1f\n' "$(awk '{ print $2 / $1 }' "$work/rounds" | med 1)"
+if [ -n "${BASE:-}" ]; then
+	printf 'median base ibtracer --all: %.1f ms; median ratio (per round): %.1f\n' \
+		"$(med 1 < "$work/base-rounds" | awk '{ print 1000 * $1 }')" "$(awk '{ print $2 / $1 }' "$work/base-rounds" | med 1)"
+fi
 
 # Where a run of ours spends its time before tracing: median of 5 each.
 med5() {
@@ -116,3 +137,23 @@ largs=()
 for l in $lids; do largs+=(-l "$l"); done
 echo "ibtracer -l ... (the same $n LIDs, without --all's listing from the SA): $(awk -v x="$(med5 ours "${largs[@]}" --no-validate --format=json)" 'BEGIN{printf "%.1f", 1000*x}') ms"
 echo "ibtracer --all --no-validate: $(awk -v x="$(med5 ours --all --no-validate --format=json)" 'BEGIN{printf "%.1f", 1000*x}') ms"
+
+# What bounds a run on this machine: the CPU each process spends on one
+# `--all --no-validate` (mean of 10 runs): ours (user + system), and
+# ibsim's and OpenSM's, read from /proc (clock ticks). Every MAD crosses
+# ibsim, every SA query OpenSM too, all on the same few cores.
+ticks() { # utime + stime of the child of a `timeout` wrapper, in ticks
+	local c
+	c=$(cat "/proc/$1/task/$1/children" 2>/dev/null | awk '{print $1}')
+	[ -n "$c" ] && awk '{print $14 + $15}' "/proc/$c/stat" || echo 0
+}
+hz=$(getconf CLK_TCK)
+ib0=$(ticks "$ibsim_pid") sm0=$(ticks "$sm_pid")
+TIMEFORMAT='%U %S'
+cpu=$( { time (for i in 1 2 3 4 5 6 7 8 9 10; do ours --all --no-validate --format=json > /dev/null; done); } 2>&1 | tail -1)
+ib1=$(ticks "$ibsim_pid") sm1=$(ticks "$sm_pid")
+awk -v c="$cpu" -v a="$ib0" -v b="$ib1" -v x="$sm0" -v y="$sm1" -v hz="$hz" 'BEGIN {
+	split(c, u, " ")
+	printf "CPU per --all run (mean of 10): ibtracer %.1f ms, ibsim %.1f ms, OpenSM %.1f ms; cores: %d\n",
+		100 * (u[1] + u[2]), 100 * (b - a) / hz, 100 * (y - x) / hz, '"$(nproc)"'
+}'

@@ -3,7 +3,10 @@ package trace
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
+	"sync"
+	"sync/atomic"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 )
@@ -46,5 +49,99 @@ func (t *Tracer) caPortsTable(ctx context.Context, src ibmad.PortAttributes) ([]
 		return nil, errors.New("the SA's NodeRecord table holds no CA port")
 	}
 	slices.SortFunc(ds, func(a, b Destination) int { return int(a.LID) - int(b.LID) })
+	return ds, nil
+}
+
+// AllCAPorts lists the base LID of every CA port the SA knows, in LID
+// order: from one NodeRecord GetTable (caPortsTable), else one
+// NodeRecord Get per LID up to the local leaf switch's LinearFDBTop, a
+// few at once (StreamCAPorts).
+func (t *Tracer) AllCAPorts(ctx context.Context) ([]Destination, error) {
+	return t.StreamCAPorts(ctx, nil)
+}
+
+// StreamCAPorts lists what AllCAPorts lists and, before it returns,
+// calls found (when not nil) once for each CA port as soon as the SA
+// has named it, so that `ibtracer --all` traces a port while the SA is
+// still asked for the next ones (docs/architecture.md, "Facts shared by
+// a run"). Calls to found do not overlap; asked LID by LID, they come in
+// the order the SA answers, roughly LID order; from the table, in LID
+// order once it is whole. A listing that fails (the SA answered none of
+// its queries) has called found for no port.
+func (t *Tracer) StreamCAPorts(ctx context.Context, found func(Destination)) ([]Destination, error) {
+	src, err := t.e.Port()
+	if err != nil {
+		return nil, err
+	}
+	if ds, err := t.caPortsTable(ctx, src); err == nil {
+		for _, d := range ds {
+			if found != nil {
+				found(d)
+			}
+		}
+		return ds, nil
+	}
+	w := t.newWalk(ctx, src, 0)
+	path := ibmad.DRPath{}
+	if src.NodeType != ibmad.NodeTypeSwitch {
+		path = ibmad.DRPath{src.PortNum}
+	}
+	ni, _, err := w.nodeInfo(path)
+	if err != nil {
+		return nil, fmt.Errorf("the local leaf switch: %w", err)
+	}
+	top, err := w.switchTop(ni.NodeGUID, path, true)
+	if err != nil {
+		return nil, fmt.Errorf("SwitchInfo of the local leaf switch: %w", err)
+	}
+	if src.SMLID == 0 {
+		return nil, errors.New("the local port knows no SM LID (is a subnet manager running?)")
+	}
+	out := make([]Destination, int(top)+1)
+	var answered atomic.Int32
+	var foundMu sync.Mutex
+	// Gently: the SA is one process serving the whole subnet (OpenSM under
+	// ibsim was seen to die under 64 queries at once).
+	sem := make(chan struct{}, saConcurrency)
+	var wg sync.WaitGroup
+	for lid := 1; lid <= int(top); lid++ {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(lid uint16) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			resp, err := w.sa(ibmad.AttrNodeRecord, ibmad.NRCompLID, func(b []byte) {
+				nr := ibmad.NodeRecord{LID: lid}
+				_ = nr.MarshalTo(b)
+			})
+			if err != nil {
+				return
+			}
+			answered.Add(1) // NoRecords for an unused LID is an answer too
+			if resp.MAD.Status() != 0 {
+				return
+			}
+			var nr ibmad.NodeRecord
+			_ = nr.UnmarshalBinary(resp.MAD.SAData())
+			if nr.NodeInfo.NodeType == ibmad.NodeTypeCA && nr.LID == lid {
+				out[lid] = Destination{LID: lid, Name: nr.NodeDescription.String()}
+				if found != nil {
+					foundMu.Lock()
+					found(out[lid])
+					foundMu.Unlock()
+				}
+			}
+		}(uint16(lid))
+	}
+	wg.Wait()
+	if answered.Load() == 0 {
+		return nil, fmt.Errorf("the SA at LID %d answered none of %d NodeRecord queries", src.SMLID, top)
+	}
+	var ds []Destination
+	for _, d := range out {
+		if d.LID != 0 {
+			ds = append(ds, d)
+		}
+	}
 	return ds, nil
 }

@@ -24,8 +24,9 @@
 //   - trace.go: one trace, from resolution to verdict.
 //   - resolve.go: a GID, GUID or node name turned into a LID through the
 //     SA, and the resolutions kept for Options.ResolveTTL.
-//   - allports.go: every CA port the SA knows from one NodeRecord table
-//     (AllCAPorts, ibtracer --all).
+//   - allports.go: every CA port the SA knows from one NodeRecord table,
+//     else LID by LID, each named as soon as the SA answers
+//     (AllCAPorts, StreamCAPorts: ibtracer --all).
 //   - reached.go: whether a trace reached the port its destination names,
 //     and the local port's LID changing under the tracer.
 //   - walk.go: the directed-route walk, hop by hop.

@@ -1,11 +1,7 @@
 package trace
 
 import (
-	"context"
 	"errors"
-	"fmt"
-	"sync"
-	"sync/atomic"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 )
@@ -195,73 +191,3 @@ func (w *walk) nodeRecord(d Destination) (resolvedEntry, *Error) {
 
 // saConcurrency bounds the SA queries one tracer has in flight.
 const saConcurrency = 4
-
-// AllCAPorts lists the base LID of every CA port the SA knows: from one
-// NodeRecord GetTable (allports.go), else one NodeRecord Get per LID up
-// to the local leaf switch's LinearFDBTop, a few at once.
-func (t *Tracer) AllCAPorts(ctx context.Context) ([]Destination, error) {
-	src, err := t.e.Port()
-	if err != nil {
-		return nil, err
-	}
-	if ds, err := t.caPortsTable(ctx, src); err == nil {
-		return ds, nil
-	}
-	w := t.newWalk(ctx, src, 0)
-	path := ibmad.DRPath{}
-	if src.NodeType != ibmad.NodeTypeSwitch {
-		path = ibmad.DRPath{src.PortNum}
-	}
-	ni, _, err := w.nodeInfo(path)
-	if err != nil {
-		return nil, fmt.Errorf("the local leaf switch: %w", err)
-	}
-	top, err := w.switchTop(ni.NodeGUID, path, true)
-	if err != nil {
-		return nil, fmt.Errorf("SwitchInfo of the local leaf switch: %w", err)
-	}
-	if src.SMLID == 0 {
-		return nil, errors.New("the local port knows no SM LID (is a subnet manager running?)")
-	}
-	out := make([]Destination, int(top)+1)
-	var answered atomic.Int32
-	// Gently: the SA is one process serving the whole subnet (OpenSM under
-	// ibsim was seen to die under 64 queries at once).
-	sem := make(chan struct{}, saConcurrency)
-	var wg sync.WaitGroup
-	for lid := 1; lid <= int(top); lid++ {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(lid uint16) {
-			defer wg.Done()
-			defer func() { <-sem }()
-			resp, err := w.sa(ibmad.AttrNodeRecord, ibmad.NRCompLID, func(b []byte) {
-				nr := ibmad.NodeRecord{LID: lid}
-				_ = nr.MarshalTo(b)
-			})
-			if err != nil {
-				return
-			}
-			answered.Add(1) // NoRecords for an unused LID is an answer too
-			if resp.MAD.Status() != 0 {
-				return
-			}
-			var nr ibmad.NodeRecord
-			_ = nr.UnmarshalBinary(resp.MAD.SAData())
-			if nr.NodeInfo.NodeType == ibmad.NodeTypeCA && nr.LID == lid {
-				out[lid] = Destination{LID: lid, Name: nr.NodeDescription.String()}
-			}
-		}(uint16(lid))
-	}
-	wg.Wait()
-	if answered.Load() == 0 {
-		return nil, fmt.Errorf("the SA at LID %d answered none of %d NodeRecord queries", src.SMLID, top)
-	}
-	var ds []Destination
-	for _, d := range out {
-		if d.LID != 0 {
-			ds = append(ds, d)
-		}
-	}
-	return ds, nil
-}

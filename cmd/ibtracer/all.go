@@ -48,6 +48,17 @@ func (p *progress) done(r *trace.Result) {
 	fmt.Fprintf(p.w, "\r\033[Kibtracer: traced %d/%d, %d failing", p.n, p.total, p.fail)
 }
 
+// grow counts one more destination to trace (--all names them as the SA
+// answers: allstream.go).
+func (p *progress) grow() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	p.total++
+	p.mu.Unlock()
+}
+
 func (p *progress) finish() {
 	if p == nil {
 		return

@@ -26,12 +26,18 @@
 //     (one function per form), the translation of the flags to
 //     trace.Options, and exitCode over every destination.
 //   - exitcode.go: the exit statuses, and resultExit, a trace's status.
-//   - output.go: output, what a run prints: JSON, verbose or short.
+//   - output.go: output, what a run prints: JSON, verbose or short;
+//     jsonarray.go: writeJSONArray, the JSON array of the traces
+//     marshalled item by item on every processor, byte for byte the
+//     Encoder's.
 //   - each.go: each, the bounded concurrency of the traces, and nameHops,
 //     the node-name-map's names given to the hops.
 //   - all.go: --all: the local port skipped, the progress line on a
 //     terminal and the totals line (with the MADs sent and the facts
 //     shared).
+//   - allstream.go: --all's destinations (allDestinations) and traces,
+//     each started as soon as the SA names its port (traceAllStreaming,
+//     its queue), and traceOne.
 //   - lmc.go: runLMC, --lmc-all: one trace per LID, printed as a path set.
 //   - multicast.go: -m MLID [SRC_LID] DST_LID, the multicast trace, its
 //     usage checks and its output.

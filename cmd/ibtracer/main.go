@@ -151,18 +151,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if mlid != 0 {
 		return runMulticast(ctx, tr, &o, mlid, dests[0], names, stdout, stderr)
 	}
-	if o.all {
-		all, err := tr.AllCAPorts(ctx)
-		if err != nil {
-			fmt.Fprintf(stderr, "ibtracer: --all: %v\n", err)
-			return exitResolve
-		}
-		src, err := e.Port()
-		if err != nil {
-			fmt.Fprintf(stderr, "ibtracer: %v\n", err)
-			return exitDevice
-		}
-		dests = append(dests, skipSource(all, src)...)
+	var prog *progress
+	if o.all && isTerminal(stderr) {
+		prog = &progress{w: stderr, total: len(dests)}
+	}
+	dests, results, code := allDestinations(ctx, tr, &o, dests, prog, stderr) // allstream.go
+	if code != 0 {
+		return code
 	}
 	if o.lmcAll {
 		if health {
@@ -171,19 +166,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		return runLMC(ctx, tr, &o, dests, names, stdout, stderr)
 	}
-	var prog *progress
-	if o.all && isTerminal(stderr) {
-		prog = &progress{w: stderr, total: len(dests)}
+	if results == nil {
+		results = make([]*trace.Result, len(dests))
+		each(len(dests), o.concurrency, func(i int) {
+			results[i] = traceOne(ctx, tr, &o, dests[i])
+			prog.done(results[i])
+		})
 	}
-	results := make([]*trace.Result, len(dests))
-	each(len(dests), o.concurrency, func(i int) {
-		if o.from != 0 {
-			results[i] = tr.TraceFrom(ctx, o.from, dests[i])
-		} else {
-			results[i] = tr.Trace(ctx, dests[i])
-		}
-		prog.done(results[i])
-	})
 	prog.finish()
 	var healths []*linkhealth.PathHealth
 	if hc != nil {
@@ -196,6 +185,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	out := output{n: len(results), totals: results,
 		json: func() any { return withHealth(results, healths) },
+		jsonItem: func(i int) any {
+			j := jsonWithHealth{JSONResult: results[i].JSON()}
+			if healths != nil {
+				j.Health = healths[i]
+			}
+			return j
+		},
 		verbose: func(w io.Writer, i int) {
 			results[i].WriteVerbose(w)
 			if healths != nil {

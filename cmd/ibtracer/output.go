@@ -10,11 +10,14 @@ import (
 
 // output is what a run prints, in each form ibtracer prints it.
 type output struct {
-	n       int                      // items (traces, or path sets)
-	json    func() any               // the whole run, one JSON document
-	verbose func(w io.Writer, i int) // item i in full
-	summary func(w io.Writer, i int) // item i in short
-	totals  []*trace.Result          // what --all counts
+	n    int        // items (traces, or path sets)
+	json func() any // the whole run, one JSON document
+	// jsonItem, when set, is item i of that document, a JSON array:
+	// the items are then marshalled at once (jsonarray.go).
+	jsonItem func(i int) any
+	verbose  func(w io.Writer, i int) // item i in full
+	summary  func(w io.Writer, i int) // item i in short
+	totals   []*trace.Result          // what --all counts
 }
 
 // print writes out in the form o asks for: one indented JSON document,
@@ -23,6 +26,11 @@ type output struct {
 // JSON document). ok is false when the JSON could not be written.
 func (out *output) print(o *options, stdout, stderr io.Writer) (ok bool) {
 	switch {
+	case o.format == "json" && out.jsonItem != nil:
+		if err := writeJSONArray(stdout, out.n, out.jsonItem); err != nil {
+			fmt.Fprintf(stderr, "ibtracer: %v\n", err)
+			return false
+		}
 	case o.format == "json":
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")

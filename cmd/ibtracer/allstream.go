@@ -1,0 +1,171 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/ibtracer/ibtracer_exporter/ibmad"
+	"github.com/ibtracer/ibtracer_exporter/trace"
+)
+
+// traceQueue is the destinations of a run in the order they became
+// known, and their results: o.concurrency workers take them in turn.
+// It grows while the SA still names CA ports (--all), so a worker that
+// finds it empty waits until a port is added or the listing ends.
+type traceQueue struct {
+	mu      sync.Mutex
+	cond    *sync.Cond
+	dests   []trace.Destination
+	results []*trace.Result
+	next    int
+	closed  bool // no destination comes any more
+}
+
+func newTraceQueue(dests []trace.Destination) *traceQueue {
+	q := &traceQueue{dests: append([]trace.Destination(nil), dests...)}
+	q.results = make([]*trace.Result, len(q.dests))
+	q.cond = sync.NewCond(&q.mu)
+	return q
+}
+
+func (q *traceQueue) add(d trace.Destination) {
+	q.mu.Lock()
+	q.dests = append(q.dests, d)
+	q.results = append(q.results, nil)
+	q.mu.Unlock()
+	q.cond.Signal()
+}
+
+func (q *traceQueue) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
+	q.cond.Broadcast()
+}
+
+// take returns the next destination to trace and its index, or false
+// when the queue is closed and every destination was taken.
+func (q *traceQueue) take() (int, trace.Destination, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for q.next == len(q.dests) && !q.closed {
+		q.cond.Wait()
+	}
+	if q.next == len(q.dests) {
+		return 0, trace.Destination{}, false
+	}
+	i := q.next
+	q.next++
+	return i, q.dests[i], true
+}
+
+func (q *traceQueue) put(i int, r *trace.Result) {
+	q.mu.Lock()
+	q.results[i] = r
+	q.mu.Unlock()
+}
+
+// traceAllStreaming is --all (without --lmc-all): the destinations of
+// the command line and every CA port the SA knows but the local one,
+// each traced as soon as the SA has named it (trace.Tracer.StreamCAPorts)
+// rather than after the whole list, at most o.concurrency at once
+// (docs/architecture.md, "Facts shared by a run"). It returns the
+// destinations and their results in the order a run prints them: those
+// of the command line, then the listed ports in LID order, as the list
+// was printed before it was streamed. When the listing fails, the
+// traces of the command line's destinations that ran are dropped with
+// it and err says why (the run prints no result, as before).
+func traceAllStreaming(ctx context.Context, tr *trace.Tracer, o *options, src ibmad.PortAttributes,
+	dests []trace.Destination, prog *progress) ([]trace.Destination, []*trace.Result, error) {
+	q := newTraceQueue(dests)
+	var wg sync.WaitGroup
+	for range o.concurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i, d, ok := q.take()
+				if !ok {
+					return
+				}
+				r := traceOne(ctx, tr, o, d)
+				q.put(i, r)
+				prog.done(r)
+			}
+		}()
+	}
+	all, err := tr.StreamCAPorts(ctx, func(d trace.Destination) {
+		if len(skipSource([]trace.Destination{d}, src)) == 0 {
+			return // the local port
+		}
+		prog.grow()
+		q.add(d)
+	})
+	q.close()
+	wg.Wait()
+	if err != nil {
+		return nil, nil, err
+	}
+	// The printed order: the command line's, then the list's in LID order.
+	byLID := make(map[uint16]*trace.Result, len(q.dests))
+	for i := len(dests); i < len(q.dests); i++ {
+		byLID[q.dests[i].LID] = q.results[i]
+	}
+	out := append([]trace.Destination(nil), dests...)
+	results := append([]*trace.Result(nil), q.results[:len(dests)]...)
+	for _, d := range skipSource(all, src) {
+		r := byLID[d.LID]
+		if r == nil { // not named while streaming: cannot be, but never drop a port
+			r = traceOne(ctx, tr, o, d)
+		}
+		out = append(out, d)
+		results = append(results, r)
+	}
+	return out, results, nil
+}
+
+// allDestinations adds --all's CA ports to dests. Without --lmc-all it
+// also traces them all, each as soon as the SA names it
+// (traceAllStreaming), and returns their results; with --lmc-all
+// results is nil (runLMC traces). code is the exit status of a failed
+// listing (its error written to stderr), 0 otherwise; without --all it
+// returns dests as they are.
+func allDestinations(ctx context.Context, tr *trace.Tracer, o *options, dests []trace.Destination, prog *progress,
+	stderr io.Writer) (_ []trace.Destination, results []*trace.Result, code int) {
+	if !o.all {
+		return dests, nil, 0
+	}
+	if !o.lmcAll {
+		src, err := tr.Engine().Port() // as the listing's own first read: its error is the listing's
+		if err == nil {
+			dests, results, err = traceAllStreaming(ctx, tr, o, src, dests, prog)
+		}
+		if err != nil {
+			prog.finish()
+			fmt.Fprintf(stderr, "ibtracer: --all: %v\n", err)
+			return nil, nil, exitResolve
+		}
+		return dests, results, 0
+	}
+	all, err := tr.AllCAPorts(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "ibtracer: --all: %v\n", err)
+		return nil, nil, exitResolve
+	}
+	src, err := tr.Engine().Port()
+	if err != nil {
+		fmt.Fprintf(stderr, "ibtracer: %v\n", err)
+		return nil, nil, exitDevice
+	}
+	return append(dests, skipSource(all, src)...), nil, 0
+}
+
+// traceOne traces d from the local port, or from --from's port.
+func traceOne(ctx context.Context, tr *trace.Tracer, o *options, d trace.Destination) *trace.Result {
+	if o.from != 0 {
+		return tr.TraceFrom(ctx, o.from, d)
+	}
+	return tr.Trace(ctx, d)
+}
