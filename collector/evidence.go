@@ -67,8 +67,13 @@ func (e *Exporter) evidenceSettings() (on bool, latency time.Duration, maxLinks 
 }
 
 // evidence is the destination's path evidence now (ok false: never
-// traced).
+// traced, or a multicast destination: its path follows the group's MFTs
+// and its failures are membership matters, not links; localize.FromTrace
+// says why, and docs/metrics.md, "Link evidence").
 func (s *destState) evidence(latency time.Duration) (p localize.Path, ok bool) {
+	if s.cfg.Multicast() {
+		return localize.Path{}, false
+	}
 	s.mu.Lock()
 	cur, ph := s.last, s.health
 	s.mu.Unlock()
