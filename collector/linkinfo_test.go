@@ -82,18 +82,15 @@ func wantDescs(t *testing.T, f *sim.Fabric, info map[localize.Link][2]string, wa
 // fabric. A description with a control character is cleaned
 // (internal/fabricstr) as every string from the fabric.
 func TestLinkInfoNamesTheEvidenceLinks(t *testing.T) {
-	e, f, dests := healthExporter(t, evidenceYAML)
-	for _, n := range f.Nodes() {
-		if n.IsSwitch() && n.Desc == n.Name {
-			n.Desc = n.Name + "\x07 switch"
-		}
-	}
 	clean := map[string]string{}
-	for _, n := range f.Nodes() {
-		if n.IsSwitch() {
-			clean[n.Desc] = n.Name + "  switch"
+	e, f, dests := fatTreeExporterOf(t, evidenceYAML, 1, func(topo *sim.Topology) {
+		for _, n := range topo.Nodes {
+			if n.Type == ibmad.NodeTypeSwitch {
+				n.Desc = n.Name + "\x07 switch"
+				clean[n.Desc] = n.Name + "  switch"
+			}
 		}
-	}
+	})
 	e.traceAll(t, dests)
 	if info := linkInfo(t, e); len(info) != 0 {
 		t.Fatalf("healthy fabric: link_info %v", info)
