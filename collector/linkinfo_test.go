@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -121,4 +122,20 @@ func TestLinkInfoNamesTheSourcesLink(t *testing.T) {
 		src := simLink(t, f, "H0-0", 1)
 		wantDescs(t, f, linkInfo(t, e), map[localize.Link]float64{src: 1}, nil)
 	}
+}
+
+// linkInfoText counts the ibtracer_link_info series of a scrape and
+// their bytes in the text exposition.
+func linkInfoText(t *testing.T, e *Exporter) (n, bytes int) {
+	t.Helper()
+	_, _, text := seriesCount(t, e)
+	for _, l := range strings.Split(string(text), "\n") {
+		if strings.HasPrefix(l, "ibtracer_link_info") {
+			bytes += len(l) + 1
+			if strings.HasPrefix(l, "ibtracer_link_info{") {
+				n++
+			}
+		}
+	}
+	return n, bytes
 }
