@@ -27,8 +27,8 @@ var dLinkInfo = desc("link_info", "The node descriptions of a link's two ends, 1
 // collectLinkInfo emits link_info for the links of named (the evidence's)
 // and the links of unhealthy (collectHealth's, not healthy or
 // congested), each once, their ends' descriptions from the health
-// check's PortInfo reads, else from the hops of the destinations' last
-// and previous paths.
+// check's link ends (which copy the trace's hops), else from the hops of
+// the destinations' last and previous paths.
 func collectLinkInfo(ch chan<- prometheus.Metric, dests []*destState, unhealthy []*linkhealth.Link, named []localize.Link) {
 	if len(unhealthy) == 0 && len(named) == 0 {
 		return
