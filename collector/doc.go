@@ -39,6 +39,8 @@
 //   - health_congestion.go: the congestion series of a link and a path.
 //   - evidence.go: per-link evidence (evidence:): each destination's
 //     paths judged (localize) and summed per link at every scrape.
+//   - linkinfo.go: ibtracer_link_info, both ends' node descriptions of
+//     the links with evidence or unhealthy or congested, for the alerts.
 //
 // Discovered destinations (the discover: selectors):
 //   - fleet.go: fleet, one loop per selector, refreshing from the SA.

@@ -67,8 +67,13 @@ func (e *Exporter) evidenceSettings() (on bool, latency time.Duration, maxLinks 
 }
 
 // evidence is the destination's path evidence now (ok false: never
-// traced).
+// traced, or a multicast destination: its path follows the group's MFTs
+// and its failures are membership matters, not links; localize.FromTrace
+// says why, and docs/metrics.md, "Link evidence").
 func (s *destState) evidence(latency time.Duration) (p localize.Path, ok bool) {
+	if s.cfg.Multicast() {
+		return localize.Path{}, false
+	}
 	s.mu.Lock()
 	cur, ph := s.last, s.health
 	s.mu.Unlock()
@@ -97,12 +102,13 @@ func (s *destState) previousPath(cur *trace.Result) *trace.Result {
 // evidence.max_links of them (the most suspected), and no other:
 // every link the paths cross was 18,002 series, 2.1 MB of /metrics, at
 // 10,000 destinations on the 10,240-port fat tree (docs/metrics.md,
-// "Series budget").
-func (e *Exporter) collectEvidence(ch chan<- prometheus.Metric, dests []*destState) {
+// "Series budget"). It returns the links it emitted (linkinfo.go names
+// their ends).
+func (e *Exporter) collectEvidence(ch chan<- prometheus.Metric, dests []*destState) []localize.Link {
 	on, latency, maxLinks := e.evidenceSettings()
 	if !on {
 		e.capped.set(e.logger, 0, 0)
-		return
+		return nil
 	}
 	var acc localize.Accumulator
 	bad, causes := 0, make(map[localize.Cause]int, len(localize.Causes))
@@ -136,10 +142,13 @@ func (e *Exporter) collectEvidence(ch chan<- prometheus.Metric, dests []*destSta
 	}
 	g(dEvidenceCapped, float64(left))
 	e.capped.set(e.logger, left, maxLinks)
+	links := make([]localize.Link, 0, len(named))
 	for _, le := range named {
 		lv := le.Link.Labels()
 		g(dLinkPaths, float64(le.Paths), lv...)
 		g(dLinkBadPaths, float64(le.BadPaths), lv...)
 		g(dLinkSuspicion, le.Suspicion, lv...)
+		links = append(links, le.Link)
 	}
+	return links
 }

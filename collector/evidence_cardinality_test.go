@@ -177,6 +177,12 @@ func checkEvidenceBudget(t *testing.T, leaves, spines, hosts, n int) {
 			t.Fatalf("%s: %d link_paths, %d bad, %d suspicion, %d fixed; want %d, %d, %d, 8", what, paths, bad, sus, fixed,
 				len(want), len(want), len(want))
 		}
+		// link_info: one per link the evidence names (no health check here).
+		if info, infoBytes := linkInfoText(t, e); info != len(want) {
+			t.Fatalf("%s: %d link_info, want %d", what, info, len(want))
+		} else {
+			t.Logf("%s: %d link_info (%d bytes)", what, info, infoBytes)
+		}
 		if n <= 1000 { // promtool on the small fabric's scrape (the large one's is 11 MB)
 			_, _, text := seriesCount(t, e)
 			promtoolCheck(t, text)
@@ -227,9 +233,10 @@ func checkEvidenceBudget(t *testing.T, leaves, spines, hosts, n int) {
 	paths, bad, sus, _, _, evBytes, _ := evidenceSeries(t, e)
 	_, plain := linkSeries(t, e)
 	keep := min(len(want), config.DefaultEvidenceMaxLinks)
-	t.Logf("every path bad, default max_links: %d link_paths, %d link_bad_paths, %d link_suspicion, %v capped (%d bytes)",
-		paths, bad, sus, plain["ibtracer_evidence_links_capped"], evBytes)
-	if paths != keep || bad != keep || sus != keep || plain["ibtracer_evidence_links_capped"] != float64(len(want)-keep) {
+	info, infoBytes := linkInfoText(t, e)
+	t.Logf("every path bad, default max_links: %d link_paths, %d link_bad_paths, %d link_suspicion, %v capped (%d bytes); %d link_info (%d bytes)",
+		paths, bad, sus, plain["ibtracer_evidence_links_capped"], evBytes, info, infoBytes)
+	if paths != keep || bad != keep || sus != keep || info != keep || plain["ibtracer_evidence_links_capped"] != float64(len(want)-keep) {
 		t.Fatalf("default max_links: %d, %d, %d link series, %v capped; want %d each, %d capped", paths, bad, sus,
 			plain["ibtracer_evidence_links_capped"], keep, len(want)-keep)
 	}

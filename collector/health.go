@@ -93,13 +93,14 @@ var counterRank = map[string]int{linkhealth.CountersOK: 0, linkhealth.CountersFi
 	linkhealth.CountersReset: 3, linkhealth.CountersUnavailable: 4, "off": 5}
 
 // collectHealth emits the per-destination path series and the per-link
-// series (nothing while health is off: on is false).
-func collectHealth(ch chan<- prometheus.Metric, on bool, totals *healthTotals, names []string, dests []*destState) {
+// series (nothing while health is off: on is false), and returns the
+// links that are not healthy or are congested (linkinfo.go names them).
+func collectHealth(ch chan<- prometheus.Metric, on bool, totals *healthTotals, names []string, dests []*destState) (unhealthy []*linkhealth.Link) {
 	if !on { // off, or turned off by a reload: no health series
 		for _, s := range dests {
 			s.setHealth(nil)
 		}
-		return
+		return nil
 	}
 	// A snapshot, so that no trace waits for a slow scrape.
 	paths := make([]*linkhealth.PathHealth, len(dests))
@@ -159,7 +160,11 @@ func collectHealth(ch chan<- prometheus.Metric, on bool, totals *healthTotals, n
 		g(dLinkWait, float64(l.XmitWait))
 		g(dLinkCtr, 1, counterState(l))
 		collectLinkCongestion(g, l)
+		if !l.Healthy || l.Congested {
+			unhealthy = append(unhealthy, l)
+		}
 	}
+	return unhealthy
 }
 
 // counterState is the worse of a link's two ends' counter states.

@@ -28,7 +28,17 @@ func healthExporter(t *testing.T, healthYAML string) (*Exporter, *sim.Fabric, []
 // spine, the configuration yml before its destinations.
 func fatTreeExporter(t *testing.T, yml string, parallel int) (*Exporter, *sim.Fabric, []string) {
 	t.Helper()
+	return fatTreeExporterOf(t, yml, parallel, nil)
+}
+
+// fatTreeExporterOf is fatTreeExporter's, with edit (if not nil) applied
+// to the topology before the fabric starts.
+func fatTreeExporterOf(t *testing.T, yml string, parallel int, edit func(*sim.Topology)) (*Exporter, *sim.Fabric, []string) {
+	t.Helper()
 	topo, _ := sim.FatTree2(2, 2, 3, parallel)
+	if edit != nil {
+		edit(topo)
+	}
 	f, err := sim.New(topo, sim.Options{})
 	if err != nil {
 		t.Fatal(err)

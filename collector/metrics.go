@@ -64,8 +64,8 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	collectDestinations(ch, names, dests, interval)
 	e.fleet.collect(ch)
 	e.modes.collect(ch, tr)
-	collectHealth(ch, on, &e.health, names, dests)
-	e.collectEvidence(ch, dests) // evidence.go
+	unhealthy := collectHealth(ch, on, &e.health, names, dests)
+	collectLinkInfo(ch, dests, unhealthy, e.collectEvidence(ch, dests)) // evidence.go, linkinfo.go
 	h := e.dests.hists
 	h.duration.Collect(ch)
 	h.latency.Collect(ch)

@@ -12,7 +12,8 @@
 // a failed trace could not get past, which its previous path names, else
 // the links it crossed; the link at whose far end it arrived on a wrong
 // port; the links in front of a hop that did not answer; an unhealthy
-// link; every link for a slow path: FromTrace). Each bad path has one
+// link; every link for a slow path: FromTrace). A multicast path is no
+// evidence, and a router that does not forward names no link. Each bad path has one
 // vote, shared among its suspects as 007 (NSDI 2018) shares it, 1/h to
 // each of h suspects, but weighted by how much of each suspect's traffic
 // is bad: a suspect's part is its share of bad paths (its bad paths over

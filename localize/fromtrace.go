@@ -57,9 +57,23 @@ func PathLinks(r *trace.Result) []Link {
 //
 // Failures that say nothing of the links (the SA could not resolve the
 // destination, the local device failed, the address led to another
-// port) leave the path good: they are not the fabric's links.
+// port) leave the path good: they are not the fabric's links. Neither
+// does a router that does not forward (router_not_forwarding): the
+// walk's MADs crossed every local link to the router and back, and the
+// remote SA's silence is the router's or the other subnet's; only the
+// local hops' own validations blame (a lost or mismatched hop).
+//
+// A multicast path (mlid: destinations, Result.MLID set) is no evidence
+// at all: its hops are read from the group's MFTs and no MAD of it
+// crosses the links it names, and a trace that stops where the group's
+// tree misses the member is a membership or MFT matter (the member left
+// the group, the SM has not added it yet), not a cable. Its Path is
+// empty: no link, not bad.
 func FromTrace(in Trace) Path {
 	r := in.Current
+	if multicast(r) || multicast(in.Previous) {
+		return Path{}
+	}
 	p := Path{Links: PathLinks(r)}
 	if prev := PathLinks(in.Previous); !sameLinks(prev, p.Links) {
 		p.Previous = prev
@@ -72,6 +86,10 @@ func FromTrace(in Trace) Path {
 		blameHops(&p, r)
 		blameLatency(&p, r, in.LatencyThreshold)
 	case trace.StatusUnreachable, trace.StatusTooLong:
+		if r.Reason == trace.ReasonRouter {
+			blameHops(&p, r) // the router's fault, not the local links'
+			break
+		}
 		blameFailure(&p, r, in.Previous)
 	}
 	if in.Health != nil {
@@ -165,6 +183,9 @@ func blameFailure(p *Path, r *trace.Result, prev *trace.Result) {
 		p.Blame(CauseFailed, p.Links...)
 	}
 }
+
+// multicast says whether r is a multicast trace (trace.TraceMulticast).
+func multicast(r *trace.Result) bool { return r != nil && r.MLID != 0 }
 
 func sameLinks(a, b []Link) bool {
 	if len(a) != len(b) {

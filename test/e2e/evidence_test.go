@@ -65,7 +65,8 @@ func linkSeriesName(name string, l localize.Link) string {
 // exporter's link evidence is empty while every path is good; when
 // near's only cable is pulled, it names that cable, by the ends
 // iblinkinfo and smpquery give, before the SM sweeps (the walk finds the port down)
-// and after (the switch's table has no route left), and no other link.
+// and after (the switch's table has no route left), and no other link;
+// ibtracer_link_info names both ends by their node descriptions.
 func TestEvidenceNamesThePulledCable(t *testing.T) {
 	skipShort(t)
 	fab, lids := startTwoSwitch(t)
@@ -102,6 +103,17 @@ func TestEvidenceNamesThePulledCable(t *testing.T) {
 		}
 		if v, _ := value(b, `ibtracer_evidence_bad_path_causes{cause="failed"}`); v != 1 {
 			t.Errorf("%s: %v failed paths, want 1:\n%s", when, v, grepMetrics(b, "ibtracer_evidence"))
+		}
+		// Both ends named by the node descriptions ibsim gives them,
+		// from the traces (host3 is not reached any more; its
+		// description is the previous path's), for the alerts.
+		lv := cable.Labels() // the exposition's order: labels sorted by name
+		info := fmt.Sprintf(`ibtracer_link_info{node_desc="host3",node_guid=%q,port=%q,remote_node_desc="sw1",remote_node_guid=%q,remote_port=%q}`,
+			lv[0], lv[1], lv[2], lv[3])
+		if cable.NodeGUID > cable.RemoteNodeGUID || strings.Count(b, "\nibtracer_link_info{") != 1 {
+			t.Errorf("%s: link_info, want one for %v:\n%s", when, cable, grepMetrics(b, "ibtracer_link_info"))
+		} else if v, ok := value(b, info); !ok || v != 1 {
+			t.Errorf("%s: no %s:\n%s", when, info, grepMetrics(b, "ibtracer_link_info"))
 		}
 	}
 	// OpenSM sweeps every second: the port_down phase may be short, so
