@@ -2,14 +2,11 @@ package collector
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
 	"github.com/go-kit/log"
 
-	"github.com/ibtracer/ibtracer_exporter/ibmad"
-	"github.com/ibtracer/ibtracer_exporter/ibmad/sim"
 	"github.com/ibtracer/ibtracer_exporter/trace"
 )
 
@@ -20,22 +17,7 @@ import (
 // status says so (docs/metrics.md, "Link evidence"). Only our simulator:
 // no independent peer has routers here.
 func TestEvidenceRouterNotForwardingBlamesNoLink(t *testing.T) {
-	local, _, router, err := sim.TwoSubnets(sim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := local.Attach("H0-0", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng := ibmad.NewEngine(tr, ibmad.Options{})
-	t.Cleanup(func() { eng.Close() })
-	e := New(log.NewNopLogger(), "seed")
-	e.clock = newFakeClock(time.Unix(1800000000, 0)) // the scheduler never fires: the test traces
-	defer e.Stop()
-	e.SetDevice(eng, nil, nil)
-	gid := ibmad.MakeGID(sim.RemoteSubnetPrefix, sim.RemoteHostGUID(3))
-	e.Apply(mustConfig(t, fmt.Sprintf("evidence: {enabled: true}\ninterval: 1h\ntimeout: 20ms\nretries: 0\ndestinations:\n  - {name: remote, gid: %q}\n", gid)))
+	e, _, _, router := remoteExporter(t, log.NewNopLogger(), "evidence: {enabled: true}\ninterval: 1h\n") // the scheduler never fires: the test traces
 	s := e.dests.get("remote")
 	e.traceOnce(context.Background(), s, time.Minute)
 	if s.last.Status != trace.StatusLeftSubnet {

@@ -21,25 +21,8 @@ import (
 // router_not_forwarding and one log line says so. Only our simulator: no
 // independent peer has routers here.
 func TestExporterPathLeavesSubnet(t *testing.T) {
-	local, remote, router, err := sim.TwoSubnets(sim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := local.Attach("H0-0", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng := ibmad.NewEngine(tr, ibmad.Options{})
-	t.Cleanup(func() { eng.Close() })
-
 	var buf logBuffer
-	fc := newFakeClock(time.Unix(1800000000, 0))
-	e := New(log.NewLogfmtLogger(&buf), "seed")
-	e.clock = fc
-	defer e.Stop()
-	e.SetDevice(eng, nil, nil)
-	gid := ibmad.MakeGID(sim.RemoteSubnetPrefix, sim.RemoteHostGUID(3))
-	e.Apply(mustConfig(t, fmt.Sprintf("interval: 1s\ntimeout: 20ms\nretries: 0\nvalidate: false\ndestinations:\n  - {name: remote, gid: %q}\n", gid)))
+	e, fc, remote, router := remoteExporter(t, log.NewLogfmtLogger(&buf), "interval: 1s\nvalidate: false\n")
 	run := func() {
 		fc.WaitPending(t, 1, "between traces")
 		fc.Advance()
@@ -93,4 +76,31 @@ ibtracer_trace_failures_total{dest="remote",reason="router_not_forwarding"} 1
 	if len(failing) != 1 || failing[0]["reason"] != "router_not_forwarding" || !strings.Contains(failing[0]["err"], "does not forward") {
 		t.Fatalf("log lines %v, want one destination failing with reason router_not_forwarding", failing)
 	}
+}
+
+// remoteExporter is an exporter on host H0-0 of sim.TwoSubnets' local
+// subnet, tracing one gid: destination "remote" (host R-H3 behind the
+// router) with 20 ms timeouts and no retries after the configuration
+// yml, with the remote subnet and the router; its fake clock holds the
+// scheduler until the test advances it.
+func remoteExporter(t *testing.T, logger log.Logger, yml string) (*Exporter, *fakeClock, *sim.Fabric, *sim.Router) {
+	t.Helper()
+	local, remote, router, err := sim.TwoSubnets(sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := local.Attach("H0-0", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng := ibmad.NewEngine(tr, ibmad.Options{})
+	t.Cleanup(func() { eng.Close() })
+	fc := newFakeClock(time.Unix(1800000000, 0))
+	e := New(logger, "seed")
+	e.clock = fc
+	t.Cleanup(e.Stop)
+	e.SetDevice(eng, nil, nil)
+	gid := ibmad.MakeGID(sim.RemoteSubnetPrefix, sim.RemoteHostGUID(3))
+	e.Apply(mustConfig(t, fmt.Sprintf("%stimeout: 20ms\nretries: 0\ndestinations:\n  - {name: remote, gid: %q}\n", yml, gid)))
+	return e, fc, remote, router
 }
