@@ -9,7 +9,6 @@ import (
 	"github.com/go-kit/log"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
-	"github.com/ibtracer/ibtracer_exporter/ibmad/sim"
 	"github.com/ibtracer/ibtracer_exporter/trace"
 )
 
@@ -19,17 +18,7 @@ import (
 // path is not counted among the paths judged (docs/metrics.md, "Link
 // evidence").
 func TestEvidenceLeavesMulticastOut(t *testing.T) {
-	topo, err := sim.FatTree2(2, 2, 3, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := sim.New(topo, sim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.SetMulticastGroup(0xc001, "H0-0", "H1-1", "H1-2"); err != nil {
-		t.Fatal(err)
-	}
+	f := mcastFabric(t)
 	tp, _ := f.Attach("H0-0", 0)
 	eng := ibmad.NewEngine(tp, ibmad.Options{})
 	defer eng.Close()

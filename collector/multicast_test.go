@@ -39,17 +39,7 @@ func (c *classCounter) Send(p *ibmad.Packet) error {
 // MLID and member, and a new tree counts as a path change; a unicast
 // destination to the same LID beside it is validated as before.
 func TestMulticastDestination(t *testing.T) {
-	topo, err := sim.FatTree2(2, 2, 3, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := sim.New(topo, sim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.SetMulticastGroup(0xc001, "H0-0", "H1-1", "H1-2"); err != nil {
-		t.Fatal(err)
-	}
+	f := mcastFabric(t)
 	tp, _ := f.Attach("H0-0", 0)
 	cc := &classCounter{Transport: tp}
 	eng := ibmad.NewEngine(cc, ibmad.Options{})
@@ -185,4 +175,23 @@ func gatherText(t *testing.T, e *Exporter, name string) string {
 		}
 	}
 	return b.String()
+}
+
+// mcastFabric is a fat tree of 2 leaves, 2 spines and 3 hosts a leaf
+// whose group 0xc001 has members H0-0, H1-1 and H1-2 (its MFTs
+// programmed as an SM does).
+func mcastFabric(t *testing.T) *sim.Fabric {
+	t.Helper()
+	topo, err := sim.FatTree2(2, 2, 3, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := sim.New(topo, sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.SetMulticastGroup(0xc001, "H0-0", "H1-1", "H1-2"); err != nil {
+		t.Fatal(err)
+	}
+	return f
 }
