@@ -208,16 +208,3 @@ type jsonWithHealth struct {
 	trace.JSONResult
 	Health *linkhealth.PathHealth `json:"health,omitempty"`
 }
-
-// withHealth is a run's JSON document: each trace with its path health
-// (none when hs is nil).
-func withHealth(rs []*trace.Result, hs []*linkhealth.PathHealth) []jsonWithHealth {
-	out := make([]jsonWithHealth, len(rs))
-	for i, r := range rs {
-		out[i].JSONResult = r.JSON()
-		if hs != nil {
-			out[i].Health = hs[i]
-		}
-	}
-	return out
-}

@@ -184,7 +184,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 
 	out := output{n: len(results), totals: results,
-		json: func() any { return withHealth(results, healths) },
 		jsonItem: func(i int) any {
 			j := jsonWithHealth{JSONResult: results[i].JSON()}
 			if healths != nil {

@@ -80,7 +80,6 @@ func AddSimFlags(app *kingpin.Application, c *Config) {
 type Opened struct {
 	Transport ibmad.Transport
 	Fabric    *sim.Fabric // --ib.transport=sim only
-	Remote    *sim.Fabric // the subnet behind the router (--sim.remote-subnet)
 	Node      string      // the node attached to (sim, ibsim)
 	closers   []func()
 }
@@ -174,9 +173,8 @@ func (c *Config) OpenFabric() (*Opened, error) {
 	if err := programGroups(f, c.SimMulticast); err != nil { // mcast.go
 		return nil, err
 	}
-	var remote *sim.Fabric
 	if c.SimRemoteSubnet {
-		if remote, err = joinRemote(f, opts, !c.SimRouterDown); err != nil {
+		if err = joinRemote(f, opts, !c.SimRouterDown); err != nil {
 			return nil, err
 		}
 	}
@@ -191,7 +189,7 @@ func (c *Config) OpenFabric() (*Opened, error) {
 	} else if f.Node(node) == nil {
 		return nil, fmt.Errorf("--sim.node %q: no such node in the simulated fabric", node)
 	}
-	o := &Opened{Fabric: f, Remote: remote, Node: node}
+	o := &Opened{Fabric: f, Node: node}
 	if err := o.startSimAgents(c.SimAgents, node, c.SimSeed); err != nil {
 		o.Close()
 		return nil, err

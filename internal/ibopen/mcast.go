@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ibtracer/ibtracer_exporter/ibmad"
 	"github.com/ibtracer/ibtracer_exporter/ibmad/sim"
 	"github.com/ibtracer/ibtracer_exporter/internal/strictint"
 )
@@ -25,7 +26,7 @@ func parseSimGroup(s string) (simGroup, error) {
 	if err != nil {
 		return simGroup{}, fmt.Errorf("--sim.multicast %q: MLID %s", s, strictint.Message(mlidText, err))
 	}
-	if !strictint.InRange(v, 0xc000, 0xfffe) {
+	if !strictint.InRange(v, ibmad.MLIDBase, ibmad.MLIDMax) {
 		return simGroup{}, fmt.Errorf("--sim.multicast %q: MLID %s: want 0xC000..0xFFFE", s, mlidText)
 	}
 	g := simGroup{mlid: uint16(v.Uint64())}

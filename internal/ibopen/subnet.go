@@ -34,11 +34,11 @@ func withRouter(topo *sim.Topology, opts *sim.Options) error {
 
 // joinRemote builds the second subnet behind the router and joins it to
 // f; forwarding false is --sim.router-down's fault.
-func joinRemote(f *sim.Fabric, opts sim.Options, forwarding bool) (*sim.Fabric, error) {
-	remote, r, err := sim.JoinRemoteSubnet(f, RemoteRouter, opts)
+func joinRemote(f *sim.Fabric, opts sim.Options, forwarding bool) error {
+	_, r, err := sim.JoinRemoteSubnet(f, RemoteRouter, opts)
 	if err != nil {
-		return nil, fmt.Errorf("--sim.remote-subnet: %w", err)
+		return fmt.Errorf("--sim.remote-subnet: %w", err)
 	}
 	r.SetForwarding(forwarding)
-	return remote, nil
+	return nil
 }

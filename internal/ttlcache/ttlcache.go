@@ -12,9 +12,11 @@ import (
 // It is bounded. An insert of a new key into a full cache first drops the
 // expired entries and then, if more than three quarters of the bound are
 // still live, arbitrary live entries (Go's map order) down to three
-// quarters: every cache of the tracer and of the link health holds
-// something that one MAD can ask again, so a dropped entry costs that MAD
-// and nothing else. Evicting a quarter at once keeps inserts amortised
+// quarters: every cache of the tracer holds something that one MAD can
+// ask again, so a dropped entry costs that MAD and nothing else. The one
+// exception is the link health's previous counter readings: a dropped
+// reading costs that port one interval without increments (it reads as
+// a first reading), past 65,536 port ends per exporter. Evicting a quarter at once keeps inserts amortised
 // O(1). Besides, once per lifetime an insert
 // sweeps out what expired unread, so that a cache whose keys keep
 // changing (verdicts keyed by routes a flapping fabric keeps changing)
