@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 	"github.com/ibtracer/ibtracer_exporter/ibmad/sim"
+	"github.com/ibtracer/ibtracer_exporter/internal/ibopen"
 	"github.com/ibtracer/ibtracer_exporter/trace"
 )
 
@@ -64,5 +66,30 @@ func TestCLIRouterDoesNotForward(t *testing.T) {
 	if code != exitUnreachable || !strings.Contains(out+errOut, "the router does not forward to that subnet") ||
 		!strings.Contains(out+errOut, "router \"R0 router\" ("+sim.RouterGUID.String()+") port 1") {
 		t.Fatalf("exit %d, want %d:\n%s%s", code, exitUnreachable, out, errOut)
+	}
+}
+
+// TestViaCountsLeftSubnetAsWalked: a trace that left the subnet walked
+// its whole local path, so --via can tell whether it crosses a link: one
+// that does not cross is not "undetermined", and one that does is listed
+// without a failure note.
+func TestViaCountsLeftSubnetAsWalked(t *testing.T) {
+	f, err := sim.New(ibopen.DemoTopology(), sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	off := fmt.Sprintf("%s:1", f.Node("H1-0").GUID) // a host link no path from H0-0 to the router crosses
+	out, errOut, code := subnetCLI("-g", remoteGID(2), "--via", off, "--format=json")
+	var doc jsonVia
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != 0 {
+		t.Fatalf("exit %d, %v\n%s%s", code, err, out, errOut)
+	}
+	if doc.Traced != 1 || len(doc.Crossing) != 0 || len(doc.Undetermined) != 0 {
+		t.Fatalf("--via %s: traced %d, crossing %d, undetermined %d; want 1, 0, 0", off, doc.Traced, len(doc.Crossing), len(doc.Undetermined))
+	}
+	on := fmt.Sprintf("%s:1", f.Node("H0-0").GUID) // the source's own link
+	out, errOut, code = subnetCLI("-g", remoteGID(2), "--via", on)
+	if code != 0 || !strings.Contains(out, "1 of 1 traced destinations cross it") || strings.Contains(out, "(trace left_subnet") {
+		t.Fatalf("--via %s: exit %d\n%s%s", on, code, out, errOut)
 	}
 }

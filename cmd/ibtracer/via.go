@@ -90,7 +90,7 @@ func viaSets(results []*trace.Result, l trace.LinkPort) (cross []*trace.Result, 
 			cross, at = append(cross, r), append(at, c)
 			continue
 		}
-		if r.Status != trace.StatusOK && r.Status != trace.StatusMismatch {
+		if !r.Status.Walked() { // left_subnet walked its local path too
 			undetermined = append(undetermined, r)
 		}
 	}
@@ -169,7 +169,7 @@ func writeViaText(verbose bool, l trace.LinkPort, results, cross []*trace.Result
 	fmt.Fprintf(w, "link %s: %d of %d traced destinations cross it\n", l, len(cross), len(results))
 	for i, r := range cross {
 		status := ""
-		if r.Status != trace.StatusOK {
+		if !r.Status.Succeeded() {
 			status = fmt.Sprintf(" (trace %s: %v)", r.Status, r.Err)
 		}
 		if verbose {
