@@ -181,7 +181,7 @@ func (s *destState) recordLocked(r *trace.Result, off int) {
 		s.mismatched += uint64(r.Count(trace.AgentMismatch))
 		s.unsupported += uint64(unsupported(r))
 		if n := len(r.Hops); n > 1 {
-			if h := r.Hops[n-1]; agentAnswered(h) {
+			if h := r.Hops[n-1]; h.AgentAnswered() {
 				s.lastLatency = h.AgentRTT
 				if s.hists != nil {
 					s.hists.latency.Observe(h.AgentRTT.Seconds())
@@ -238,15 +238,6 @@ func (s *destState) setSignatureLocked(off int, sig uint64) {
 		s.signatures = map[int]uint64{}
 	}
 	s.signatures[off] = sig
-}
-
-// agentAnswered says whether h's verdict is the answer of its own vendor
-// agent: only then is its RTT the end-to-end latency. An SMA's answer
-// crosses VL15 and the node's management CPU, not the data path
-// (docs/metrics.md, "Latency").
-func agentAnswered(h trace.Hop) bool {
-	return h.ValidatedBy == trace.ByAgent &&
-		(h.Agent == trace.AgentValidated || h.Agent == trace.AgentMismatch || h.Agent == trace.AgentIngressUnknown)
 }
 
 // unsupported counts the hops of r that nobody validated though someone

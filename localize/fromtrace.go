@@ -81,11 +81,11 @@ func FromTrace(in Trace) Path {
 	if r == nil {
 		return p
 	}
-	switch r.Status {
-	case trace.StatusOK, trace.StatusMismatch:
+	switch {
+	case r.Status.Walked(): // ok, a mismatch, or left the subnet at a router
 		blameHops(&p, r)
 		blameLatency(&p, r, in.LatencyThreshold)
-	case trace.StatusUnreachable, trace.StatusTooLong:
+	case r.Status == trace.StatusUnreachable, r.Status == trace.StatusTooLong:
 		if r.Reason == trace.ReasonRouter {
 			blameHops(&p, r) // the router's fault, not the local links'
 			break
@@ -140,10 +140,7 @@ func blameLatency(p *Path, r *trace.Result, threshold time.Duration) {
 	if threshold <= 0 || len(r.Hops) < 2 || len(p.Links) == 0 {
 		return
 	}
-	h := r.Hops[len(r.Hops)-1]
-	answered := h.ValidatedBy == trace.ByAgent &&
-		(h.Agent == trace.AgentValidated || h.Agent == trace.AgentMismatch || h.Agent == trace.AgentIngressUnknown)
-	if answered && h.AgentRTT > threshold {
+	if h := &r.Hops[len(r.Hops)-1]; h.AgentAnswered() && h.AgentRTT > threshold {
 		p.Blame(CauseLatency, p.Links...)
 	}
 }

@@ -92,3 +92,19 @@ func TestRouterNotForwardingBlamesNoLocalLink(t *testing.T) {
 		})
 	}
 }
+
+// TestLeftSubnetIsJudgedAsWalked: a trace that left the subnet walked its
+// local path as an ok trace does (trace.Status.Walked): a local hop lost
+// on the way is evidence against the links in front of it, as on any
+// other path, not a good path that clears them.
+func TestLeftSubnetIsJudgedAsWalked(t *testing.T) {
+	left := hostToHost(0)
+	left.Status = trace.StatusLeftSubnet
+	last := &left.Hops[len(left.Hops)-1]
+	last.NodeGUID, last.NodeType = 0x200, ibmad.NodeTypeRouter
+	left.Hops[3].Agent = trace.AgentLost
+	p := FromTrace(Trace{Current: left})
+	if !p.Bad || len(p.Causes) != 1 || p.Causes[0] != CauseLost || !sameLinks(p.Suspects, links(h1L1, L1S2, L2S2)) {
+		t.Fatalf("bad %v causes %v suspects %v, want lost, blaming the links in front of the lost hop", p.Bad, p.Causes, p.Suspects)
+	}
+}

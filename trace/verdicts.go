@@ -81,3 +81,11 @@ func (v Verdicts) String() string {
 	}
 	return b.String()
 }
+
+// AgentAnswered says whether h's verdict is the answer of its own vendor
+// agent: only then is its RTT the end-to-end latency. An SMA's answer
+// crosses VL15 and the node's management CPU, not the data path
+// (docs/metrics.md, "Latency").
+func (h *Hop) AgentAnswered() bool {
+	return h.ValidatedBy == ByAgent && (h.Agent == AgentValidated || h.Agent == AgentMismatch || h.Agent == AgentIngressUnknown)
+}
