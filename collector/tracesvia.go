@@ -20,23 +20,29 @@ func parseLink(v []string) (*trace.LinkPort, error) {
 	return &l, nil
 }
 
-// crosses says whether s's latest trace, or its path before the last
-// change, crosses the link l names (trace.Result.Crosses, either end,
-// either direction): /traces?link= lists the destinations a suspect link
-// carries now or carried before the fabric routed around it
-// (docs/runbook.md, "Which destinations cross a link").
+// crosses says whether s's latest trace, the path the link evidence
+// takes as its previous one (previousPath: the last good path while the
+// destination fails), or its path before the last change crosses the
+// link l names (trace.Result.Crosses, either end, either direction):
+// /traces?link= lists the destinations a suspect link carries now or
+// carried before the fabric routed around it, every one whose evidence
+// names it among them (docs/runbook.md, "Which destinations cross a
+// link").
 func (s *destState) crosses(l trace.LinkPort) bool {
-	prev, _ := s.previous()
-	if prev != nil {
-		if _, ok := prev.Crosses(l); ok {
+	s.mu.Lock()
+	last := s.last
+	s.mu.Unlock()
+	if last == nil {
+		return false // never traced: no path
+	}
+	before, _ := s.previous()
+	for _, r := range []*trace.Result{last, s.previousPath(last), before} {
+		if r == nil {
+			continue
+		}
+		if _, ok := r.Crosses(l); ok {
 			return true
 		}
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.last == nil {
-		return false
-	}
-	_, ok := s.last.Crosses(l)
-	return ok
+	return false
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ibtracer/ibtracer_exporter/trace"
 	"golang.org/x/net/html"
 )
 
@@ -109,5 +110,26 @@ func TestTracesHTMLJSONLinkKeepsFilter(t *testing.T) {
 		if strings.Join(names, " ") != c.want {
 			t.Errorf("%s: its JSON link %q lists %v, want %q", c.page, href, names, c.want)
 		}
+	}
+}
+
+// TestTracesLinkFilterFollowsTheEvidence: a destination whose first trace
+// crossed leaf-a's port 4 and whose latest failed before leaf-a is named
+// by the link evidence through that link (its last good path), so
+// /traces?link= must list it too, though no path change was recorded.
+func TestTracesLinkFilterFollowsTheEvidence(t *testing.T) {
+	e := pagesExporter(t)
+	db01 := e.dests.get("db01")
+	good, _ := db01.previous() // me:1 -> leaf-a 1/4 -> db01
+	failed := e.dests.get("gone").last
+	idle := e.dests.get("idle")
+	for _, r := range []*trace.Result{good, failed} {
+		idle.record(r)
+		idle.observe(r)
+	}
+	w := get(t, e.TracesHandler(), "/traces?link=0x20:4&destination=idle", "")
+	var got []TraceView
+	if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil || w.Code != 200 || len(got) != 1 || got[0].Name != "idle" {
+		t.Fatalf("?link=0x20:4&destination=idle: %d %v %s, want idle (its last good path crosses the link)", w.Code, err, w.Body.String())
 	}
 }
