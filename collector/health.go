@@ -135,8 +135,7 @@ func collectHealth(ch chan<- prometheus.Metric, on bool, totals *healthTotals, n
 		g(dWait, ph.XmitWaitRatio)
 		for j := range ph.Links {
 			l := &ph.Links[j]
-			k := l.Key()
-			links[localize.NewLink(k.AGUID, k.APort, k.BGUID, k.BPort)] = l // one key for both directions
+			links[localize.NewLink(l.A.NodeGUID, l.A.Port, l.B.NodeGUID, l.B.Port)] = l // one key for both directions
 		}
 	}
 	keys := make([]localize.Link, 0, len(links))

@@ -11,7 +11,7 @@
 //
 // What each file holds:
 //   - types.go: Options, the link verdicts, and what a check returns:
-//     PathHealth, Link, LinkEnd, LinkKey.
+//     PathHealth, Link, LinkEnd (a link's key is localize.Link).
 //   - checker.go: the Checker: reading both ends of every link, shared
 //     across the paths that cross a port for Options.Share.
 //   - verdict.go: a link's figures and verdict from its ends, and the

@@ -127,19 +127,6 @@ type Link struct {
 	Healthy   bool     `json:"healthy"`
 }
 
-// Key identifies a link: both ends' node GUID and port.
-func (l *Link) Key() LinkKey {
-	return LinkKey{l.A.NodeGUID, l.A.Port, l.B.NodeGUID, l.B.Port}
-}
-
-// LinkKey identifies a link by its ends.
-type LinkKey struct {
-	AGUID ibmad.GUID
-	APort uint8
-	BGUID ibmad.GUID
-	BPort uint8
-}
-
 // PathHealth is the health of every link of a traced path.
 type PathHealth struct {
 	Links         []Link  `json:"links"`
