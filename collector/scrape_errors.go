@@ -5,6 +5,7 @@ import (
 	"sort"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
@@ -81,7 +82,11 @@ func (c *checkedGatherer) log(n int, first error) {
 	c.mu.Unlock()
 	reason := fabricstr.String(first.Error())
 	if len(reason) > 300 {
-		reason = reason[:300] + "…"
+		k := 300
+		for k > 0 && !utf8.RuneStart(reason[k]) { // never inside a character
+			k--
+		}
+		reason = reason[:k] + "…"
 	}
 	level.Error(c.logger).Log("msg", "series left out of /metrics", "errors", n, "first", reason)
 }

@@ -2,10 +2,12 @@ package collector
 
 import (
 	"bytes"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/go-kit/log"
 	"github.com/prometheus/client_golang/prometheus"
@@ -58,5 +60,17 @@ func TestScrapeCountsLeftOutSeries(t *testing.T) {
 	}
 	if bytes.Contains([]byte(lines[0]), []byte("\xff")) {
 		t.Fatalf("the log line carries the raw bytes: %q", lines[0])
+	}
+}
+
+// TestScrapeErrorLogCutsWholeCharacters: the first error's text is cut to
+// 300 bytes in the log line, never inside a character, so the line stays
+// valid UTF-8 whatever the error says.
+func TestScrapeErrorLogCutsWholeCharacters(t *testing.T) {
+	var logs syncbuf.Buffer
+	c := newCheckedGatherer(prometheus.NewRegistry(), log.NewLogfmtLogger(&logs))
+	c.log(1, errors.New("a"+strings.Repeat("é", 200))) // byte 300 is inside an é
+	if line := logs.String(); !utf8.ValidString(line) || !strings.Contains(line, "é…") {
+		t.Fatalf("log line not cut at a character: %q", line)
 	}
 }
