@@ -138,7 +138,9 @@ func (h *Checker) readEnd(p *trace.Probe, e *LinkEnd, path ibmad.DRPath) {
 		if err != nil {
 			pr.err = fmt.Sprintf("PortInfo of port %d: %v", e.Port, err)
 		}
-		h.infos.Put(k, pr)
+		if h.opts.Share > 0 { // kept only to be shared (Options.Share)
+			h.infos.Put(k, pr)
+		}
 	}
 	unlock()
 	if pr.err != "" {

@@ -79,7 +79,9 @@ func (h *Checker) readCounters(p *trace.Probe, e *LinkEnd) *PortCounterReading {
 		return c.r
 	}
 	r := h.readCountersNow(p, e, k)
-	h.counters.Put(k, counterRead{r})
+	if h.opts.Share > 0 { // kept only to be shared (Options.Share)
+		h.counters.Put(k, counterRead{r})
+	}
 	return r
 }
 

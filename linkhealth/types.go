@@ -34,8 +34,8 @@ type Options struct {
 	// Counters reads the PerfMgt counters of both ends of every link.
 	Counters bool
 	// Limits are per-counter limits (counter name to value): a link whose
-	// counter rose by at least its limit between two readings (or, with
-	// LimitValues, whose counter is at least its limit) is unhealthy.
+	// counter rose above its limit between two readings (or, with
+	// LimitValues, whose counter is above its limit) is unhealthy.
 	Limits map[string]uint64
 	// LimitValues applies Limits to the counter values themselves, as
 	// ibqueryerrors and ibdiagpath do, when there is no earlier reading.
