@@ -28,7 +28,8 @@ type VLXmitWaitReading struct {
 
 // TopVL is the VL that waited most: by increment when known, else (no
 // earlier reading, or the 16-bit counters stuck at their maximum) by
-// value; -1 when none waited.
+// value; -1 when none waited, or when several counters are stuck at
+// their maximum (their values cannot tell which waits most).
 func (v *VLXmitWaitReading) TopVL() int {
 	if v == nil {
 		return -1
@@ -36,7 +37,11 @@ func (v *VLXmitWaitReading) TopVL() int {
 	if top := largest(v.Increments); top >= 0 {
 		return top
 	}
-	return largest(v.Values)
+	top := largest(v.Values)
+	if top >= 0 && v.Values[top] == 0xFFFF && slices.Index(v.Values[top+1:], 0xFFFF) >= 0 {
+		return -1
+	}
+	return top
 }
 
 // largest is the index of the largest non-zero count (-1: none).

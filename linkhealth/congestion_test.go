@@ -208,3 +208,31 @@ func TestVLXmitWaitCost(t *testing.T) {
 		t.Fatalf("MADs a check: %d with no end waiting, %d with two, %d with one", quiet, first, one)
 	}
 }
+
+// TestTopVLNamesNoVLAmongStuckCounters: without increments the top VL is
+// taken from the values; when several 16-bit counters are stuck at their
+// maximum, their values cannot tell which VL waits most, so no VL is
+// named (rather than the lowest-numbered one).
+func TestTopVLNamesNoVLAmongStuckCounters(t *testing.T) {
+	vals := func(m map[int]uint64) []uint64 {
+		v := make([]uint64, 16)
+		for i, n := range m {
+			v[i] = n
+		}
+		return v
+	}
+	for _, c := range []struct {
+		values map[int]uint64
+		want   int
+	}{
+		{map[int]uint64{0: 0xFFFF, 3: 0xFFFF}, -1},
+		{map[int]uint64{2: 0xFFFF, 5: 100}, 2},
+		{map[int]uint64{1: 7, 4: 9}, 4},
+		{nil, -1},
+	} {
+		r := &VLXmitWaitReading{Values: vals(c.values)}
+		if got := r.TopVL(); got != c.want {
+			t.Errorf("values %v: top VL %d, want %d", c.values, got, c.want)
+		}
+	}
+}
