@@ -17,6 +17,10 @@ const (
 	CPICapPMExtWidth  uint16 = 1 << 9  // PerfMgt: PortCountersExtended supported
 	CPICapPMExtNoIETF uint16 = 1 << 10 // PerfMgt: extended width, no IETF
 	CPICapPMXmitWait  uint16 = 1 << 12 // PerfMgt: PortXmitWait supported
+
+	// CPICap2PMAddlPortCtrsExt is CapabilityMask2 bit 1 of the PerfMgt
+	// class: the additional PortCountersExtended fields are supported.
+	CPICap2PMAddlPortCtrsExt uint32 = 1 << 1
 )
 
 // ClassPortInfo is the ClassPortInfo attribute of any GS class (0x0001;

@@ -184,7 +184,7 @@ func (h *Checker) pma(p *trace.Probe, e *LinkEnd) (pmaCaps, error) {
 		return pmaCaps{}, err
 	}
 	c := pmaCaps{
-		ext:      cpi.CapabilityMask&(ibmad.CPICapPMExtWidth|ibmad.CPICapPMExtNoIETF) != 0 && cpi.CapabilityMask2&(1<<1) != 0,
+		ext:      cpi.CapabilityMask&(ibmad.CPICapPMExtWidth|ibmad.CPICapPMExtNoIETF) != 0 && cpi.CapabilityMask2&ibmad.CPICap2PMAddlPortCtrsExt != 0,
 		xmitWait: cpi.CapabilityMask&ibmad.CPICapPMXmitWait != 0,
 	}
 	h.pmaCaps.Put(e.NodeGUID, c)

@@ -23,7 +23,7 @@ func (f *Fabric) pma(node *Node, m *ibmad.MAD) {
 	case ibmad.AttrClassPortInfo:
 		cpi := ibmad.ClassPortInfo{BaseVersion: 1, ClassVersion: 1, RespTimeValue: 18,
 			CapabilityMask:  ibmad.CPICapPMAllPort | ibmad.CPICapPMExtWidth | ibmad.CPICapPMXmitWait,
-			CapabilityMask2: 1 << 1} // IsAdditionalPortCountersExtendedSupported
+			CapabilityMask2: ibmad.CPICap2PMAddlPortCtrsExt} // IsAdditionalPortCountersExtendedSupported
 		node.pmaLegacy(&cpi)
 		clear(data)
 		_ = cpi.MarshalTo(data)

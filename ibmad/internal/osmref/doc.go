@@ -21,4 +21,6 @@
 //   - mcast.go: OpenSM's MCMemberRecord component mask bits and attribute
 //     IDs, libibmad's MulticastForwardingTable ID and MLID range, and an
 //     MCMemberRecord written with OpenSM's own setters.
+//   - pmcap.go: OpenSM's PerfMgt ClassPortInfo capability bits
+//     (CapabilityMask and CapabilityMask2) that the link health reads.
 package osmref
