@@ -250,17 +250,3 @@ func (t *Tracer) forgetFailed(w *walk, dlid uint16, d Destination, hops []Hop) {
 
 // reliedOnShared says whether w used an answer another trace asked for.
 func (w *walk) reliedOnShared() bool { return w != nil && w.shared.Load() > 0 }
-
-// FactStats counts the tracer's shared facts: Asked, the questions sent
-// to fill them, and Shared, the answers a trace took from another
-// trace's question rather than asking itself. Both are 0 when
-// Options.ShareFacts shares nothing.
-type FactStats struct{ Asked, Shared int64 }
-
-// FactStats returns the counts of the facts shared so far.
-func (t *Tracer) FactStats() FactStats {
-	if t.facts == nil {
-		return FactStats{}
-	}
-	return FactStats{Asked: t.facts.asked.Load(), Shared: t.facts.shared.Load()}
-}

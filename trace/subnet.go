@@ -58,12 +58,8 @@ type Beyond struct {
 // foreign says whether dgid is in another subnet than the local port's:
 // another prefix, and not link-local (fe80::/10 never leaves a subnet).
 func foreign(src ibmad.PortAttributes, dgid ibmad.GID) bool {
-	prefix := src.GIDPrefix
-	if prefix == 0 {
-		prefix = ibmad.DefaultGIDPrefix
-	}
 	p := dgid.Prefix()
-	return p != prefix && p&0xFFC0_0000_0000_0000 != 0xFE80_0000_0000_0000
+	return p != src.GID().Prefix() && p&0xFFC0_0000_0000_0000 != 0xFE80_0000_0000_0000
 }
 
 // routerPath resolves a GID of another subnet as the openib-general
@@ -139,8 +135,11 @@ func (t *Tracer) beyond(w *walk, r *Result) {
 	b := &Beyond{DGID: e.p1.DGID, Router: last.NodeGUID, RouterInPort: last.InPort, Local: e.p1}
 	r.Beyond, r.Status = b, StatusLeftSubnet
 	where := fmt.Sprintf("%s port %d", name(last), last.InPort)
+	// The path back, as the remote subnet sees it: its SGID (the
+	// destination) is local there; an SA refuses a non-local SGID
+	// (docs/protocol.md, "Paths that leave the subnet").
 	resp, err := w.remoteSA(e.p1, ibmad.AttrPathRecord, ibmad.PRCompDGID|ibmad.PRCompSGID, func(buf []byte) {
-		pr := ibmad.PathRecord{DGID: e.p1.DGID, SGID: w.src.GID()}
+		pr := ibmad.PathRecord{SGID: e.p1.DGID, DGID: w.src.GID()}
 		_ = pr.MarshalTo(buf)
 	})
 	if ferr := remoteFail(r.Destination, where, e.p1.DGID, err, resp); ferr != nil {
