@@ -167,8 +167,11 @@ func (f *Fabric) routedPath(q *ibmad.PathRecord, mask uint64) (pr ibmad.PathReco
 		if r = foreign(ibmad.PRCompSGID, q.SGID); r == nil {
 			return pr, 0, false
 		}
-		remote = q.SGID
-		local = f.localEnd(q.DGID, q.DLID, mask&ibmad.PRCompDGID != 0, mask&ibmad.PRCompDLID != 0)
+		// A source in another subnet: OpenSM answers "invalid GID"
+		// (non-local SGID subnet prefix); the path back is asked with
+		// the SGID in this subnet (docs/protocol.md, "Paths that leave
+		// the subnet").
+		return pr, ibmad.SAStatusInvalidGID, true
 	}
 	rp := r.Port(f)
 	if local == nil || local.LID == 0 || !(local.Num == 0 || local.linkUp()) || rp == nil || rp.LID == 0 || !rp.linkUp() {

@@ -38,7 +38,7 @@ func TestRouterJoinsTwoSubnets(t *testing.T) {
 	}
 	remoteSA := func() (*ibmad.Response, error) {
 		q := ibmad.NewSAGet(ibmad.AttrPathRecord, ibmad.PRCompDGID|ibmad.PRCompSGID)
-		_ = (&ibmad.PathRecord{DGID: dgid, SGID: src.GID()}).MarshalTo(q.Data[:])
+		_ = (&ibmad.PathRecord{SGID: dgid, DGID: src.GID()}).MarshalTo(q.Data[:]) // the path back: SGID local there
 		a := ibmad.GSIAddress(p1.DLID, p1.SL)
 		a.GRHPresent, a.HopLimit, a.GID = true, p1.HopLimit, ibmad.MakeGID(RemoteSubnetPrefix, SAWellKnownGUID)
 		req := &ibmad.Request{Addr: a}
