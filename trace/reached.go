@@ -64,7 +64,7 @@ func (w *walk) wrongPort(r *Result) *Error {
 // success for another node.
 func (t *Tracer) named(d Destination, run func(fresh bool) (*Result, *walk)) *Result {
 	r, w := run(false)
-	if w.reliedOnShared() && (r.Status != StatusOK && r.Status != StatusLeftSubnet || w.wrongPort(r) != nil) {
+	if w.reliedOnShared() && (!r.Status.Succeeded() || w.wrongPort(r) != nil) {
 		r, w = again(r, run)
 	}
 	ferr := w.wrongPort(r)
