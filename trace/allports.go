@@ -94,17 +94,54 @@ func (t *Tracer) StreamCAPorts(ctx context.Context, found func(Destination)) ([]
 	if err != nil {
 		return nil, fmt.Errorf("SwitchInfo of the local leaf switch: %w", err)
 	}
-	if src.SMLID == 0 {
-		return nil, errors.New("the local port knows no SM LID (is a subnet manager running?)")
+	lids := make([]uint16, top)
+	for i := range lids {
+		lids[i] = uint16(i + 1)
 	}
 	out := make([]Destination, int(top)+1)
+	if err := t.CAPortsAt(ctx, lids, func(d Destination) { out[d.LID] = d; call(found, d) }); err != nil {
+		return nil, err
+	}
+	var ds []Destination
+	for _, d := range out {
+		if d.LID != 0 {
+			ds = append(ds, d)
+		}
+	}
+	return ds, nil
+}
+
+// call calls found with d unless found is nil.
+func call(found func(Destination), d Destination) {
+	if found != nil {
+		found(d)
+	}
+}
+
+// CAPortsAt asks the SA, one NodeRecord Get per LID and a few at once,
+// which of lids are the base LID of a CA port, and calls found (when
+// not nil) for each as the SA names it; calls to found do not overlap.
+// It fails when the SA answered none of its queries (an answer of no
+// record is an answer).
+func (t *Tracer) CAPortsAt(ctx context.Context, lids []uint16, found func(Destination)) error {
+	if len(lids) == 0 {
+		return nil
+	}
+	src, err := t.e.Port()
+	if err != nil {
+		return err
+	}
+	if src.SMLID == 0 {
+		return errors.New("the local port knows no SM LID (is a subnet manager running?)")
+	}
+	w := t.newWalk(ctx, src, 0)
 	var answered atomic.Int32
 	var foundMu sync.Mutex
 	// Gently: the SA is one process serving the whole subnet (OpenSM under
 	// ibsim was seen to die under 64 queries at once).
 	sem := make(chan struct{}, saConcurrency)
 	var wg sync.WaitGroup
-	for lid := 1; lid <= int(top); lid++ {
+	for _, lid := range lids {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func(lid uint16) {
@@ -124,24 +161,15 @@ func (t *Tracer) StreamCAPorts(ctx context.Context, found func(Destination)) ([]
 			var nr ibmad.NodeRecord
 			_ = nr.UnmarshalBinary(resp.MAD.SAData())
 			if nr.NodeInfo.NodeType == ibmad.NodeTypeCA && nr.LID == lid {
-				out[lid] = Destination{LID: lid, Name: nr.NodeDescription.String()}
-				if found != nil {
-					foundMu.Lock()
-					found(out[lid])
-					foundMu.Unlock()
-				}
+				foundMu.Lock()
+				call(found, Destination{LID: lid, Name: nr.NodeDescription.String()})
+				foundMu.Unlock()
 			}
-		}(uint16(lid))
+		}(lid)
 	}
 	wg.Wait()
 	if answered.Load() == 0 {
-		return nil, fmt.Errorf("the SA at LID %d answered none of %d NodeRecord queries", src.SMLID, top)
+		return fmt.Errorf("the SA at LID %d answered none of %d NodeRecord queries", src.SMLID, len(lids))
 	}
-	var ds []Destination
-	for _, d := range out {
-		if d.LID != 0 {
-			ds = append(ds, d)
-		}
-	}
-	return ds, nil
+	return nil
 }

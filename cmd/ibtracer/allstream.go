@@ -67,19 +67,9 @@ func (q *traceQueue) put(i int, r *trace.Result) {
 	q.mu.Unlock()
 }
 
-// traceAllStreaming is --all (without --lmc-all): the destinations of
-// the command line and every CA port the SA knows but the local one,
-// each traced as soon as the SA has named it (trace.Tracer.StreamCAPorts)
-// rather than after the whole list, at most o.concurrency at once
-// (docs/architecture.md, "Facts shared by a run"). It returns the
-// destinations and their results in the order a run prints them: those
-// of the command line, then the listed ports in LID order, as the list
-// was printed before it was streamed. When the listing fails, the
-// traces of the command line's destinations that ran are dropped with
-// it and err says why (the run prints no result, as before).
-func traceAllStreaming(ctx context.Context, tr *trace.Tracer, o *options, src ibmad.PortAttributes,
-	dests []trace.Destination, prog *progress) ([]trace.Destination, []*trace.Result, error) {
-	q := newTraceQueue(dests)
+// work starts o.concurrency workers that trace q's destinations as they
+// come; the function it returns waits for them (after q.close).
+func (q *traceQueue) work(ctx context.Context, tr *trace.Tracer, o *options, prog *progress) (wait func()) {
 	var wg sync.WaitGroup
 	for range o.concurrency {
 		wg.Add(1)
@@ -96,7 +86,24 @@ func traceAllStreaming(ctx context.Context, tr *trace.Tracer, o *options, src ib
 			}
 		}()
 	}
-	all, err := tr.StreamCAPorts(ctx, func(d trace.Destination) {
+	return wg.Wait
+}
+
+// traceAllStreaming is --all (without --lmc-all): the destinations of
+// the command line and every CA port the SA knows but the local one,
+// each traced as soon as the SA has named it (trace.Tracer.StreamCAPorts)
+// rather than after the whole list, at most o.concurrency at once
+// (docs/architecture.md, "Facts shared by a run"). It returns the
+// destinations and their results in the order a run prints them: those
+// of the command line, then the listed ports in LID order, as the list
+// was printed before it was streamed. When the listing fails, the
+// traces of the command line's destinations that ran are dropped with
+// it and err says why (the run prints no result, as before).
+func traceAllStreaming(ctx context.Context, tr *trace.Tracer, o *options, src ibmad.PortAttributes,
+	dests []trace.Destination, prog *progress, list lister) ([]trace.Destination, []*trace.Result, error) {
+	q := newTraceQueue(dests)
+	wait := q.work(ctx, tr, o, prog)
+	all, err := list(ctx, func(d trace.Destination) {
 		if len(skipSource([]trace.Destination{d}, src)) == 0 {
 			return // the local port
 		}
@@ -104,7 +111,7 @@ func traceAllStreaming(ctx context.Context, tr *trace.Tracer, o *options, src ib
 		q.add(d)
 	})
 	q.close()
-	wg.Wait()
+	wait()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -140,7 +147,7 @@ func allDestinations(ctx context.Context, tr *trace.Tracer, o *options, dests []
 	if !o.lmcAll {
 		src, err := tr.Engine().Port() // as the listing's own first read: its error is the listing's
 		if err == nil {
-			dests, results, err = traceAllStreaming(ctx, tr, o, src, dests, prog)
+			dests, results, err = traceAllListed(ctx, tr, o, src, dests, prog) // allrouted.go
 		}
 		if err != nil {
 			prog.finish()

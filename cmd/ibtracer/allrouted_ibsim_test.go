@@ -1,0 +1,72 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ibtracer/ibtracer_exporter/ibmad"
+	"github.com/ibtracer/ibtracer_exporter/ibmad/ibsim/ibsimtest"
+	"github.com/ibtracer/ibtracer_exporter/ibmad/madtest"
+	"github.com/ibtracer/ibtracer_exporter/trace"
+)
+
+// TestAllListsTheWalksCAPortsOnIbsim: under ibsim OpenSM's NodeRecord
+// table comes cut short, so `--all` lists the CA ports from the local
+// switch's forwarding (allrouted.go). At LMC 0 and 1 it lists exactly,
+// LID for LID and name for name, the CA ports' base LIDs that an
+// independent directed-route walk of the fabric finds (madtest: SMPs
+// only), but the local one; each trace ok and ending at its port.
+func TestAllListsTheWalksCAPortsOnIbsim(t *testing.T) {
+	ibsimtest.Require(t)
+	for _, lmc := range []int{0, 1} {
+		t.Run("lmc"+strconv.Itoa(lmc), func(t *testing.T) {
+			fab := ibsimtest.Start(t, filepath.Join(topoDir, "fattree-4x2x4.net"),
+				ibsimtest.Options{KeepSM: true, SMHost: true, SMArgs: []string{"-l", strconv.Itoa(lmc)}})
+			const src = "H0-0"
+			e := ibmad.NewEngine(fab.Dial(src, false), ibmad.Options{Timeout: 2 * time.Second})
+			defer e.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			sub, err := madtest.Walk(ctx, e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ports, err := madtest.PortLIDs(ctx, e, sub)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := map[uint16]string{}
+			for _, p := range ports {
+				if p.Node.Info.NodeType == ibmad.NodeTypeCA && p.Node.Desc != src {
+					want[p.LID] = p.Node.Desc
+				}
+			}
+			out, errOut, code := runCLI(t, fab, src, "--all", "--no-validate", "--format=json")
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			var rs []trace.JSONResult
+			if err := json.Unmarshal([]byte(out), &rs); err != nil {
+				t.Fatal(err)
+			}
+			if len(rs) != len(want) || len(want) < 16 {
+				t.Fatalf("--all listed %d CA ports, the walk found %d (and the SM host)", len(rs), len(want))
+			}
+			t.Logf("LMC %d: %d CA ports listed, as the walk found, from %s", lmc, len(rs), strings.TrimSpace(errOut))
+			for i, r := range rs {
+				last := r.Hops[len(r.Hops)-1]
+				if want[r.DLID] != r.Destination || r.Status != "ok" || last.NodeDesc != r.Destination || last.NodeType != "ca" {
+					t.Fatalf("result %d: LID %d %q %s ending at %s %q; the walk: %q", i, r.DLID, r.Destination, r.Status, last.NodeType, last.NodeDesc, want[r.DLID])
+				}
+				if i > 0 && rs[i-1].DLID >= r.DLID {
+					t.Fatalf("not in LID order: %d then %d", rs[i-1].DLID, r.DLID)
+				}
+			}
+		})
+	}
+}
