@@ -20,7 +20,8 @@ import (
 // switch's forwarding (allrouted.go). At LMC 0 and 1 it lists exactly,
 // LID for LID and name for name, the CA ports' base LIDs that an
 // independent directed-route walk of the fabric finds (madtest: SMPs
-// only), but the local one; each trace ok and ending at its port.
+// only), but the local one; each trace ok, ending at its port, and
+// its path hop for hop ibtracert's.
 func TestAllListsTheWalksCAPortsOnIbsim(t *testing.T) {
 	ibsimtest.Require(t)
 	for _, lmc := range []int{0, 1} {
@@ -66,6 +67,9 @@ func TestAllListsTheWalksCAPortsOnIbsim(t *testing.T) {
 				if i > 0 && rs[i-1].DLID >= r.DLID {
 					t.Fatalf("not in LID order: %d then %d", rs[i-1].DLID, r.DLID)
 				}
+			}
+			if n := equalIbtracert(t, fab, src, rs[0].Hops[0].LID, rs); n != len(rs) {
+				t.Fatalf("%d of %d paths equal to ibtracert's", n, len(rs))
 			}
 		})
 	}
