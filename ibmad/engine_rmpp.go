@@ -171,7 +171,9 @@ func (t *tableCall) ackTo(seg *MAD, a rmppAck) {
 	clear(p.MAD[SADataOffset:])
 	if err := t.e.t.Send(&p); err != nil {
 		t.cs.sendErrors.Add(1)
+		return
 	}
+	t.cs.acks.Add(1)
 }
 
 // silence handles one timeout without a new segment: before the first

@@ -78,6 +78,7 @@ func (r DropReason) String() string {
 
 type classCounters struct {
 	requests, timeouts, retries, sendErrors atomic.Uint64
+	acks                                    atomic.Uint64
 }
 
 type engineStats struct {
@@ -100,6 +101,11 @@ type ClassStats struct {
 	Timeouts   uint64 // attempts that timed out
 	Retries    uint64
 	SendErrors uint64
+	// ACKs are the RMPP ACKs the engine sent while it received a table
+	// (GetTable), prompts included; none where the kernel does RMPP
+	// (docs/protocol.md, "SA tables (GetTable and RMPP)"). Requests does
+	// not count them.
+	ACKs uint64
 }
 
 // Stats is a snapshot of an engine's counters.
@@ -123,7 +129,7 @@ func (e *Engine) Stats() Stats {
 	for i := range e.stats.classes {
 		c := &e.stats.classes[i]
 		cs := ClassStats{Class: MgmtClass(i), Requests: c.requests.Load(), Timeouts: c.timeouts.Load(),
-			Retries: c.retries.Load(), SendErrors: c.sendErrors.Load()}
+			Retries: c.retries.Load(), SendErrors: c.sendErrors.Load(), ACKs: c.acks.Load()}
 		if cs.Requests != 0 || cs.SendErrors != 0 {
 			st.Classes = append(st.Classes, cs)
 		}

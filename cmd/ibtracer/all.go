@@ -68,10 +68,12 @@ func (p *progress) finish() {
 
 // totalsOf is --all's last line. The hops it counts are those of the ok
 // traces, by verdict, in the words of their lines (trace.Verdicts), so
-// that the lines add up to it; then the MADs the traces sent and the
-// facts they took from one another instead of asking
+// that the lines add up to it; then the MADs the whole run sent (m), of
+// which those the traces count (trace.Result.MADs), those of the link
+// health checks and the rest (the listing of the CA ports, above all);
+// and the facts the traces took from one another instead of asking
 // (trace.Result.SharedFacts).
-func totalsOf(rs []*trace.Result) string {
+func totalsOf(rs []*trace.Result, m runMADs) string {
 	var ok, mismatch, unreachable, other, hops, mads, shared int
 	var v trace.Verdicts
 	for _, r := range rs {
@@ -94,5 +96,22 @@ func totalsOf(rs []*trace.Result) string {
 	if other > 0 {
 		s += fmt.Sprintf(", %d failed otherwise", other)
 	}
-	return s + fmt.Sprintf("; hops of the ok traces: %d, %s; MADs: %d sent, %d facts shared rather than asked", hops, v, mads, shared)
+	return s + fmt.Sprintf("; hops of the ok traces: %d, %s; MADs: %d sent (%s), %d facts shared rather than asked",
+		hops, v, m.sent, madsOf(m, mads), shared)
+}
+
+// madsOf says who sent a run's MADs: the traces (they count tracesMADs),
+// the link health checks, and the rest of the run. A trace counts the
+// attempts of a request that failed as sent (trace.Result.MADs); when
+// that makes the traces' count exceed the engine's, it is given as theirs.
+func madsOf(m runMADs, tracesMADs int) string {
+	rest := m.sent - m.health - tracesMADs
+	if rest < 0 {
+		return fmt.Sprintf("the traces count %d", tracesMADs)
+	}
+	s := fmt.Sprintf("%d by the traces", tracesMADs)
+	if m.health > 0 {
+		s += fmt.Sprintf(", %d by the link health checks", m.health)
+	}
+	return s + fmt.Sprintf(", %d by the rest of the run", rest)
 }

@@ -53,7 +53,7 @@ func TestTotalsCountWhatTheLinesCount(t *testing.T) {
 			Hops: []trace.Hop{{Agent: trace.AgentSource}, {Hop: 1, Agent: trace.AgentNotAsked}}},
 	}
 	rs[1].SharedFacts = 4
-	out := output{n: len(rs), totals: rs, json: func() any { return nil },
+	out := output{n: len(rs), totals: rs, mads: runMADs{sent: 45, health: 5}, json: func() any { return nil },
 		verbose: func(io.Writer, int) {},
 		summary: func(w io.Writer, i int) { fmt.Fprintln(w, rs[i].Summary()) }}
 	var stdout, stderr bytes.Buffer
@@ -80,8 +80,27 @@ func TestTotalsCountWhatTheLinesCount(t *testing.T) {
 	if want := "lid 11: ok: 4 hops, 1 validated, 3 not validated (2 lost, 1 ingress unknown), 10 MADs"; !strings.HasPrefix(lines[1], want) {
 		t.Fatalf("line %q, want it to begin %q", lines[1], want)
 	}
-	if want := "totals: 4 traced, 3 ok, 0 mismatches, 1 unreachable; hops of the ok traces: 8, 3 validated, 5 not validated (1 unsupported, 3 lost, 1 ingress unknown); MADs: 30 sent, 4 facts shared rather than asked"; totals != want {
+	if want := "totals: 4 traced, 3 ok, 0 mismatches, 1 unreachable; hops of the ok traces: 8, 3 validated, 5 not validated (1 unsupported, 3 lost, 1 ingress unknown); MADs: 45 sent (30 by the traces, 5 by the link health checks, 10 by the rest of the run), 4 facts shared rather than asked"; totals != want {
 		t.Fatalf("totals %q, want %q", totals, want)
+	}
+}
+
+// TestMADsOfARun: who sent a run's MADs, as the totals line says it; the
+// traces' own count is never made to look like the run's.
+func TestMADsOfARun(t *testing.T) {
+	for _, tc := range []struct {
+		m      runMADs
+		traces int
+		want   string
+	}{
+		{runMADs{sent: 783}, 629, "629 by the traces, 154 by the rest of the run"},
+		{runMADs{sent: 629}, 629, "629 by the traces, 0 by the rest of the run"},
+		{runMADs{sent: 800, health: 17}, 629, "629 by the traces, 17 by the link health checks, 154 by the rest of the run"},
+		{runMADs{sent: 600}, 629, "the traces count 629"},
+	} {
+		if got := madsOf(tc.m, tc.traces); got != tc.want {
+			t.Errorf("madsOf(%+v, %d) = %q, want %q", tc.m, tc.traces, got, tc.want)
+		}
 	}
 }
 

@@ -35,6 +35,8 @@
 //   - all.go: --all: the local port skipped, the progress line on a
 //     terminal and the totals line (with the MADs sent and the facts
 //     shared).
+//   - mads.go: madMeter, the MADs the run's engine sent (the totals'
+//     "MADs: N sent", the CA ports' listing included), and runMADs.
 //   - allstream.go: --all's destinations (allDestinations) and traces,
 //     each started as soon as the SA names its port (traceAllStreaming,
 //     its queue), and traceOne.

@@ -12,7 +12,7 @@ import (
 // runLMC is --lmc-all: every destination becomes a path set, one trace
 // per LID of its port (trace.TraceAll), printed as a set: its distinct
 // paths and the hops they share, then each path.
-func runLMC(ctx context.Context, tr *trace.Tracer, o *options, dests []trace.Destination, names nodenamemap.Map,
+func runLMC(ctx context.Context, tr *trace.Tracer, o *options, meter madMeter, dests []trace.Destination, names nodenamemap.Map,
 	stdout, stderr io.Writer) int {
 	if o.from != 0 {
 		fmt.Fprintln(stderr, "ibtracer: --lmc-all traces from the local port: give no SRC_LID with it; see ibtracer --help")
@@ -32,7 +32,7 @@ func runLMC(ctx context.Context, tr *trace.Tracer, o *options, dests []trace.Des
 	for _, ps := range sets {
 		all = append(all, ps.Paths...)
 	}
-	out := output{n: len(sets), totals: all,
+	out := output{n: len(sets), totals: all, mads: runMADs{sent: meter.sent()},
 		json: func() any {
 			js := make([]trace.JSONPathSet, len(sets))
 			for i, ps := range sets {

@@ -51,6 +51,11 @@ type options struct {
 	via         string // --via GUID:PORT: the destinations whose path crosses that link (via.go)
 }
 
+// onOpened, when set (by tests only), is told the transport a run has
+// opened, before the run sends anything: a test reaches the simulated
+// fabric of --ib.transport=sim through it.
+var onOpened func(*ibopen.Opened)
+
 func run(args []string, stdout, stderr io.Writer) int {
 	var o options
 	app := kingpin.New("ibtracer", "Trace InfiniBand routes hop by hop and validate every hop with the ibtracer vendor agent.")
@@ -138,9 +143,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitDevice
 	}
 	defer opened.Close()
+	if onOpened != nil {
+		onOpened(opened)
+	}
 	topts := o.traceOptions(oui)
 	e := ibmad.NewEngine(opened.Transport, ibmad.Options{Timeout: topts.Timeout, Retries: topts.Retries, NoRetry: topts.NoRetry})
 	defer e.Close()
+	meter := newMADMeter(e) // the run's MADs, for --all's totals (mads.go)
 	tr := trace.New(e, topts)
 
 	var hc *linkhealth.Checker
@@ -164,7 +173,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "ibtracer: --health (and --expect-*, --pm, --threshold-file) does not combine with --lmc-all; trace one LID with --health")
 			return exitUsage
 		}
-		return runLMC(ctx, tr, &o, dests, names, stdout, stderr)
+		return runLMC(ctx, tr, &o, meter, dests, names, stdout, stderr)
 	}
 	if results == nil {
 		results = make([]*trace.Result, len(dests))
@@ -175,15 +184,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	prog.finish()
 	var healths []*linkhealth.PathHealth
+	mads := runMADs{sent: meter.sent()}
 	if hc != nil {
 		healths = checkAll(ctx, hc, results, o.health.pmInterval, o.concurrency)
+		traced := mads.sent
+		mads.sent = meter.sent()
+		mads.health = mads.sent - traced
 	}
 	nameHops(names, results)
 	if o.via != "" {
-		return printVia(&o, via, results, stdout, stderr)
+		return printVia(&o, via, results, mads, stdout, stderr)
 	}
 
-	out := output{n: len(results), totals: results,
+	out := output{n: len(results), totals: results, mads: mads,
 		jsonItem: func(i int) any {
 			j := jsonWithHealth{JSONResult: results[i].JSON()}
 			if healths != nil {

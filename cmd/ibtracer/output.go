@@ -18,6 +18,7 @@ type output struct {
 	verbose  func(w io.Writer, i int) // item i in full
 	summary  func(w io.Writer, i int) // item i in short
 	totals   []*trace.Result          // what --all counts
+	mads     runMADs                  // the MADs the run sent, for --all's totals
 }
 
 // print writes out in the form o asks for: one indented JSON document,
@@ -55,7 +56,7 @@ func (out *output) print(o *options, stdout, stderr io.Writer) (ok bool) {
 		if o.format == "json" {
 			w = stderr
 		}
-		fmt.Fprintln(w, totalsOf(out.totals))
+		fmt.Fprintln(w, totalsOf(out.totals, out.mads))
 	}
 	return true
 }

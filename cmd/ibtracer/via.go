@@ -123,10 +123,10 @@ func destLabel(r *trace.Result) string {
 // printVia writes --via's answer in the form o asks for: the destinations
 // whose path crosses l, each with the hop where (with -v, each trace in
 // full), then the failed traces that could not tell; the totals line with
-// --all, as without --via. It returns the exit status: the traces', as
+// --all (with mads, the MADs the run sent), as without --via. It returns the exit status: the traces', as
 // without --via (exitCode; --via refuses --health), or a device error
 // when the JSON could not be written.
-func printVia(o *options, l trace.LinkPort, results []*trace.Result, stdout, stderr io.Writer) int {
+func printVia(o *options, l trace.LinkPort, results []*trace.Result, mads runMADs, stdout, stderr io.Writer) int {
 	cross, at, und := viaSets(results, l)
 	if !seesNode(results, l) {
 		fmt.Fprintf(stderr, "ibtracer: --via: no traced path passes node %s (--via takes a node GUID; a CA's port GUID differs from its node GUID)\n", l.NodeGUID)
@@ -160,7 +160,7 @@ func printVia(o *options, l trace.LinkPort, results []*trace.Result, stdout, std
 		if o.format == "json" {
 			w = stderr
 		}
-		fmt.Fprintln(w, totalsOf(results))
+		fmt.Fprintln(w, totalsOf(results, mads))
 	}
 	return exitCode(results, nil)
 }
