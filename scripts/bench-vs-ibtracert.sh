@@ -12,6 +12,7 @@
 # sockets only (IBSIM_SOCKNAME of its own), a temp dir of its own, every
 # process bounded by `timeout` and stopped on exit.
 #   usage: scripts/bench-vs-ibtracert.sh [rounds=7]
+#   FORMAT=json times `--format=json` (default: text, ibtracer's default).
 #   SRC=<checkout> builds ibtracer from another tree (before/after).
 #   BASE=<checkout> also builds that tree's ibtracer and runs it in every
 #   round, next to ours and the loop: ratios under the same load.
@@ -19,6 +20,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 src=${SRC:-$PWD}
 rounds=${1:-7}
+format=${FORMAT:-text} # ibtracer's output in the timed rounds: text (its default, as ibtracert prints text) or json
 limit=900 # seconds any process may live
 work=$(mktemp -d)
 ibsim_pid=
@@ -71,8 +73,8 @@ for ((i = 0; i < 1200; i++)); do
 done
 [ -e "$work/opensm-subnet.lst" ] || { echo "OpenSM did not configure the subnet" >&2; tail "$work/opensm.log" >&2; exit 1; }
 
-ours() { timeout 120 "$work/ibtracer" --ib.transport=ibsim --ibsim.node=H0-0 "$@" 2>> "$work/ibtracer.err"; }
-ours --all --no-validate --format=json > "$work/first.json"
+ours() { timeout 120 "$work/ibtracer" --ib.transport=ibsim --ibsim.node=H0-0 "$@"; }
+ours --all --no-validate --format=json > "$work/first.json" 2>> "$work/ibtracer.err"
 read -r srclid lids < <(python3 -c '
 import json, sys
 rs = json.load(open(sys.argv[1]))
@@ -82,9 +84,10 @@ src = rs[0]["hops"][0]["lid"]
 print(src, " ".join(str(r["dlid"]) for r in rs if r["dlid"] != src))
 ' "$work/first.json")
 n=$(wc -w <<< "$lids")
-echo "fattree-128 in ibsim, OpenSM on ibt-sm; from H0-0 (LID $srclid) to $n CA LIDs (the SM host's included); $rounds rounds"
+echo "fattree-128 in ibsim, OpenSM on ibt-sm; from H0-0 (LID $srclid) to $n CA LIDs (the SM host's included); $rounds rounds; ibtracer --format=$format"
 
-now() { date +%s.%N; }
+# Times are read from bash's own clock ($EPOCHREALTIME), not from a
+# `date` process, whose start would count in the command timed.
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.4f", b - a }'; }
 : > "$work/rounds"
 : > "$work/base-rounds"
@@ -92,23 +95,26 @@ med() { # the median of column $1 of stdin
 	sort -g -k"$1" | awk -v k="$1" '{ a[NR] = $k } END { print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2 }'
 }
 for ((r = 1; r <= rounds; r++)); do
-	t0=$(now)
-	ours --all --no-validate --format=json > "$work/round.json"
-	t1=$(now)
-	for l in $lids; do
-		env LD_PRELOAD="$lib" SIM_HOST=H0-0 HOME="$work" timeout 30 ibtracert "$srclid" "$l" > /dev/null
-	done
-	t2=$(now)
+	t0=$EPOCHREALTIME
+	ours --all --no-validate --format="$format" > /dev/null 2> "$work/round.err"
+	t1=$EPOCHREALTIME
+	( # the loop as one would type it: the environment set once, each process bounded as ours is
+		export LD_PRELOAD="$lib" SIM_HOST=H0-0 HOME="$work"
+		for l in $lids; do
+			timeout 30 ibtracert "$srclid" "$l" > /dev/null
+		done
+	)
+	t2=$EPOCHREALTIME
 	a=$(secs "$t0" "$t1") b=$(secs "$t1" "$t2")
-	mads=$(python3 -c 'import json,sys; print(sum(r["mads"] for r in json.load(open(sys.argv[1]))))' "$work/round.json")
+	mads=$(sed -n 's/.*MADs: \([0-9]*\) sent.*/\1/p' "$work/round.err")
 	echo "$a $b" >> "$work/rounds"
 	printf 'round %d: ibtracer --all %.1f ms (%s MADs), ibtracert loop %.1f ms, ratio %.1f' \
 		"$r" "$(awk -v x="$a" 'BEGIN{print 1000*x}')" "$mads" "$(awk -v x="$b" 'BEGIN{print 1000*x}')" \
 		"$(awk -v x="$a" -v y="$b" 'BEGIN{print y/x}')"
 	if [ -n "${BASE:-}" ]; then
-		t3=$(now)
-		timeout 120 "$work/ibtracer.base" --ib.transport=ibsim --ibsim.node=H0-0 --all --no-validate --format=json > /dev/null 2>> "$work/ibtracer.err"
-		c=$(secs "$t3" "$(now)")
+		t3=$EPOCHREALTIME
+		timeout 120 "$work/ibtracer.base" --ib.transport=ibsim --ibsim.node=H0-0 --all --no-validate --format="$format" > /dev/null 2>> "$work/ibtracer.err"
+		c=$(secs "$t3" "$EPOCHREALTIME")
 		echo "$c $b" >> "$work/base-rounds"
 		printf '; base %.1f ms, ratio %.1f' "$(awk -v x="$c" 'BEGIN{print 1000*x}')" "$(awk -v x="$c" -v y="$b" 'BEGIN{print y/x}')"
 	fi
@@ -125,9 +131,9 @@ fi
 # Where a run of ours spends its time before tracing: median of 5 each.
 med5() {
 	for i in 1 2 3 4 5; do
-		t0=$(now)
+		t0=$EPOCHREALTIME
 		"$@" > /dev/null 2>&1 || true
-		secs "$t0" "$(now)"
+		secs "$t0" "$EPOCHREALTIME"
 		echo
 	done | sort -g | sed -n 3p
 }
@@ -135,8 +141,8 @@ echo "ibtracer --version (process start): $(awk -v x="$(med5 "$work/ibtracer" --
 echo "ibtracer -l $srclid (attach, local port, one trace to itself): $(awk -v x="$(med5 ours -l "$srclid" --no-validate)" 'BEGIN{printf "%.1f", 1000*x}') ms"
 largs=()
 for l in $lids; do largs+=(-l "$l"); done
-echo "ibtracer -l ... (the same $n LIDs, without --all's listing from the SA): $(awk -v x="$(med5 ours "${largs[@]}" --no-validate --format=json)" 'BEGIN{printf "%.1f", 1000*x}') ms"
-echo "ibtracer --all --no-validate: $(awk -v x="$(med5 ours --all --no-validate --format=json)" 'BEGIN{printf "%.1f", 1000*x}') ms"
+echo "ibtracer -l ... (the same $n LIDs, without --all's listing): $(awk -v x="$(med5 ours "${largs[@]}" --no-validate --format="$format")" 'BEGIN{printf "%.1f", 1000*x}') ms"
+echo "ibtracer --all --no-validate: $(awk -v x="$(med5 ours --all --no-validate --format="$format")" 'BEGIN{printf "%.1f", 1000*x}') ms"
 
 # What bounds a run on this machine: the CPU each process spends on one
 # `--all --no-validate` (mean of 10 runs): ours (user + system), and
@@ -150,7 +156,7 @@ ticks() { # utime + stime of the child of a `timeout` wrapper, in ticks
 hz=$(getconf CLK_TCK)
 ib0=$(ticks "$ibsim_pid") sm0=$(ticks "$sm_pid")
 TIMEFORMAT='%U %S'
-cpu=$( { time (for i in 1 2 3 4 5 6 7 8 9 10; do ours --all --no-validate --format=json > /dev/null; done); } 2>&1 | tail -1)
+cpu=$( { time (for i in 1 2 3 4 5 6 7 8 9 10; do ours --all --no-validate --format="$format" > /dev/null 2>&1; done); } 2>&1 | tail -1)
 ib1=$(ticks "$ibsim_pid") sm1=$(ticks "$sm_pid")
 awk -v c="$cpu" -v a="$ib0" -v b="$ib1" -v x="$sm0" -v y="$sm1" -v hz="$hz" 'BEGIN {
 	split(c, u, " ")
