@@ -96,7 +96,7 @@ med() { # the median of column $1 of stdin
 }
 for ((r = 1; r <= rounds; r++)); do
 	t0=$EPOCHREALTIME
-	ours --all --no-validate --format="$format" > /dev/null 2> "$work/round.err"
+	ours --all --no-validate --format="$format" > "$work/round.out" 2> "$work/round.err"
 	t1=$EPOCHREALTIME
 	( # the loop as one would type it: the environment set once, each process bounded as ours is
 		export LD_PRELOAD="$lib" SIM_HOST=H0-0 HOME="$work"
@@ -106,7 +106,7 @@ for ((r = 1; r <= rounds; r++)); do
 	)
 	t2=$EPOCHREALTIME
 	a=$(secs "$t0" "$t1") b=$(secs "$t1" "$t2")
-	mads=$(sed -n 's/.*MADs: \([0-9]*\) sent.*/\1/p' "$work/round.err")
+	mads=$(cat "$work/round.out" "$work/round.err" | sed -n 's/^totals: .*MADs: \([0-9]*\) sent.*/\1/p') # text: on stdout; JSON: on stderr
 	echo "$a $b" >> "$work/rounds"
 	printf 'round %d: ibtracer --all %.1f ms (%s MADs), ibtracert loop %.1f ms, ratio %.1f' \
 		"$r" "$(awk -v x="$a" 'BEGIN{print 1000*x}')" "$mads" "$(awk -v x="$b" 'BEGIN{print 1000*x}')" \
