@@ -117,7 +117,7 @@ func (w *walk) saNodeAtPath(path ibmad.DRPath) (nodeID, error) {
 		return nodeID{}, fmt.Errorf("no node before the local one")
 	}
 	w.mu.Lock()
-	parent, ok := w.nodeAt[path[:len(path)-1].String()]
+	parent, ok := w.nodeAt[string(path[:len(path)-1])]
 	w.mu.Unlock()
 	if !ok || parent.lid == 0 {
 		return nodeID{}, fmt.Errorf("the walk knows no node at %s", path[:len(path)-1])

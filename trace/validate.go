@@ -10,14 +10,14 @@ import (
 func (w *walk) remember(path ibmad.DRPath, n nodeID) {
 	n.path = path
 	w.mu.Lock()
-	w.nodeAt[path.String()] = n
+	w.nodeAt[string(path)] = n
 	w.mu.Unlock()
 }
 
 // nodeAtPath returns the node a DR path leads to, asking only once.
 func (w *walk) nodeAtPath(path ibmad.DRPath) (nodeID, error) {
 	w.mu.Lock()
-	n, ok := w.nodeAt[path.String()]
+	n, ok := w.nodeAt[string(path)]
 	w.mu.Unlock()
 	if ok {
 		return n, nil

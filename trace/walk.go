@@ -33,7 +33,7 @@ type walk struct {
 	shared atomic.Int64
 
 	mu     sync.Mutex
-	nodeAt map[string]nodeID // DR path -> node, for LID-route computations
+	nodeAt map[string]nodeID // DR path (its bytes) -> node, for LID-route computations
 	lft    map[lftKey]*ibmad.LFTBlock
 	// origin is the start of the local node's path when the trace starts
 	// elsewhere (source.go): validation MADs leave from the local port.
