@@ -20,7 +20,21 @@ type lister func(ctx context.Context, found func(trace.Destination)) ([]trace.De
 // SA's answers LID by LID (traceAllStreaming).
 func traceAllListed(ctx context.Context, tr *trace.Tracer, o *options, src ibmad.PortAttributes,
 	dests []trace.Destination, prog *progress) ([]trace.Destination, []*trace.Result, error) {
-	if table, err := tr.CAPortsTable(ctx); err == nil {
+	// The local switch's forwarding is read while the SA is asked for its
+	// table: the traces need it either way (its SMPs are shared facts).
+	type forwarding struct {
+		routed, unrouted []uint16
+		err              error
+	}
+	fwd := make(chan forwarding, 1)
+	go func() {
+		var f forwarding
+		f.routed, f.unrouted, f.err = tr.LocalForwarding(ctx)
+		fwd <- f
+	}()
+	table, err := tr.CAPortsTable(ctx)
+	f := <-fwd
+	if err == nil {
 		return traceAllStreaming(ctx, tr, o, src, dests, prog, func(_ context.Context, found func(trace.Destination)) ([]trace.Destination, error) {
 			for _, d := range table {
 				found(d)
@@ -28,8 +42,8 @@ func traceAllListed(ctx context.Context, tr *trace.Tracer, o *options, src ibmad
 			return table, nil
 		})
 	}
-	if routed, unrouted, err := tr.LocalForwarding(ctx); err == nil {
-		return traceAllRouted(ctx, tr, o, src, dests, prog, routed, unrouted)
+	if f.err == nil {
+		return traceAllRouted(ctx, tr, o, src, dests, prog, f.routed, f.unrouted)
 	}
 	return traceAllStreaming(ctx, tr, o, src, dests, prog, tr.StreamCAPorts)
 }
