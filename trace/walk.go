@@ -311,8 +311,9 @@ func (w *walk) walkPath() ([]Hop, *Error) {
 	if err != nil {
 		return nil, w.smpFail(err, "NodeDescription of the local node")
 	}
-	hops := []Hop{{NodeGUID: ni.NodeGUID, PortGUID: ni.PortGUID, NodeType: ni.NodeType, NodeDesc: desc,
-		LID: w.src.LID, LMC: w.src.LMC, DRPath: ibmad.DRPath{}, Agent: AgentSource, RTT: rtt, numPorts: ni.NumPorts}}
+	hops := make([]Hop, 1, 8) // most paths: grown once, not three times
+	hops[0] = Hop{NodeGUID: ni.NodeGUID, PortGUID: ni.PortGUID, NodeType: ni.NodeType, NodeDesc: desc,
+		LID: w.src.LID, LMC: w.src.LMC, DRPath: ibmad.DRPath{}, Agent: AgentSource, RTT: rtt, numPorts: ni.NumPorts}
 	if ni.NodeType == ibmad.NodeTypeSwitch {
 		hops[0].LMC = 0
 	}
