@@ -11,7 +11,16 @@ import (
 // GUID is a 64-bit EUI-64 node, port or system image GUID.
 type GUID uint64
 
-func (g GUID) String() string { return fmt.Sprintf("0x%016x", uint64(g)) }
+func (g GUID) String() string {
+	const hex = "0123456789abcdef"
+	var b [18]byte // "0x" and 16 digits, as fmt's "0x%016x"
+	b[0], b[1] = '0', 'x'
+	for i := 17; i >= 2; i-- {
+		b[i] = hex[g&0xf]
+		g >>= 4
+	}
+	return string(b[:])
+}
 
 // ParseGUID parses "0x0002c90300a1b2c3", "0002c90300a1b2c3" or the sysfs
 // form "0002:c903:00a1:b2c3".

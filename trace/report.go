@@ -62,7 +62,7 @@ func (r *Result) JSON() JSONResult {
 	j := JSONResult{Destination: r.Destination.String(), Address: r.Destination.Address(), DLID: r.DLID, SourceLID: r.From, Port: r.Port,
 		Status: string(r.Status), Reason: string(r.Reason), PathHops: r.PathHops(), MADs: r.MADs, SharedFacts: r.SharedFacts,
 		DurationSeconds: r.Duration.Seconds(), FastPath: r.FastPath, Discovery: string(r.Discovery), SARequests: r.SARequests,
-		Verdicts: r.Verdicts(), Time: r.Start.UTC(), Hops: []JSONHop{}, Addressing: r.Addressing.JSON(), Beyond: r.Beyond.json()}
+		Verdicts: r.Verdicts(), Time: r.Start.UTC(), Hops: make([]JSONHop, 0, len(r.Hops)), Addressing: r.Addressing.JSON(), Beyond: r.Beyond.json()}
 	if r.Err != nil {
 		j.Error = r.Err.Error()
 	}

@@ -71,12 +71,16 @@ func writeJSONArray(w io.Writer, n int, item func(i int) any) error {
 // between a key and its value, strings copied as they are.
 func appendIndented(dst, src []byte, prefix, indent string) []byte {
 	depth := 0
+	var margin []byte // a newline, the prefix and indents: its head is the margin at a depth
 	newline := func() {
-		dst = append(dst, '\n')
-		dst = append(dst, prefix...)
-		for range depth {
-			dst = append(dst, indent...)
+		n := 1 + len(prefix) + depth*len(indent)
+		for len(margin) < n {
+			if margin == nil {
+				margin = append(append(margin, '\n'), prefix...)
+			}
+			margin = append(margin, indent...)
 		}
+		dst = append(dst, margin[:n]...)
 	}
 	for i := 0; i < len(src); i++ {
 		switch c := src[i]; c {
