@@ -26,7 +26,12 @@
 //     SA, and the resolutions kept for Options.ResolveTTL.
 //   - allports.go: every CA port the SA knows from one NodeRecord table,
 //     else LID by LID, each named as soon as the SA answers
-//     (AllCAPorts, StreamCAPorts: ibtracer --all).
+//     (AllCAPorts, StreamCAPorts: ibtracer --all), or at the LIDs
+//     given (CAPortsAt).
+//   - allports_routed.go: the NodeRecord table alone (CAPortsTable), the
+//     LIDs the local switch forwards (LocalForwarding) and whether a
+//     trace shows its LID to be a CA port's (CAPortOf): --all's listing
+//     where the SA cuts its table short.
 //   - reached.go: whether a trace reached the port its destination names,
 //     and the local port's LID changing under the tracer.
 //   - walk.go: the directed-route walk, hop by hop.

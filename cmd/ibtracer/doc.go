@@ -40,6 +40,10 @@
 //   - allstream.go: --all's destinations (allDestinations) and traces,
 //     each started as soon as the SA names its port (traceAllStreaming,
 //     its queue), and traceOne.
+//   - allrouted.go: where --all's CA ports come from (traceAllListed):
+//     the SA's table, else the LIDs the local switch forwards, traced,
+//     and kept when they end at a CA port (traceAllRouted), the SA asked
+//     only of the others.
 //   - lmc.go: runLMC, --lmc-all: one trace per LID, printed as a path set.
 //   - multicast.go: -m MLID [SRC_LID] DST_LID, the multicast trace, its
 //     usage checks and its output.
