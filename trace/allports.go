@@ -75,24 +75,13 @@ func (t *Tracer) StreamCAPorts(ctx context.Context, found func(Destination)) ([]
 	}
 	if ds, err := t.caPortsTable(ctx, src); err == nil {
 		for _, d := range ds {
-			if found != nil {
-				found(d)
-			}
+			call(found, d)
 		}
 		return ds, nil
 	}
-	w := t.newWalk(ctx, src, 0)
-	path := ibmad.DRPath{}
-	if src.NodeType != ibmad.NodeTypeSwitch {
-		path = ibmad.DRPath{src.PortNum}
-	}
-	ni, _, err := w.nodeInfo(path)
+	_, _, _, top, err := t.localLeaf(ctx, src) // allports_routed.go
 	if err != nil {
-		return nil, fmt.Errorf("the local leaf switch: %w", err)
-	}
-	top, err := w.switchTop(ni.NodeGUID, path, true)
-	if err != nil {
-		return nil, fmt.Errorf("SwitchInfo of the local leaf switch: %w", err)
+		return nil, err
 	}
 	lids := make([]uint16, top)
 	for i := range lids {

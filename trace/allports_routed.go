@@ -42,21 +42,9 @@ func (t *Tracer) LocalForwarding(ctx context.Context) (routed, unrouted []uint16
 	if err != nil {
 		return nil, nil, err
 	}
-	w := t.newWalk(ctx, src, 0)
-	path := ibmad.DRPath{}
-	if src.NodeType != ibmad.NodeTypeSwitch {
-		path = ibmad.DRPath{src.PortNum}
-	}
-	ni, _, err := w.nodeInfo(path)
+	w, path, ni, top, err := t.localLeaf(ctx, src)
 	if err != nil {
-		return nil, nil, fmt.Errorf("the local leaf switch: %w", err)
-	}
-	if ni.NodeType != ibmad.NodeTypeSwitch {
-		return nil, nil, fmt.Errorf("the local port is cabled to a %s, not a switch", ni.NodeType)
-	}
-	top, err := w.switchTop(ni.NodeGUID, path, true)
-	if err != nil {
-		return nil, nil, fmt.Errorf("SwitchInfo of the local leaf switch: %w", err)
+		return nil, nil, err
 	}
 	blocks := make([]*ibmad.LFTBlock, ibmad.LFTBlockOf(top)+1)
 	errs := make([]error, len(blocks))
@@ -80,6 +68,29 @@ func (t *Tracer) LocalForwarding(ctx context.Context) (routed, unrouted []uint16
 		}
 	}
 	return routed, unrouted, nil
+}
+
+// localLeaf reads, by directed route, the switch the local port is
+// cabled to (the local node itself when it is a switch): the walk that
+// read it, its route, its NodeInfo and its LinearFDBTop, read afresh.
+func (t *Tracer) localLeaf(ctx context.Context, src ibmad.PortAttributes) (*walk, ibmad.DRPath, ibmad.NodeInfo, uint16, error) {
+	w := t.newWalk(ctx, src, 0)
+	path := ibmad.DRPath{}
+	if src.NodeType != ibmad.NodeTypeSwitch {
+		path = ibmad.DRPath{src.PortNum}
+	}
+	ni, _, err := w.nodeInfo(path)
+	if err != nil {
+		return nil, nil, ni, 0, fmt.Errorf("the local leaf switch: %w", err)
+	}
+	if ni.NodeType != ibmad.NodeTypeSwitch {
+		return nil, nil, ni, 0, fmt.Errorf("the local port is cabled to a %s, not a switch", ni.NodeType)
+	}
+	top, err := w.switchTop(ni.NodeGUID, path, true)
+	if err != nil {
+		return nil, nil, ni, 0, fmt.Errorf("SwitchInfo of the local leaf switch: %w", err)
+	}
+	return w, path, ni, top, nil
 }
 
 // CAPortOf says whether r, a trace to a LID, shows that LID to be the

@@ -74,14 +74,11 @@ func traceAllRouted(ctx context.Context, tr *trace.Tracer, o *options, src ibmad
 	var mu sync.Mutex
 	named := map[uint16]trace.Destination{} // CA ports the SA named
 	err := tr.CAPortsAt(ctx, unrouted, func(d trace.Destination) {
-		if len(skipSource([]trace.Destination{d}, src)) == 0 {
-			return
-		}
 		mu.Lock()
-		named[d.LID] = d
-		mu.Unlock()
-		prog.grow()
-		q.add(d)
+		defer mu.Unlock()
+		if q.addPort(d, src, prog) {
+			named[d.LID] = d
+		}
 	})
 	q.close()
 	wait()

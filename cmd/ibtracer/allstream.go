@@ -38,6 +38,17 @@ func (q *traceQueue) add(d trace.Destination) {
 	q.cond.Signal()
 }
 
+// addPort adds d, a CA port a listing named, unless it is the local
+// port (skipSource), and says whether it did.
+func (q *traceQueue) addPort(d trace.Destination, src ibmad.PortAttributes, prog *progress) bool {
+	if len(skipSource([]trace.Destination{d}, src)) == 0 {
+		return false
+	}
+	prog.grow()
+	q.add(d)
+	return true
+}
+
 func (q *traceQueue) close() {
 	q.mu.Lock()
 	q.closed = true
@@ -103,13 +114,7 @@ func traceAllStreaming(ctx context.Context, tr *trace.Tracer, o *options, src ib
 	dests []trace.Destination, prog *progress, list lister) ([]trace.Destination, []*trace.Result, error) {
 	q := newTraceQueue(dests)
 	wait := q.work(ctx, tr, o, prog)
-	all, err := list(ctx, func(d trace.Destination) {
-		if len(skipSource([]trace.Destination{d}, src)) == 0 {
-			return // the local port
-		}
-		prog.grow()
-		q.add(d)
-	})
+	all, err := list(ctx, func(d trace.Destination) { q.addPort(d, src, prog) })
 	q.close()
 	wait()
 	if err != nil {
