@@ -19,11 +19,7 @@ import (
 func caPortsOf(t *testing.T, e *ibmad.Engine) map[uint16]string {
 	t.Helper()
 	ctx := context.Background()
-	sub, err := madtest.Walk(ctx, e)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ports, err := madtest.PortLIDs(ctx, e, sub)
+	ports, err := madtest.WalkPortLIDs(ctx, e)
 	if err != nil {
 		t.Fatal(err)
 	}

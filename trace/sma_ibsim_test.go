@@ -53,11 +53,7 @@ func (s *stockLocalPort) get(node string, lid uint16) (uint8, error) {
 func fabricLIDs(t *testing.T, e *ibmad.Engine) map[uint16]ibmad.NodeType {
 	t.Helper()
 	ctx := context.Background()
-	sub, err := madtest.Walk(ctx, e)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ports, err := madtest.PortLIDs(ctx, e, sub)
+	ports, err := madtest.WalkPortLIDs(ctx, e)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,11 +33,7 @@ func TestAllListsTheWalksCAPortsOnIbsim(t *testing.T) {
 			defer e.Close()
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			sub, err := madtest.Walk(ctx, e)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ports, err := madtest.PortLIDs(ctx, e, sub)
+			ports, err := madtest.WalkPortLIDs(ctx, e)
 			if err != nil {
 				t.Fatal(err)
 			}

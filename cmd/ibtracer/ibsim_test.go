@@ -88,11 +88,7 @@ func allLIDs(t *testing.T, fab *ibsimtest.Fabric, node string) map[uint16]string
 	e := ibmad.NewEngine(tr, ibmad.Options{Timeout: 2 * time.Second})
 	defer e.Close()
 	ctx := context.Background()
-	sub, err := madtest.Walk(ctx, e)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ports, err := madtest.PortLIDs(ctx, e, sub)
+	ports, err := madtest.WalkPortLIDs(ctx, e)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -148,6 +148,16 @@ type PortLID struct {
 	LID  uint16
 }
 
+// WalkPortLIDs walks the subnet from e (Walk) and reads the LID of every
+// Active port of it (PortLIDs).
+func WalkPortLIDs(ctx context.Context, e *ibmad.Engine) ([]PortLID, error) {
+	s, err := Walk(ctx, e)
+	if err != nil {
+		return nil, err
+	}
+	return PortLIDs(ctx, e, s)
+}
+
 // PortLIDs reads, with PortInfo, the LID of every Active port that has one:
 // port 0 of each switch and every port of each CA (a multi-port CA has a
 // LID per port).

@@ -67,11 +67,7 @@ func startHostileFabric(t *testing.T, dir string) (fab *ibsimtest.Fabric, nmGUID
 	fab = ibsimtest.Start(t, topoFile, ibsimtest.Options{KeepSM: true, SMHost: true, SweepSeconds: 1})
 	e := ibmad.NewEngine(fab.Dial("host1", false), ibmad.Options{Timeout: 2 * time.Second})
 	defer e.Close()
-	sub, err := madtest.Walk(context.Background(), e)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ports, err := madtest.PortLIDs(context.Background(), e, sub)
+	ports, err := madtest.WalkPortLIDs(context.Background(), e)
 	if err != nil {
 		t.Fatal(err)
 	}

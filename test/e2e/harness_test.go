@@ -367,11 +367,7 @@ func lidsOf(t *testing.T, fab *ibsimtest.Fabric, from string) map[string]uint16 
 
 // discoverWalk returns every node's description and base LID (a CA's first port).
 func discoverWalk(ctx context.Context, e *ibmad.Engine) (map[string]uint16, error) {
-	sub, err := madtest.Walk(ctx, e)
-	if err != nil {
-		return nil, err
-	}
-	ports, err := madtest.PortLIDs(ctx, e, sub)
+	ports, err := madtest.WalkPortLIDs(ctx, e)
 	if err != nil {
 		return nil, err
 	}
