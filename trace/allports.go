@@ -79,6 +79,16 @@ func (t *Tracer) StreamCAPorts(ctx context.Context, found func(Destination)) ([]
 		}
 		return ds, nil
 	}
+	return t.StreamCAPortsBySA(ctx, found)
+}
+
+// StreamCAPortsBySA is StreamCAPorts without the table: one NodeRecord
+// Get per LID up to the local leaf switch's LinearFDBTop, read by SMP.
+func (t *Tracer) StreamCAPortsBySA(ctx context.Context, found func(Destination)) ([]Destination, error) {
+	src, err := t.e.Port()
+	if err != nil {
+		return nil, err
+	}
 	_, _, _, top, err := t.localLeaf(ctx, src) // allports_routed.go
 	if err != nil {
 		return nil, err

@@ -17,6 +17,10 @@ import (
 // SA is asked only of the LIDs the switch does not forward and of those
 // whose walk failed.
 
+// ErrSAOnly: the tracer reads SA records, not SMPs (SA-only discovery,
+// or auto mode after SMPs were refused), so LocalForwarding sends none.
+var ErrSAOnly = errors.New("SA-only discovery reads no forwarding table by SMP")
+
 // CAPortsTable lists every CA port the SA knows, in LID order, from one
 // NodeRecord GetTable; an error when the SA cannot give the table whole
 // (an SA without GetTable, a table cut short, as OpenSM's under ibsim).
@@ -36,7 +40,7 @@ func (t *Tracer) CAPortsTable(ctx context.Context) ([]Destination, error) {
 // sends no SMP: it fails then.
 func (t *Tracer) LocalForwarding(ctx context.Context) (routed, unrouted []uint16, err error) {
 	if t.useSA() {
-		return nil, nil, errors.New("SA-only discovery reads no forwarding table by SMP")
+		return nil, nil, ErrSAOnly
 	}
 	src, err := t.e.Port()
 	if err != nil {
@@ -75,13 +79,18 @@ func (t *Tracer) LocalForwarding(ctx context.Context) (routed, unrouted []uint16
 // read it, its route, its NodeInfo and its LinearFDBTop, read afresh.
 func (t *Tracer) localLeaf(ctx context.Context, src ibmad.PortAttributes) (*walk, ibmad.DRPath, ibmad.NodeInfo, uint16, error) {
 	w := t.newWalk(ctx, src, 0)
+	// The local node first, as every trace's walk begins (one flight with
+	// theirs: where SMPs are refused, the refusal is met once).
+	ni, _, err := w.nodeInfo(ibmad.DRPath{})
+	if err != nil {
+		return nil, nil, ni, 0, fmt.Errorf("the local node: %w", err)
+	}
 	path := ibmad.DRPath{}
 	if src.NodeType != ibmad.NodeTypeSwitch {
 		path = ibmad.DRPath{src.PortNum}
-	}
-	ni, _, err := w.nodeInfo(path)
-	if err != nil {
-		return nil, nil, ni, 0, fmt.Errorf("the local leaf switch: %w", err)
+		if ni, _, err = w.nodeInfo(path); err != nil {
+			return nil, nil, ni, 0, fmt.Errorf("the local leaf switch: %w", err)
+		}
 	}
 	if ni.NodeType != ibmad.NodeTypeSwitch {
 		return nil, nil, ni, 0, fmt.Errorf("the local port is cabled to a %s, not a switch", ni.NodeType)
@@ -89,6 +98,9 @@ func (t *Tracer) localLeaf(ctx context.Context, src ibmad.PortAttributes) (*walk
 	top, err := w.switchTop(ni.NodeGUID, path, true)
 	if err != nil {
 		return nil, nil, ni, 0, fmt.Errorf("SwitchInfo of the local leaf switch: %w", err)
+	}
+	if top == 0 {
+		return nil, nil, ni, 0, errors.New("the local leaf switch forwards no LID (LinearFDBTop 0: has a subnet manager programmed it?)")
 	}
 	return w, path, ni, top, nil
 }

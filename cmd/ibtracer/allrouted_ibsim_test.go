@@ -17,14 +17,15 @@ import (
 
 // TestAllListsTheWalksCAPortsOnIbsim: under ibsim OpenSM's NodeRecord
 // table comes cut short, so `--all` lists the CA ports from the local
-// switch's forwarding (allrouted.go). At LMC 0 and 1 it lists exactly,
+// switch's forwarding (allrouted.go; it sends fewer MADs besides the
+// traces' than asking the SA LID by LID would). At LMC 0, 1 and 2 it lists exactly,
 // LID for LID and name for name, the CA ports' base LIDs that an
 // independent directed-route walk of the fabric finds (madtest: SMPs
 // only), but the local one; each trace ok, ending at its port, and
 // its path hop for hop ibtracert's.
 func TestAllListsTheWalksCAPortsOnIbsim(t *testing.T) {
 	ibsimtest.Require(t)
-	for _, lmc := range []int{0, 1} {
+	for _, lmc := range []int{0, 1, 2} {
 		t.Run("lmc"+strconv.Itoa(lmc), func(t *testing.T) {
 			fab := ibsimtest.Start(t, filepath.Join(topoDir, "fattree-4x2x4.net"),
 				ibsimtest.Options{KeepSM: true, SMHost: true, SMArgs: []string{"-l", strconv.Itoa(lmc)}})
@@ -63,6 +64,16 @@ func TestAllListsTheWalksCAPortsOnIbsim(t *testing.T) {
 				if i > 0 && rs[i-1].DLID >= r.DLID {
 					t.Fatalf("not in LID order: %d then %d", rs[i-1].DLID, r.DLID)
 				}
+			}
+			// The listing was the forwarding's: the SA was not asked LID by
+			// LID (besides the traces' MADs, fewer than the LIDs up to the
+			// leaf's LinearFDBTop).
+			split := totalsSplit.FindStringSubmatch(errOut)
+			if split == nil {
+				t.Fatalf("no totals: %s", errOut)
+			}
+			if rest, _ := strconv.Atoi(split[3]); rest >= leafTop(t, fab, src) {
+				t.Fatalf("%d MADs besides the traces', %d LIDs up to the leaf's LinearFDBTop: %s", rest, leafTop(t, fab, src), errOut)
 			}
 			if n := equalIbtracert(t, fab, src, rs[0].Hops[0].LID, rs); n != len(rs) {
 				t.Fatalf("%d of %d paths equal to ibtracert's", n, len(rs))

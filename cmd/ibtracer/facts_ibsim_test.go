@@ -95,15 +95,7 @@ func TestAllAsksEachFactOnceOnIbsim(t *testing.T) {
 	}
 	sent, _ := strconv.Atoi(m[1])
 	traces, _ := strconv.Atoi(split[1])
-	si, err := fab.Tool("H0-0", "smpquery", "-D", "switchinfo", "0,1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tm := linearFDBTop.FindStringSubmatch(si)
-	if tm == nil {
-		t.Fatalf("no LinearFDBTop in smpquery's SwitchInfo:\n%s", si)
-	}
-	top, _ := strconv.Atoi(tm[1])
+	top := leafTop(t, fab, "H0-0")
 	t.Logf("totals: %d MADs sent, %d by the traces (%.2f per distinct fact of the traces); the leaf's LinearFDBTop %d",
 		sent, traces, float64(sent)/float64(facts), top)
 	if traces != mads || sent < mads+1 {
@@ -114,6 +106,22 @@ func TestAllAsksEachFactOnceOnIbsim(t *testing.T) {
 		t.Fatalf("the run sent %d MADs, %d besides the traces', for %d distinct facts (%.2f per fact): want at most 1.2 per fact, and fewer than the %d LIDs up to the leaf's LinearFDBTop besides the traces'",
 			sent, sent-mads, facts, float64(sent)/float64(facts), top)
 	}
+}
+
+// leafTop is the LinearFDBTop of the switch port 1 of node is cabled
+// to, as stock smpquery (infiniband-diags) reads it.
+func leafTop(t *testing.T, fab *ibsimtest.Fabric, node string) int {
+	t.Helper()
+	si, err := fab.Tool(node, "smpquery", "-D", "switchinfo", "0,1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm := linearFDBTop.FindStringSubmatch(si)
+	if tm == nil {
+		t.Fatalf("no LinearFDBTop in smpquery's SwitchInfo:\n%s", si)
+	}
+	top, _ := strconv.Atoi(tm[1])
+	return top
 }
 
 // linearFDBTop reads smpquery's SwitchInfo line "LinearFdbTop:....N".
