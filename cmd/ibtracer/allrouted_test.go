@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -22,27 +21,10 @@ import (
 // as the SA names them, with their failed traces (no_route): never
 // dropped.
 func TestAllRoutedListsWhatTheSAWould(t *testing.T) {
-	st, err := sim.LoadTopology(filepath.Join(topoDir, "fattree-4x2x4.net"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := sim.New(st, sim.Options{LMC: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := newSim(t, "fattree-4x2x4.net", 1) // allrouted_cost_test.go
 	f.SetSARefusal(sim.SARefusal{NoTables: true})
 	const src = "H0-0"
-	want := map[uint16]string{} // base LID -> node
-	for _, n := range f.Nodes() {
-		if n.Type.String() != "ca" || n.Name == src {
-			continue
-		}
-		lid, err := f.LIDOf(n.Name, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want[lid] = n.Name
-	}
+	want := caPortsOfSim(t, f, src) // base LID -> node
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	newTracer := func() (*trace.Tracer, ibmad.PortAttributes) {
