@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 	"github.com/ibtracer/ibtracer_exporter/ibmad/sim"
 	"github.com/ibtracer/ibtracer_exporter/localize"
@@ -34,12 +32,7 @@ func (e *Exporter) badNow(dests []string) int {
 // to value.
 func linkSeries(t *testing.T, e *Exporter) (map[string]map[localize.Link]float64, map[string]float64) {
 	t.Helper()
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(e)
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
+	mfs := families(t, e)
 	links, plain := map[string]map[localize.Link]float64{}, map[string]float64{}
 	for _, mf := range mfs {
 		for _, m := range mf.GetMetric() {

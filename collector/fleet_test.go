@@ -80,21 +80,7 @@ func runFleet(tb testing.TB, p fleetParams) fleetReport {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	var hosts []string
-	for _, n := range f.Nodes() {
-		if !n.IsSwitch() {
-			hosts = append(hosts, n.Name)
-		}
-	}
-	if len(hosts) < p.exporters+1 {
-		tb.Fatalf("%d hosts for %d exporters", len(hosts), p.exporters)
-	}
-	// Exporters spread over the leaves: every k-th host.
-	step := len(hosts) / p.exporters
-	isExporter := map[string]bool{}
-	for i := 0; i < p.exporters; i++ {
-		isExporter[hosts[i*step]] = true
-	}
+	hosts, isExporter := fleetHosts(tb, f, p.exporters)
 	start := time.Unix(1800000000, 0)
 	fc := newFakeClock(start)
 	var (
@@ -285,4 +271,25 @@ func TestFleetNoLockstep(t *testing.T) {
 	if r.destsCovered < r.destsTotal-1 {
 		t.Errorf("destinations covered by the fleet: %d of %d", r.destsCovered, r.destsTotal)
 	}
+}
+
+// fleetHosts returns f's hosts and which of them run an exporter:
+// exporters of them, spread over the leaves (every k-th host).
+func fleetHosts(tb testing.TB, f *sim.Fabric, exporters int) ([]string, map[string]bool) {
+	tb.Helper()
+	var hosts []string
+	for _, n := range f.Nodes() {
+		if !n.IsSwitch() {
+			hosts = append(hosts, n.Name)
+		}
+	}
+	if len(hosts) < exporters+1 {
+		tb.Fatalf("%d hosts for %d exporters", len(hosts), exporters)
+	}
+	step := len(hosts) / exporters
+	isExporter := map[string]bool{}
+	for i := 0; i < exporters; i++ {
+		isExporter[hosts[i*step]] = true
+	}
+	return hosts, isExporter
 }

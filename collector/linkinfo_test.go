@@ -4,8 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 	"github.com/ibtracer/ibtracer_exporter/ibmad/sim"
 	"github.com/ibtracer/ibtracer_exporter/localize"
@@ -15,12 +13,7 @@ import (
 // node descriptions.
 func linkInfo(t *testing.T, e *Exporter) map[localize.Link][2]string {
 	t.Helper()
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(e)
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
+	mfs := families(t, e)
 	out := map[localize.Link][2]string{}
 	for _, mf := range mfs {
 		if mf.GetName() != "ibtracer_link_info" {

@@ -81,20 +81,7 @@ func newLocFleet(tb testing.TB, p locParams) *locFleet {
 		tb.Fatal(err)
 	}
 	sel := cfg.Discover[0]
-	var hosts []string
-	for _, n := range f.Nodes() {
-		if !n.IsSwitch() {
-			hosts = append(hosts, n.Name)
-		}
-	}
-	if len(hosts) < p.exporters+1 {
-		tb.Fatalf("%d hosts for %d exporters", len(hosts), p.exporters)
-	}
-	step := len(hosts) / p.exporters
-	isExporter := map[string]bool{}
-	for i := 0; i < p.exporters; i++ {
-		isExporter[hosts[i*step]] = true
-	}
+	hosts, isExporter := fleetHosts(tb, f, p.exporters) // fleet_test.go
 	for _, h := range hosts {
 		tr, err := f.Attach(h, 0)
 		if err != nil {

@@ -87,12 +87,7 @@ func TestLatencyOnlyFromTheAgent(t *testing.T) {
 // metricOf is the one metric of family name that e exports.
 func metricOf(t *testing.T, e *Exporter, name string) *dto.Metric {
 	t.Helper()
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(e)
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
+	mfs := families(t, e)
 	for _, mf := range mfs {
 		if mf.GetName() == name && len(mf.Metric) == 1 {
 			return mf.Metric[0]
@@ -121,4 +116,16 @@ func TestSMAMismatchCounts(t *testing.T) {
 			t.Errorf("%s = %v, want %v", name, got, want)
 		}
 	}
+}
+
+// families gathers every metric family e exports.
+func families(t *testing.T, e *Exporter) []*dto.MetricFamily {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(e)
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mfs
 }

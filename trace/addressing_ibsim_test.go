@@ -37,15 +37,7 @@ func TestSLAndGRHOnIbsim(t *testing.T) {
 		ibsimtest.Options{KeepSM: true, SMHost: true, SMArgs: []string{"-Q", "-Y", policy}})
 	e := ibmad.NewEngine(fab.Dial("H0-0", false), ibmad.Options{Timeout: 2 * time.Second})
 	t.Cleanup(func() { e.Close() })
-	dst := ibmad.NewEngine(fab.Dial("H1-2", true), ibmad.Options{Timeout: 2 * time.Second})
-	t.Cleanup(func() { dst.Close() })
-	if _, err := agent.New(dst, agent.Config{}); err != nil {
-		t.Fatal(err)
-	}
-	dp, err := dst.Port()
-	if err != nil {
-		t.Fatal(err)
-	}
+	dp := runAgent(t, fab.Dial("H1-2", true))
 	sp, err := e.Port()
 	if err != nil {
 		t.Fatal(err)
@@ -105,15 +97,7 @@ func TestIbsimCarriesNoSLOrGRH(t *testing.T) {
 	e := ibmad.NewEngine(fab.Dial("H0-0", false), ibmad.Options{Timeout: 2 * time.Second})
 	t.Cleanup(func() { e.Close() })
 	rec := &recorder{Transport: fab.Dial("H1-2", true)}
-	dst := ibmad.NewEngine(rec, ibmad.Options{Timeout: 2 * time.Second})
-	t.Cleanup(func() { dst.Close() })
-	if _, err := agent.New(dst, agent.Config{}); err != nil {
-		t.Fatal(err)
-	}
-	dp, err := dst.Port()
-	if err != nil {
-		t.Fatal(err)
-	}
+	dp := runAgent(t, rec)
 	a := Addressing{SL: 5, GRH: true, DGID: ibmad.MakeGID(0xfec0_0000_0000_0001, 0xdead), HopLimit: 9, TClass: 7, FlowLabel: 0xabcde}
 	req := &ibmad.Request{Addr: a.GMPAddress(dp.LID, true), Timeout: 2 * time.Second}
 	_ = ibmad.NewVendorGet(ibmad.ClassIBTracer, ibmad.OUIOpenIB, ibmad.AttrClassPortInfo, 0).MarshalTo(req.MAD[:])
@@ -131,4 +115,20 @@ func TestIbsimCarriesNoSLOrGRH(t *testing.T) {
 	if got[0].SL != 0 || got[0].GRHPresent {
 		t.Fatalf("ibsim carried SL %d, GRH %v: the docs say it carries neither", got[0].SL, got[0].GRHPresent)
 	}
+}
+
+// runAgent runs our vendor agent over tp until the test ends and returns
+// the port it answers on.
+func runAgent(t *testing.T, tp ibmad.Transport) ibmad.PortAttributes {
+	t.Helper()
+	dst := ibmad.NewEngine(tp, ibmad.Options{Timeout: 2 * time.Second})
+	t.Cleanup(func() { dst.Close() })
+	if _, err := agent.New(dst, agent.Config{}); err != nil {
+		t.Fatal(err)
+	}
+	dp, err := dst.Port()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dp
 }

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad/ibsim/ibsimtest"
 	"github.com/ibtracer/ibtracer_exporter/linkhealth"
@@ -41,18 +40,8 @@ func TestVLXmitWaitMatchesPerfquery(t *testing.T) {
 	if err := fab.Console(`PerformanceSet "host3"[1] PortCounters.PortXmitDiscards=11`); err != nil {
 		t.Fatal(err)
 	}
-	lids := allLIDs(t, fab, "host1")
-	byName := map[string]uint16{}
-	for l, n := range lids {
-		byName[n] = l
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for perfqueryValues(t, fab, byName["host3"], 1)["PortXmitDiscards"] != 11 {
-		if time.Now().After(deadline) {
-			t.Fatalf("PerformanceSet not applied:\n%s", fab.Output())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	byName := byName(allLIDs(t, fab, "host1"))
+	awaitPerfquery(t, fab, byName["host3"], 1, "PortXmitDiscards", 11)
 	args := []string{"-l", strconv.Itoa(int(byName["host2"])), "--pm"}
 	out, errOut, code := runCLI(t, fab, "host1", append(args, "--format=json")...)
 	var rs []jsonWithHealth

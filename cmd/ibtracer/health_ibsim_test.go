@@ -148,19 +148,31 @@ func setCounters(t *testing.T, fab *ibsimtest.Fabric, set map[string]string) map
 		}
 	}
 	lids := allLIDs(t, fab, "host1")
-	byName := map[string]uint16{}
+	awaitPerfquery(t, fab, byName(lids)["host1"], 1, "PortRcvRemotePhysicalErrors", 9)
+	return lids
+}
+
+// byName inverts allLIDs' map: node description -> LID.
+func byName(lids map[uint16]string) map[string]uint16 {
+	out := map[string]uint16{}
 	for l, n := range lids {
-		byName[n] = l
+		out[n] = l
 	}
-	// The console is asynchronous: wait until the last setting shows.
+	return out
+}
+
+// awaitPerfquery waits until stock perfquery reads want in counter of
+// port of lid: the ibsim console applies PerformanceSet asynchronously,
+// in order, so once the last setting shows, all do.
+func awaitPerfquery(t *testing.T, fab *ibsimtest.Fabric, lid uint16, port uint8, counter string, want uint64) {
+	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
-	for perfqueryValues(t, fab, byName["host1"], 1)["PortRcvRemotePhysicalErrors"] != 9 {
+	for perfqueryValues(t, fab, lid, port)[counter] != want {
 		if time.Now().After(deadline) {
 			t.Fatalf("PerformanceSet not applied:\n%s", fab.Output())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	return lids
 }
 
 // checkLinkEnd compares end e of link l with iblinkinfo's line and

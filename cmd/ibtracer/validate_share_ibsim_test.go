@@ -14,6 +14,14 @@ import (
 // returns the results and the MADs they count (retries included).
 func allJSON(t *testing.T, fab *ibsimtest.Fabric, node string, args ...string) ([]trace.JSONResult, int) {
 	t.Helper()
+	rs, mads, _ := allJSONStderr(t, fab, node, args...)
+	return rs, mads
+}
+
+// allJSONStderr is allJSON that also returns what the run wrote on
+// stderr (the totals line).
+func allJSONStderr(t *testing.T, fab *ibsimtest.Fabric, node string, args ...string) ([]trace.JSONResult, int, string) {
+	t.Helper()
 	out, errOut, code := runCLI(t, fab, node, append([]string{"--all", "--format=json"}, args...)...)
 	if code != 0 {
 		t.Fatalf("%v: exit %d: %s", args, code, errOut)
@@ -29,7 +37,7 @@ func allJSON(t *testing.T, fab *ibsimtest.Fabric, node string, args ...string) (
 		}
 		mads += r.MADs
 	}
-	return rs, mads
+	return rs, mads, errOut
 }
 
 // TestAllValidatingAsksEachValidationOnceOnIbsim: on fattree-128 in

@@ -24,12 +24,7 @@ import (
 // layout is checked against a reader that is not ours.
 func TestDiagsMulticast(t *testing.T) {
 	lib := requireDiags(t)
-	c := ibopen.Config{SimTopology: filepath.Join(topoDir, "fattree-mini.net"), SimAgents: "none"}
-	o, err := c.OpenFabric()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(o.Close)
+	o := openFabric(t, ibopen.Config{SimTopology: filepath.Join(topoDir, "fattree-mini.net"), SimAgents: "none"})
 	f := o.Fabric
 	groups := map[uint16][]string{
 		0xc001: {"H0-0", "H0-2", "H1-1"},

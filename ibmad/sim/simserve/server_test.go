@@ -85,12 +85,7 @@ func hops(r *trace.Result) []hopKey {
 func TestTraceOverSocketEqualsInProcess(t *testing.T) {
 	for _, topo := range []string{"chain-5.net", "fattree-mini.net"} {
 		t.Run(topo, func(t *testing.T) {
-			c := ibopen.Config{SimTopology: filepath.Join(topoDir, topo), SimAgents: "all", SimSeed: 1}
-			o, err := c.OpenFabric()
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(o.Close)
+			o := openFabric(t, ibopen.Config{SimTopology: filepath.Join(topoDir, topo), SimAgents: "all", SimSeed: 1})
 			local, err := o.Fabric.Attach(o.Node, 0)
 			if err != nil {
 				t.Fatal(err)
@@ -140,12 +135,7 @@ func TestTraceOverSocketEqualsInProcess(t *testing.T) {
 // the vendor requests that reach its node; an agent hosted there
 // answers them through the server and validates the trace's last hop.
 func TestAgentOverSocket(t *testing.T) {
-	c := ibopen.Config{SimTopology: filepath.Join(topoDir, "chain-5.net"), SimAgents: "none"}
-	o, err := c.OpenFabric()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(o.Close)
+	o := openFabric(t, ibopen.Config{SimTopology: filepath.Join(topoDir, "chain-5.net"), SimAgents: "none"})
 	s := serve(t, o.Fabric, o.Node)
 	host := dial(t, s, "hostB", true)
 	if _, err := agent.New(engine(t, host), agent.Config{Hostname: "hostB"}); err != nil {
@@ -188,4 +178,15 @@ func TestOneRequestTakerPerNode(t *testing.T) {
 	if n := s.Clients(); n != 1 {
 		t.Errorf("%d clients attached, want 1", n)
 	}
+}
+
+// openFabric opens the simulated fabric c describes, closed when t ends.
+func openFabric(t *testing.T, c ibopen.Config) *ibopen.Opened {
+	t.Helper()
+	o, err := c.OpenFabric()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(o.Close)
+	return o
 }

@@ -110,12 +110,7 @@ func hexNum(t *testing.T, s string) uint64 {
 // through our client over the same server.
 func TestDiagsSMP(t *testing.T) {
 	lib := requireDiags(t)
-	c := ibopen.Config{SimTopology: filepath.Join(topoDir, "fattree-mini.net"), SimAgents: "none"}
-	o, err := c.OpenFabric()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(o.Close)
+	o := openFabric(t, ibopen.Config{SimTopology: filepath.Join(topoDir, "fattree-mini.net"), SimAgents: "none"})
 	f := o.Fabric
 	s := serve(t, f, o.Node)
 	self := f.Node(o.Node)
@@ -184,12 +179,7 @@ func TestDiagsSMP(t *testing.T) {
 // the pings of another stock ibping.
 func TestDiagsPing(t *testing.T) {
 	lib := requireDiags(t)
-	c := ibopen.Config{SimTopology: filepath.Join(topoDir, "chain-5.net"), SimAgents: "hosts"}
-	o, err := c.OpenFabric()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(o.Close)
+	o := openFabric(t, ibopen.Config{SimTopology: filepath.Join(topoDir, "chain-5.net"), SimAgents: "hosts"})
 	s := serve(t, o.Fabric, o.Node)
 	lidB, _ := o.Fabric.LIDOf("hostB", 0)
 	out := diag(t, lib, s, "", nil, "ibping", "-c", "2", "-L", strconv.Itoa(int(lidB)))
