@@ -149,14 +149,7 @@ func evidenceSeries(t *testing.T, e *Exporter) (paths, bad, suspicion, fixed, by
 // the links the paths cross (the bound), for the series budget
 // (docs/metrics.md).
 func checkEvidenceBudget(t *testing.T, leaves, spines, hosts, n int) {
-	topo, err := sim.FatTree2(leaves, spines, hosts, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := sim.New(topo, sim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := fatTree(t, leaves, spines, hosts) // simfix_test.go
 	const src = "H0-0"
 	e, names, lids, yml := evidenceScale(t, f, src, n)
 	at := time.Unix(1_800_000_000, 0)

@@ -12,6 +12,20 @@ import (
 // the test ends.
 func simAt(t testing.TB, leaves, spines, hosts int) (*sim.Fabric, *ibmad.Engine) {
 	t.Helper()
+	f := fatTree(t, leaves, spines, hosts)
+	tr, err := f.Attach("H0-0", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng := ibmad.NewEngine(tr, ibmad.Options{})
+	t.Cleanup(func() { eng.Close() })
+	return f, eng
+}
+
+// fatTree builds the two-level fat tree FatTree2(leaves, spines, hosts, 1)
+// in process.
+func fatTree(t testing.TB, leaves, spines, hosts int) *sim.Fabric {
+	t.Helper()
 	topo, err := sim.FatTree2(leaves, spines, hosts, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -20,11 +34,5 @@ func simAt(t testing.TB, leaves, spines, hosts int) (*sim.Fabric, *ibmad.Engine)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := f.Attach("H0-0", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng := ibmad.NewEngine(tr, ibmad.Options{})
-	t.Cleanup(func() { eng.Close() })
-	return f, eng
+	return f
 }
