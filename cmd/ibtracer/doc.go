@@ -18,7 +18,8 @@
 // (status 7) was found (or, with --health, a link of a traced path is
 // unhealthy: the JSON's health.healthy tells them apart), 2 bad usage, 3
 // a path over 64 hops, 4 unreachable (no route, link down, timeout), 5 SA
-// resolution failed, 6 device or transport error. With several destinations, a mismatch wins; otherwise
+// resolution failed, 6 device or transport error (or the output could not
+// be written). With several destinations, a mismatch wins; otherwise
 // the highest status.
 //
 // What each file holds:
