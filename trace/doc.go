@@ -26,8 +26,9 @@
 //     SA, and the resolutions kept for Options.ResolveTTL.
 //   - allports.go: every CA port the SA knows from one NodeRecord table,
 //     else LID by LID, each named as soon as the SA answers
-//     (AllCAPorts, StreamCAPorts: ibtracer --all), or at the LIDs
-//     given (CAPortsAt).
+//     (AllCAPorts, StreamCAPorts; LID by LID alone: StreamCAPortsBySA,
+//     ibtracer --all under SA-only discovery), or at the LIDs given
+//     (CAPortsAt).
 //   - allports_routed.go: the NodeRecord table alone (CAPortsTable), the
 //     LIDs the local switch forwards (LocalForwarding) and whether a
 //     trace shows its LID to be a CA port's (CAPortOf): --all's listing

@@ -39,7 +39,16 @@ const lmcConcurrency = 8
 // tells the port's base LID and LMC, then every other LID of the range.
 // Each offset is an ordinary trace with its own cached path.
 func (t *Tracer) TraceAll(ctx context.Context, d Destination) *PathSet {
-	first := t.Trace(ctx, d)
+	return t.TraceAllAfter(ctx, d, nil)
+}
+
+// TraceAllAfter is TraceAll with d's first trace already made (first,
+// Trace's result for d; nil: traced here), as `ibtracer --all` has made
+// it while listing the CA ports.
+func (t *Tracer) TraceAllAfter(ctx context.Context, d Destination, first *Result) *PathSet {
+	if first == nil {
+		first = t.Trace(ctx, d)
+	}
 	ps := &PathSet{Destination: d, BaseLID: first.DLID, Paths: []*Result{first}}
 	last, ok := reached(first)
 	if !ok {

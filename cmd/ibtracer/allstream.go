@@ -138,40 +138,28 @@ func traceAllStreaming(ctx context.Context, tr *trace.Tracer, o *options, src ib
 	return out, results, nil
 }
 
-// allDestinations adds --all's CA ports to dests. Without --lmc-all it
-// also traces them all, each as soon as the SA names it
-// (traceAllStreaming), and returns their results; with --lmc-all
-// results is nil (runLMC traces). code is the exit status of a failed
-// listing (its error written to stderr), 0 otherwise; without --all it
-// returns dests as they are.
+// allDestinations adds --all's CA ports to dests and traces them all
+// (traceAllListed: from the SA's table, or the local switch's
+// forwarding), returning their results, in the order of the returned
+// destinations; with --lmc-all those are the first traces of the path
+// sets (runLMC). code is the exit status of a failed listing (its error
+// written to stderr), 0 otherwise; without --all it returns dests as
+// they are.
 func allDestinations(ctx context.Context, tr *trace.Tracer, o *options, dests []trace.Destination, prog *progress,
 	stderr io.Writer) (_ []trace.Destination, results []*trace.Result, code int) {
 	if !o.all {
 		return dests, nil, 0
 	}
-	if !o.lmcAll {
-		src, err := tr.Engine().Port() // as the listing's own first read: its error is the listing's
-		if err == nil {
-			dests, results, err = traceAllListed(ctx, tr, o, src, dests, prog) // allrouted.go
-		}
-		if err != nil {
-			prog.finish()
-			fmt.Fprintf(stderr, "ibtracer: --all: %v\n", err)
-			return nil, nil, exitResolve
-		}
-		return dests, results, 0
+	src, err := tr.Engine().Port() // as the listing's own first read: its error is the listing's
+	if err == nil {
+		dests, results, err = traceAllListed(ctx, tr, o, src, dests, prog) // allrouted.go
 	}
-	all, err := tr.AllCAPorts(ctx)
 	if err != nil {
+		prog.finish()
 		fmt.Fprintf(stderr, "ibtracer: --all: %v\n", err)
 		return nil, nil, exitResolve
 	}
-	src, err := tr.Engine().Port()
-	if err != nil {
-		fmt.Fprintf(stderr, "ibtracer: %v\n", err)
-		return nil, nil, exitDevice
-	}
-	return append(dests, skipSource(all, src)...), nil, 0
+	return dests, results, 0
 }
 
 // traceOne traces d from the local port, or from --from's port.

@@ -10,16 +10,20 @@ import (
 )
 
 // runLMC is --lmc-all: every destination becomes a path set, one trace
-// per LID of its port (trace.TraceAll), printed as a set: its distinct
-// paths and the hops they share, then each path.
-func runLMC(ctx context.Context, tr *trace.Tracer, o *options, meter madMeter, dests []trace.Destination, names nodenamemap.Map,
-	stdout, stderr io.Writer) int {
-	if o.from != 0 {
-		fmt.Fprintln(stderr, "ibtracer: --lmc-all traces from the local port: give no SRC_LID with it; see ibtracer --help")
-		return exitUsage
-	}
+// per LID of its port (trace.TraceAllAfter), printed as a set: its
+// distinct paths and the hops they share, then each path. firsts, when
+// not nil, holds each destination's first trace, made by --all's
+// listing (allDestinations): not traced again.
+func runLMC(ctx context.Context, tr *trace.Tracer, o *options, meter madMeter, dests []trace.Destination, firsts []*trace.Result,
+	names nodenamemap.Map, stdout, stderr io.Writer) int {
 	sets := make([]*trace.PathSet, len(dests))
-	each(len(dests), o.concurrency, func(i int) { sets[i] = tr.TraceAll(ctx, dests[i]) })
+	each(len(dests), o.concurrency, func(i int) {
+		var first *trace.Result
+		if firsts != nil {
+			first = firsts[i]
+		}
+		sets[i] = tr.TraceAllAfter(ctx, dests[i], first)
+	})
 	var worst []*trace.Result
 	for _, ps := range sets {
 		if names != nil {

@@ -160,6 +160,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if mlid != 0 {
 		return runMulticast(ctx, tr, &o, mlid, dests[0], names, stdout, stderr)
 	}
+	if o.lmcAll && health {
+		fmt.Fprintln(stderr, "ibtracer: --health (and --expect-*, --pm, --threshold-file) does not combine with --lmc-all; trace one LID with --health")
+		return exitUsage
+	}
+	if o.lmcAll && o.from != 0 {
+		fmt.Fprintln(stderr, "ibtracer: --lmc-all traces from the local port: give no SRC_LID with it; see ibtracer --help")
+		return exitUsage
+	}
 	var prog *progress
 	if o.all && isTerminal(stderr) {
 		prog = &progress{w: stderr, total: len(dests)}
@@ -169,11 +177,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if o.lmcAll {
-		if health {
-			fmt.Fprintln(stderr, "ibtracer: --health (and --expect-*, --pm, --threshold-file) does not combine with --lmc-all; trace one LID with --health")
-			return exitUsage
-		}
-		return runLMC(ctx, tr, &o, meter, dests, names, stdout, stderr)
+		prog.finish()
+		return runLMC(ctx, tr, &o, meter, dests, results, names, stdout, stderr)
 	}
 	if results == nil {
 		results = make([]*trace.Result, len(dests))
