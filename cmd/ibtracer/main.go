@@ -160,12 +160,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if mlid != 0 {
 		return runMulticast(ctx, tr, &o, mlid, dests[0], names, stdout, stderr)
 	}
-	if o.lmcAll && health {
-		fmt.Fprintln(stderr, "ibtracer: --health (and --expect-*, --pm, --threshold-file) does not combine with --lmc-all; trace one LID with --health")
-		return exitUsage
-	}
-	if o.lmcAll && o.from != 0 {
-		fmt.Fprintln(stderr, "ibtracer: --lmc-all traces from the local port: give no SRC_LID with it; see ibtracer --help")
+	if err := o.lmcAllUsage(health); err != nil {
+		fmt.Fprintf(stderr, "ibtracer: %v\n", err)
 		return exitUsage
 	}
 	var prog *progress
