@@ -111,6 +111,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ibtracer: %v; see ibtracer --help\n", err)
 		return exitUsage
 	}
+	if err := o.lmcAllUsage(health); err != nil {
+		fmt.Fprintf(stderr, "ibtracer: %v\n", err)
+		return exitUsage
+	}
 	var mlid uint16
 	if o.mlid != "" {
 		if mlid, err = parseMLID(o.mlid); err == nil && health {
@@ -159,10 +163,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 	ctx := context.Background()
 	if mlid != 0 {
 		return runMulticast(ctx, tr, &o, mlid, dests[0], names, stdout, stderr)
-	}
-	if err := o.lmcAllUsage(health); err != nil {
-		fmt.Fprintf(stderr, "ibtracer: %v\n", err)
-		return exitUsage
 	}
 	var prog *progress
 	if o.all && isTerminal(stderr) {
