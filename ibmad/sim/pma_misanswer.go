@@ -1,0 +1,50 @@
+package sim
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/ibtracer/ibtracer_exporter/ibmad"
+)
+
+// PMAMisanswer is a PMA that answers for something other than it was
+// asked, as a buggy or confused PMA, or a stale answer, would: the answer
+// is well formed, with status 0, but names another attribute or another
+// port (docs/protocol.md, "What a PMA answer must match").
+type PMAMisanswer struct {
+	// Attrs maps an asked attribute to the one answered instead (its
+	// layout, and its ID in the answer's header); attributes not in the
+	// map are answered as asked.
+	Attrs map[ibmad.AttrID]ibmad.AttrID
+	// PortSelect, when not 0, is the port answered for whatever port a
+	// PortCounters, PortCountersExtended or PortVLXmitWaitCounters
+	// request selects: that port's counters, and its number in the
+	// answer's PortSelect.
+	PortSelect uint8
+}
+
+// SetPMAMisanswer makes node's PMA answer as m says (nil: as asked).
+func (f *Fabric) SetPMAMisanswer(name string, m *PMAMisanswer) error {
+	if n := f.byName[name]; n != nil && m != nil && int(m.PortSelect) > n.NumPorts() {
+		return fmt.Errorf("sim: %s has no port %d", name, m.PortSelect)
+	}
+	return f.setPMAFault(name, func(p *pmaFault) { p.misanswer = m })
+}
+
+// pmaMisanswer rewrites the request m, before the PMA answers it, into
+// what node's misanswering PMA answers instead.
+func (n *Node) pmaMisanswer(m *ibmad.MAD) {
+	p := n.pma.Load()
+	if p == nil || p.misanswer == nil {
+		return
+	}
+	if to, ok := p.misanswer.Attrs[m.AttrID()]; ok {
+		binary.BigEndian.PutUint16(m[16:], uint16(to))
+	}
+	switch m.AttrID() {
+	case ibmad.AttrPortCounters, ibmad.AttrPortCountersExtended, ibmad.AttrPortVLXmitWaitCounters:
+		if sel := p.misanswer.PortSelect; sel != 0 {
+			m.PerfMgtData()[1] = sel
+		}
+	}
+}
