@@ -16,17 +16,22 @@ type PMAMisanswer struct {
 	// layout, and its ID in the answer's header); attributes not in the
 	// map are answered as asked.
 	Attrs map[ibmad.AttrID]ibmad.AttrID
-	// PortSelect, when not 0, is the port answered for whatever port a
-	// PortCounters, PortCountersExtended or PortVLXmitWaitCounters
-	// request selects: that port's counters, and its number in the
-	// answer's PortSelect.
-	PortSelect uint8
+	// Ports maps an attribute with a PortSelect (PortCounters,
+	// PortCountersExtended, PortVLXmitWaitCounters) to the port answered
+	// for whatever port the request selects: that port's counters, and
+	// its number in the answer's PortSelect. The attribute is the one
+	// answered (after Attrs).
+	Ports map[ibmad.AttrID]uint8
 }
 
 // SetPMAMisanswer makes node's PMA answer as m says (nil: as asked).
 func (f *Fabric) SetPMAMisanswer(name string, m *PMAMisanswer) error {
-	if n := f.byName[name]; n != nil && m != nil && int(m.PortSelect) > n.NumPorts() {
-		return fmt.Errorf("sim: %s has no port %d", name, m.PortSelect)
+	if n := f.byName[name]; n != nil && m != nil {
+		for _, p := range m.Ports {
+			if int(p) > n.NumPorts() {
+				return fmt.Errorf("sim: %s has no port %d", name, p)
+			}
+		}
 	}
 	return f.setPMAFault(name, func(p *pmaFault) { p.misanswer = m })
 }
@@ -41,9 +46,9 @@ func (n *Node) pmaMisanswer(m *ibmad.MAD) {
 	if to, ok := p.misanswer.Attrs[m.AttrID()]; ok {
 		binary.BigEndian.PutUint16(m[16:], uint16(to))
 	}
-	switch m.AttrID() {
+	switch a := m.AttrID(); a {
 	case ibmad.AttrPortCounters, ibmad.AttrPortCountersExtended, ibmad.AttrPortVLXmitWaitCounters:
-		if sel := p.misanswer.PortSelect; sel != 0 {
+		if sel, ok := p.misanswer.Ports[a]; ok {
 			m.PerfMgtData()[1] = sel
 		}
 	}

@@ -23,7 +23,7 @@ func TestPMAMisanswer(t *testing.T) {
 		t.Fatal(err)
 	}
 	clk.Add(3 * time.Second) // port 2: 30 symbol errors; port 1: none
-	if err := f.SetPMAMisanswer("L0", &PMAMisanswer{PortSelect: 2,
+	if err := f.SetPMAMisanswer("L0", &PMAMisanswer{Ports: map[ibmad.AttrID]uint8{ibmad.AttrPortCounters: 2},
 		Attrs: map[ibmad.AttrID]ibmad.AttrID{ibmad.AttrPortCountersExtended: ibmad.AttrPortCounters}}); err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestPMAMisanswer(t *testing.T) {
 	if id, pc := ask(ibmad.AttrPortCountersExtended); id != ibmad.AttrPortCounters || pc.SymbolErrorCounter != 30 {
 		t.Fatalf("PortCountersExtended answered as attr %#x, SymbolErrorCounter %d; want PortCounters of port 2", id, pc.SymbolErrorCounter)
 	}
-	if err := f.SetPMAMisanswer("L0", &PMAMisanswer{PortSelect: 200}); err == nil {
+	if err := f.SetPMAMisanswer("L0", &PMAMisanswer{Ports: map[ibmad.AttrID]uint8{ibmad.AttrPortCounters: 200}}); err == nil {
 		t.Fatal("a PortSelect beyond the node's ports was accepted")
 	}
 	if err := f.SetPMAMisanswer("L0", nil); err != nil {
