@@ -26,12 +26,15 @@ func checkAttr(m *ibmad.MAD, attr ibmad.AttrID) error {
 // checkPort checks that a successful answer of a port-counter attribute
 // (PortCounters, PortCountersExtended, PortVLXmitWaitCounters: each has
 // PortSelect at data byte 1) is for the port asked. ClassPortInfo has no
-// PortSelect.
-func checkPort(m *ibmad.MAD, attr ibmad.AttrID, port uint8) error {
+// PortSelect. A CA's answer with PortSelect 0 is its port's: a CA has no
+// port 0, and a PMA that fills in the counters only (the Linux mlx5
+// driver answers PerfMgt Gets itself so) leaves it 0. A switch's port 0
+// is a port of its own.
+func checkPort(m *ibmad.MAD, attr ibmad.AttrID, port uint8, nt ibmad.NodeType) error {
 	if attr == ibmad.AttrClassPortInfo {
 		return nil
 	}
-	if got := m.PerfMgtData()[1]; got != port {
+	if got := m.PerfMgtData()[1]; got != port && (got != 0 || nt == ibmad.NodeTypeSwitch) {
 		return fmt.Errorf("the PMA answered for port %d (its PortSelect), not port %d: %w", got, port, ErrMisanswer)
 	}
 	return nil

@@ -216,7 +216,7 @@ func (h *Checker) pmaGet(p *trace.Probe, e *LinkEnd, attr ibmad.AttrID, out unma
 	if st := resp.MAD.Status(); st != 0 {
 		return fmt.Errorf("PerfMgt %s of LID %d port %d: the PMA answered %w", name, e.LID, e.Port, st.Err())
 	}
-	if err := checkPort(&resp.MAD, attr, e.Port); err != nil {
+	if err := checkPort(&resp.MAD, attr, e.Port, e.NodeType); err != nil {
 		return fmt.Errorf("PerfMgt %s of LID %d port %d: %w", name, e.LID, e.Port, err)
 	}
 	return out.UnmarshalBinary(resp.MAD.PerfMgtData())

@@ -141,3 +141,34 @@ func TestVLXmitWaitAnswerForAnotherPort(t *testing.T) {
 		t.Fatalf("own PortXmitWait saturated: %+v", l.A.Counters)
 	}
 }
+
+// TestPMAWithoutPortSelect: a PMA that fills in the counters only and
+// leaves PortSelect 0 in its answer (as the Linux mlx5 driver's own PMA
+// does) is read at a CA, which has no port 0: its counters are the
+// port's. At a switch, port 0 is a port of its own: the answer is for
+// another port.
+func TestPMAWithoutPortSelect(t *testing.T) {
+	s, _, hc, r, clk := healthSetup(t, Options{Counters: true})
+	dst := s.f.NodeByGUID(r.Hops[4].NodeGUID)
+	spine := s.f.NodeByGUID(r.Hops[2].NodeGUID)
+	if err := s.f.SetErrorRate(dst.Name, int(r.Hops[4].InPort), 1, clk.Now); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{dst.Name, spine.Name} {
+		if err := s.f.SetPMAMisanswer(n, &sim.PMAMisanswer{NoPortSelect: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hc.Check(context.Background(), r)
+	clk.Add(10 * time.Second)
+	ph := hc.Check(context.Background(), r)
+	if c := ph.Links[3].B.Counters; c.State != CountersOK || c.Err != "" || c.Increments["SymbolErrorCounter"] != 10 {
+		t.Fatalf("CA answering PortSelect 0: %+v, want its own 10 symbol errors", c)
+	}
+	for _, e := range spineEnds(ph) {
+		want := fmt.Sprintf("the PMA answered for port 0 (its PortSelect), not port %d", e.Port)
+		if c := e.Counters; c.State != CountersUnavailable || !strings.Contains(c.Err, want) {
+			t.Fatalf("switch answering PortSelect 0: %+v, want %q", c, want)
+		}
+	}
+}

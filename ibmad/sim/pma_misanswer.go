@@ -22,6 +22,11 @@ type PMAMisanswer struct {
 	// its number in the answer's PortSelect. The attribute is the one
 	// answered (after Attrs).
 	Ports map[ibmad.AttrID]uint8
+	// NoPortSelect: the answer of a port-counter attribute carries the
+	// asked port's counters but PortSelect 0, as a PMA that fills in
+	// the counters only does (docs/protocol.md, "What a PMA answer must
+	// match").
+	NoPortSelect bool
 }
 
 // SetPMAMisanswer makes node's PMA answer as m says (nil: as asked).
@@ -37,11 +42,13 @@ func (f *Fabric) SetPMAMisanswer(name string, m *PMAMisanswer) error {
 }
 
 // pmaMisanswer rewrites the request m, before the PMA answers it, into
-// what node's misanswering PMA answers instead.
-func (n *Node) pmaMisanswer(m *ibmad.MAD) {
+// what node's misanswering PMA answers instead, and returns what to do to
+// the answer once made.
+func (n *Node) pmaMisanswer(m *ibmad.MAD) (after func()) {
+	after = func() {}
 	p := n.pma.Load()
 	if p == nil || p.misanswer == nil {
-		return
+		return after
 	}
 	if to, ok := p.misanswer.Attrs[m.AttrID()]; ok {
 		binary.BigEndian.PutUint16(m[16:], uint16(to))
@@ -51,5 +58,9 @@ func (n *Node) pmaMisanswer(m *ibmad.MAD) {
 		if sel, ok := p.misanswer.Ports[a]; ok {
 			m.PerfMgtData()[1] = sel
 		}
+		if p.misanswer.NoPortSelect {
+			after = func() { m.PerfMgtData()[1] = 0 }
+		}
 	}
+	return after
 }

@@ -55,6 +55,12 @@ func TestPMAMisanswer(t *testing.T) {
 	if err := f.SetPMAMisanswer("L0", &PMAMisanswer{Ports: map[ibmad.AttrID]uint8{ibmad.AttrPortCounters: 200}}); err == nil {
 		t.Fatal("a PortSelect beyond the node's ports was accepted")
 	}
+	if err := f.SetPMAMisanswer("L0", &PMAMisanswer{NoPortSelect: true}); err != nil {
+		t.Fatal(err)
+	}
+	if id, pc := ask(ibmad.AttrPortCounters); id != ibmad.AttrPortCounters || pc.PortSelect != 0 || pc.SymbolErrorCounter != 0 {
+		t.Fatalf("no PortSelect: attr %#x, PortSelect %d, SymbolErrorCounter %d; want port 1's counters, PortSelect 0", id, pc.PortSelect, pc.SymbolErrorCounter)
+	}
 	if err := f.SetPMAMisanswer("L0", nil); err != nil {
 		t.Fatal(err)
 	}
