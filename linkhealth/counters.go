@@ -193,7 +193,9 @@ func (h *Checker) pma(p *trace.Probe, e *LinkEnd) (pmaCaps, error) {
 
 type unmarshaler interface{ UnmarshalBinary([]byte) error }
 
-// pmaGet sends a PerfMgt Get of attr for e's port to e's LID.
+// pmaGet sends a PerfMgt Get of attr for e's port to e's LID. An answer
+// for another attribute, or (PortSelect) another port, is an error
+// (ErrMisanswer), never decoded as the one asked.
 func (h *Checker) pmaGet(p *trace.Probe, e *LinkEnd, attr ibmad.AttrID, out unmarshaler) error {
 	g := ibmad.NewPerfMgtGet(attr)
 	if attr != ibmad.AttrClassPortInfo {
@@ -208,8 +210,14 @@ func (h *Checker) pmaGet(p *trace.Probe, e *LinkEnd, attr ibmad.AttrID, out unma
 	if err != nil {
 		return fmt.Errorf("PerfMgt %s of LID %d port %d: no answer: %w", name, e.LID, e.Port, err)
 	}
+	if err := checkAttr(&resp.MAD, attr); err != nil { // answer.go
+		return fmt.Errorf("PerfMgt %s of LID %d port %d: %w", name, e.LID, e.Port, err)
+	}
 	if st := resp.MAD.Status(); st != 0 {
 		return fmt.Errorf("PerfMgt %s of LID %d port %d: the PMA answered %w", name, e.LID, e.Port, st.Err())
+	}
+	if err := checkPort(&resp.MAD, attr, e.Port, e.NodeType); err != nil {
+		return fmt.Errorf("PerfMgt %s of LID %d port %d: %w", name, e.LID, e.Port, err)
 	}
 	return out.UnmarshalBinary(resp.MAD.PerfMgtData())
 }

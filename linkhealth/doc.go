@@ -20,6 +20,8 @@
 //     from flags and configuration.
 //   - counters.go: the PMA reads, the counters' increments since the last
 //     reading (resets, saturation) and the limits applied to them.
+//   - answer.go: the checks that a PMA's answer is for the attribute and
+//     the port asked (ErrMisanswer).
 //   - congestion.go: congestion: a link's PortXmitWait as a share of the
 //     interval's ticks, the congested verdict, and the per-VL waits
 //     (PortVLXmitWaitCounters) read when an end's PortXmitWait rose.

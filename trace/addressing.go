@@ -135,6 +135,18 @@ func (w *walk) toDest(lid uint16, h *Hop) bool {
 		uint32(w.dlid) < uint32(h.LID)+uint32(1)<<(h.LMC&7)
 }
 
+// rewalk is a new walk of w's trace: the same source and destination,
+// reading the SA or sending SMPs as viaSA says, and addressing its
+// validation MADs as w does (the PathRecord's SL and GRH), since the
+// result reports w's addressing. Every walk that traces a destination
+// again (the SA fallback, SMPs after the SA's limit, the mismatch
+// re-walk) starts here.
+func (w *walk) rewalk(viaSA bool) *walk {
+	w2 := w.t.newWalk(w.ctx, w.src, w.dlid)
+	w2.addr, w2.viaSA = w.addr, viaSA
+	return w2
+}
+
 // gmpAddr is the address of this walk's vendor MAD to lid at hop h.
 func (w *walk) gmpAddr(lid uint16, h *Hop) ibmad.Address {
 	return w.addr.GMPAddress(lid, w.toDest(lid, h))

@@ -128,9 +128,7 @@ func (t *Tracer) discoverTrace(w *walk, r *Result) (hops []Hop, inPorts [][]uint
 	if w.viaSA || t.opts.Discovery != DiscoveryAuto || !w.firstHopRefused(hops, ferr) {
 		return hops, inPorts, ferr
 	}
-	w2 := t.newWalk(w.ctx, w.src, w.dlid)
-	w2.addr = w.addr
-	w2.viaSA = true
+	w2 := w.rewalk(true) // addressing.go
 	hops2, inPorts2, ferr2 := t.fullTrace(w2)
 	w.mads.Add(w2.mads.Load())
 	w.saReqs.Add(w2.saReqs.Load())
@@ -150,8 +148,7 @@ func (t *Tracer) discoverTrace(w *walk, r *Result) (hops []Hop, inPorts [][]uint
 // remembered fallback: the next traces walk with SMPs. SMPs that fail
 // too fail the trace, naming both.
 func (t *Tracer) smpAfterSALimit(w *walk, r *Result, saErr *Error) ([]Hop, [][]uint8, *Error) {
-	w2 := t.newWalk(w.ctx, w.src, w.dlid)
-	w2.viaSA = false
+	w2 := w.rewalk(false) // addressing.go: on the SL and GRH the result reports
 	hops, inPorts, ferr := t.fullTrace(w2)
 	w.mads.Add(w2.mads.Load())
 	w.viaSA = false // the mismatch re-walk, if any, sends SMPs too

@@ -87,10 +87,9 @@ func (t *Tracer) traceOnce(ctx context.Context, d Destination, fresh bool) (*Res
 		// Status 7 must mean the data plane did not follow the tables: make
 		// sure the tables did not just change under us (an SM sweep) by
 		// reading them again before reporting.
-		w2 := t.newWalk(ctx, src, dlid)
-		w2.addr = w.addr
-		w2.viaSA = w.viaSA
-		w2.fresh.Store(true) // nothing another trace read: facts.go
+		// addressing.go; fresh: nothing another trace read (facts.go)
+		w2 := w.rewalk(w.viaSA)
+		w2.fresh.Store(true)
 		hops2, inPorts2, ferr2 := t.fullTrace(w2)
 		w.mads.Add(w2.mads.Load())
 		w.saReqs.Add(w2.saReqs.Load())

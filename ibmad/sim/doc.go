@@ -70,6 +70,8 @@
 //     (SetSMPFirewall, SetSMPMKeyProtect).
 //   - health_faults.go: link training (width, speed), climbing error
 //     counters, PMA status and legacy PMA faults.
+//   - pma_misanswer.go: SetPMAMisanswer, a PMA that answers for another
+//     attribute or another port than it was asked.
 //   - congestion.go: congested ports, whose PortXmitWait and one VL's
 //     PortVLXmitWait climb (SetXmitWaitRate, SetVLXmitWaitRate), and PMAs
 //     without PortVLXmitWaitCounters.

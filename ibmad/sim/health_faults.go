@@ -138,6 +138,8 @@ type pmaFault struct {
 	legacy bool         // no PortCountersExtended: the saturating counters only
 	// noVLWait: no PortVLXmitWaitCounters (congestion.go).
 	noVLWait bool
+	// misanswer: answers for another attribute or port (pma_misanswer.go).
+	misanswer *PMAMisanswer
 }
 
 // SetPMAStatus makes node's PMA answer every request with status st (0:

@@ -18,6 +18,7 @@ func (f *Fabric) pma(node *Node, m *ibmad.MAD) {
 	if node.pmaFaulted(m) {
 		return
 	}
+	defer node.pmaMisanswer(m)() // pma_misanswer.go
 	data := m.PerfMgtData()
 	switch m.AttrID() {
 	case ibmad.AttrClassPortInfo:
