@@ -30,20 +30,7 @@ func TestAllListsTheWalksCAPortsOnIbsim(t *testing.T) {
 			fab := ibsimtest.Start(t, filepath.Join(topoDir, "fattree-4x2x4.net"),
 				ibsimtest.Options{KeepSM: true, SMHost: true, SMArgs: []string{"-l", strconv.Itoa(lmc)}})
 			const src = "H0-0"
-			e := ibmad.NewEngine(fab.Dial(src, false), ibmad.Options{Timeout: 2 * time.Second})
-			defer e.Close()
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			ports, err := madtest.WalkPortLIDs(ctx, e)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := map[uint16]string{}
-			for _, p := range ports {
-				if p.Node.Info.NodeType == ibmad.NodeTypeCA && p.Node.Desc != src {
-					want[p.LID] = p.Node.Desc
-				}
-			}
+			want := walkedCAPorts(t, fab, src)
 			out, errOut, code := runCLI(t, fab, src, "--all", "--no-validate", "--format=json")
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errOut)
@@ -65,19 +52,47 @@ func TestAllListsTheWalksCAPortsOnIbsim(t *testing.T) {
 					t.Fatalf("not in LID order: %d then %d", rs[i-1].DLID, r.DLID)
 				}
 			}
-			// The listing was the forwarding's: the SA was not asked LID by
-			// LID (besides the traces' MADs, fewer than the LIDs up to the
-			// leaf's LinearFDBTop).
-			split := totalsSplit.FindStringSubmatch(errOut)
-			if split == nil {
-				t.Fatalf("no totals: %s", errOut)
-			}
-			if rest, _ := strconv.Atoi(split[3]); rest >= leafTop(t, fab, src) {
-				t.Fatalf("%d MADs besides the traces', %d LIDs up to the leaf's LinearFDBTop: %s", rest, leafTop(t, fab, src), errOut)
-			}
+			listedFromForwarding(t, fab, src, errOut)
 			if n := equalIbtracert(t, fab, src, rs[0].Hops[0].LID, rs); n != len(rs) {
 				t.Fatalf("%d of %d paths equal to ibtracert's", n, len(rs))
 			}
 		})
+	}
+}
+
+// walkedCAPorts is the description of every CA port but src's, by base
+// LID, as an independent directed-route walk from src finds them
+// (madtest).
+func walkedCAPorts(t *testing.T, fab *ibsimtest.Fabric, src string) map[uint16]string {
+	t.Helper()
+	e := ibmad.NewEngine(fab.Dial(src, false), ibmad.Options{Timeout: 2 * time.Second})
+	defer e.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ports, err := madtest.WalkPortLIDs(ctx, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[uint16]string{}
+	for _, p := range ports {
+		if p.Node.Info.NodeType == ibmad.NodeTypeCA && p.Node.Desc != src {
+			want[p.LID] = p.Node.Desc
+		}
+	}
+	return want
+}
+
+// listedFromForwarding fails t unless an --all run from src, whose
+// stderr is errOut, listed the CA ports from the forwarding: the SA was
+// not asked LID by LID (besides the traces' MADs, fewer than the LIDs up
+// to the leaf's LinearFDBTop, which smpquery reads).
+func listedFromForwarding(t *testing.T, fab *ibsimtest.Fabric, src, errOut string) {
+	t.Helper()
+	split := totalsSplit.FindStringSubmatch(errOut)
+	if split == nil {
+		t.Fatalf("no totals: %s", errOut)
+	}
+	if rest, _ := strconv.Atoi(split[3]); rest >= leafTop(t, fab, src) {
+		t.Fatalf("%d MADs besides the traces', %d LIDs up to the leaf's LinearFDBTop: %s", rest, leafTop(t, fab, src), errOut)
 	}
 }

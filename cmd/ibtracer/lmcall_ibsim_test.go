@@ -1,17 +1,13 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/ibtracer/ibtracer_exporter/ibmad"
 	"github.com/ibtracer/ibtracer_exporter/ibmad/ibsim/ibsimtest"
-	"github.com/ibtracer/ibtracer_exporter/ibmad/madtest"
 	"github.com/ibtracer/ibtracer_exporter/trace"
 )
 
@@ -30,20 +26,7 @@ func TestAllLMCAllListsAsAllDoesOnIbsim(t *testing.T) {
 			fab := ibsimtest.Start(t, filepath.Join(topoDir, "fattree-4x2x4.net"),
 				ibsimtest.Options{KeepSM: true, SMHost: true, SMArgs: []string{"-l", strconv.Itoa(lmc)}})
 			const src = "H0-0"
-			e := ibmad.NewEngine(fab.Dial(src, false), ibmad.Options{Timeout: 2 * time.Second})
-			defer e.Close()
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			ports, err := madtest.WalkPortLIDs(ctx, e)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := map[uint16]string{}
-			for _, p := range ports {
-				if p.Node.Info.NodeType == ibmad.NodeTypeCA && p.Node.Desc != src {
-					want[p.LID] = p.Node.Desc
-				}
-			}
+			want := walkedCAPorts(t, fab, src) // allrouted_ibsim_test.go
 			out, errOut, code := runCLI(t, fab, src, "--all", "--lmc-all", "--no-validate", "--format=json")
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errOut)
@@ -68,15 +51,7 @@ func TestAllLMCAllListsAsAllDoesOnIbsim(t *testing.T) {
 				}
 				paths = append(paths, ps.Paths...)
 			}
-			// Listed from the forwarding: besides the traces' MADs, fewer
-			// than the LIDs up to the leaf's LinearFDBTop.
-			split := totalsSplit.FindStringSubmatch(errOut)
-			if split == nil {
-				t.Fatalf("no totals: %s", errOut)
-			}
-			if rest, _ := strconv.Atoi(split[3]); rest >= leafTop(t, fab, src) {
-				t.Fatalf("%d MADs besides the traces', %d LIDs up to the leaf's LinearFDBTop: %s", rest, leafTop(t, fab, src), errOut)
-			}
+			listedFromForwarding(t, fab, src, errOut)
 			t.Logf("LMC %d: %d path sets, %d paths; %s", lmc, len(sets), len(paths), strings.TrimSpace(errOut))
 			if n := equalIbtracert(t, fab, src, paths[0].Hops[0].LID, paths); n != len(paths) {
 				t.Fatalf("%d of %d paths equal to ibtracert's", n, len(paths))
