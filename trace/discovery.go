@@ -84,7 +84,7 @@ func (t *Tracer) Fallbacks() int64 { return t.fallbacks.Load() }
 // itself (an HCA's SMP firewall), or from its neighbour while that
 // neighbour is alive: the SA knows the link, and the neighbour's
 // performance agent (a GMP, which SMP protection does not block) answers
-// at the LID the SA gives.
+// at the LID the SA gives, asked on the walk's SL.
 func (w *walk) firstHopRefused(hops []Hop, e *Error) bool {
 	if e == nil || len(hops) > 1 {
 		return false
@@ -103,7 +103,11 @@ func (w *walk) firstHopRefused(hops []Hop, e *Error) bool {
 	if err != nil {
 		return false
 	}
-	req := &ibmad.Request{Addr: ibmad.GSIAddress(link.toLID, w.t.opts.SL)}
+	// The probe goes on the walk's SL (addressing.go: the PathRecord's,
+	// which may be the only one the path carries), without a GRH: it asks
+	// the neighbour's PMA, one link away in our subnet, and a GRH for a
+	// remote destination would make a neighbouring router forward it.
+	req := &ibmad.Request{Addr: w.addr.GMPAddress(link.toLID, false)}
 	_ = ibmad.NewPerfMgtGet(ibmad.AttrClassPortInfo).MarshalTo(req.MAD[:])
 	_, err = w.do(req)
 	return err == nil // any answer, whatever its status: the neighbour lives
