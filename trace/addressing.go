@@ -140,11 +140,24 @@ func (w *walk) toDest(lid uint16, h *Hop) bool {
 // validation MADs as w does (the PathRecord's SL and GRH), since the
 // result reports w's addressing. Every walk that traces a destination
 // again (the SA fallback, SMPs after the SA's limit, the mismatch
-// re-walk) starts here.
+// re-walk) starts here, through retrace.
 func (w *walk) rewalk(viaSA bool) *walk {
 	w2 := w.t.newWalk(w.ctx, w.src, w.dlid)
 	w2.addr, w2.viaSA = w.addr, viaSA
 	return w2
+}
+
+// retrace traces w's destination again with a rewalk and counts that
+// walk's MADs, SA requests and shared facts as w's: the result reports
+// the whole trace (Result.SharedFacts, and a trace that relied on shared
+// facts and failed is traced again afresh: reached.go, facts.go).
+func (t *Tracer) retrace(w *walk, viaSA bool) ([]Hop, [][]uint8, *Error) {
+	w2 := w.rewalk(viaSA)
+	hops, inPorts, ferr := t.fullTrace(w2)
+	w.mads.Add(w2.mads.Load())
+	w.saReqs.Add(w2.saReqs.Load())
+	w.shared.Add(w2.shared.Load())
+	return hops, inPorts, ferr
 }
 
 // gmpAddr is the address of this walk's vendor MAD to lid at hop h.

@@ -132,10 +132,7 @@ func (t *Tracer) discoverTrace(w *walk, r *Result) (hops []Hop, inPorts [][]uint
 	if w.viaSA || t.opts.Discovery != DiscoveryAuto || !w.firstHopRefused(hops, ferr) {
 		return hops, inPorts, ferr
 	}
-	w2 := w.rewalk(true) // addressing.go
-	hops2, inPorts2, ferr2 := t.fullTrace(w2)
-	w.mads.Add(w2.mads.Load())
-	w.saReqs.Add(w2.saReqs.Load())
+	hops2, inPorts2, ferr2 := t.retrace(w, true) // addressing.go
 	w.viaSA = true // the mismatch re-walk, if any, reads the SA too
 	r.Discovery = DiscoverySA
 	t.fallbacks.Add(1)
@@ -152,9 +149,7 @@ func (t *Tracer) discoverTrace(w *walk, r *Result) (hops []Hop, inPorts [][]uint
 // remembered fallback: the next traces walk with SMPs. SMPs that fail
 // too fail the trace, naming both.
 func (t *Tracer) smpAfterSALimit(w *walk, r *Result, saErr *Error) ([]Hop, [][]uint8, *Error) {
-	w2 := w.rewalk(false) // addressing.go: on the SL and GRH the result reports
-	hops, inPorts, ferr := t.fullTrace(w2)
-	w.mads.Add(w2.mads.Load())
+	hops, inPorts, ferr := t.retrace(w, false) // addressing.go: on the SL and GRH the result reports
 	w.viaSA = false // the mismatch re-walk, if any, sends SMPs too
 	r.Discovery = DiscoverySMP
 	if ferr == nil {
