@@ -132,7 +132,8 @@ func (t *Tracer) discoverTrace(w *walk, r *Result) (hops []Hop, inPorts [][]uint
 	if w.viaSA || t.opts.Discovery != DiscoveryAuto || !w.firstHopRefused(hops, ferr) {
 		return hops, inPorts, ferr
 	}
-	hops2, inPorts2, ferr2 := t.retrace(w, true) // addressing.go
+	// addressing.go: w's SL and GRH, fresh when w is
+	hops2, inPorts2, ferr2 := t.retrace(w, true, false)
 	w.viaSA = true // the mismatch re-walk, if any, reads the SA too
 	r.Discovery = DiscoverySA
 	t.fallbacks.Add(1)
@@ -149,7 +150,8 @@ func (t *Tracer) discoverTrace(w *walk, r *Result) (hops []Hop, inPorts [][]uint
 // remembered fallback: the next traces walk with SMPs. SMPs that fail
 // too fail the trace, naming both.
 func (t *Tracer) smpAfterSALimit(w *walk, r *Result, saErr *Error) ([]Hop, [][]uint8, *Error) {
-	hops, inPorts, ferr := t.retrace(w, false) // addressing.go: on the SL and GRH the result reports
+	// addressing.go: w's SL and GRH, fresh when w is
+	hops, inPorts, ferr := t.retrace(w, false, false)
 	w.viaSA = false // the mismatch re-walk, if any, sends SMPs too
 	r.Discovery = DiscoverySMP
 	if ferr == nil {
