@@ -37,6 +37,8 @@
 //   - logstate.go: the state-change and path-change log lines.
 //   - health.go: path and link health (health:): checks and their series.
 //   - health_congestion.go: the congestion series of a link and a path.
+//   - health_log.go: the log lines of a link whose counters become
+//     unavailable or available again, once per change.
 //   - evidence.go: per-link evidence (evidence:): each destination's
 //     paths judged (localize) and summed per link at every scrape.
 //   - linkinfo.go: ibtracer_link_info, both ends' node descriptions of

@@ -40,6 +40,7 @@ type Exporter struct {
 	skips  skipCounts // traces not run (tracing.go)
 
 	capped evidenceCap // link evidence left out of a scrape (evidence.go)
+	ctrs   ctrLog      // what the logs last said of each link's counters (health_log.go)
 
 	mu        sync.RWMutex // guards the fields below
 	cfg       *config.Config

@@ -61,12 +61,14 @@ func checkHealth(ctx context.Context, hc *linkhealth.Checker, r *trace.Result) *
 	return hc.Check(ctx, r)
 }
 
-// recordHealth keeps a destination's last path health (nil: none) and
-// counts what it spent.
+// recordHealth keeps a destination's last path health (nil: none),
+// counts what it spent, and logs the links whose counters became
+// unavailable or available again (health_log.go).
 func (e *Exporter) recordHealth(s *destState, ph *linkhealth.PathHealth) {
 	s.setHealth(ph)
 	if ph != nil {
 		e.health.add(ph)
+		logEvents(e.logger, e.ctrs.observe(ph))
 	}
 }
 
@@ -95,11 +97,14 @@ var counterRank = map[string]int{linkhealth.CountersOK: 0, linkhealth.CountersFi
 // collectHealth emits the per-destination path series and the per-link
 // series (nothing while health is off: on is false), and returns the
 // links that are not healthy or are congested (linkinfo.go names them).
-func collectHealth(ch chan<- prometheus.Metric, on bool, totals *healthTotals, names []string, dests []*destState) (unhealthy []*linkhealth.Link) {
+// The logs forget the links that have no series (health_log.go).
+func collectHealth(ch chan<- prometheus.Metric, on bool, totals *healthTotals, ctrs *ctrLog, names []string, dests []*destState) (unhealthy []*linkhealth.Link) {
+	mark := ctrs.mark()
 	if !on { // off, or turned off by a reload: no health series
 		for _, s := range dests {
 			s.setHealth(nil)
 		}
+		ctrs.keep(nil, mark)
 		return nil
 	}
 	// A snapshot, so that no trace waits for a slow scrape.
@@ -143,6 +148,7 @@ func collectHealth(ch chan<- prometheus.Metric, on bool, totals *healthTotals, n
 		keys = append(keys, k)
 	}
 	sort.Slice(keys, func(i, j int) bool { return keys[i].Less(keys[j]) })
+	ctrs.keep(links, mark)
 	for _, k := range keys {
 		l := links[k]
 		lv := k.Labels()

@@ -64,7 +64,7 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	collectDestinations(ch, names, dests, interval)
 	e.fleet.collect(ch)
 	e.modes.collect(ch, tr)
-	unhealthy := collectHealth(ch, on, &e.health, names, dests)
+	unhealthy := collectHealth(ch, on, &e.health, &e.ctrs, names, dests)
 	collectLinkInfo(ch, dests, unhealthy, e.collectEvidence(ch, dests)) // evidence.go, linkinfo.go
 	h := e.dests.hists
 	h.duration.Collect(ch)

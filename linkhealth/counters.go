@@ -50,7 +50,13 @@ type PortCounterReading struct {
 	VLXmitWait *VLXmitWaitReading `json:"vl_xmit_wait,omitempty"`
 
 	inc [numCounters]uint64
+	at  time.Time // when it was read (the tracer's clock)
 }
+
+// At is when the reading was made (the tracer's clock): readings shared
+// across destinations (Options.Share) are one reading, one time, and a
+// later time is a newer reading.
+func (r *PortCounterReading) At() time.Time { return r.at }
 
 // counterSnap is a raw reading, kept per port for the next increments.
 type counterSnap struct {
@@ -86,7 +92,7 @@ func (h *Checker) readCounters(p *trace.Probe, e *LinkEnd) *PortCounterReading {
 }
 
 func (h *Checker) readCountersNow(p *trace.Probe, e *LinkEnd, k portKey) *PortCounterReading {
-	r := &PortCounterReading{State: CountersUnavailable}
+	r := &PortCounterReading{State: CountersUnavailable, at: h.now()}
 	if e.LID == 0 {
 		r.Err = "no LID to send PerfMgt MADs to"
 		return r

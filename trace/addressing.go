@@ -138,13 +138,29 @@ func (w *walk) toDest(lid uint16, h *Hop) bool {
 // rewalk is a new walk of w's trace: the same source and destination,
 // reading the SA or sending SMPs as viaSA says, and addressing its
 // validation MADs as w does (the PathRecord's SL and GRH), since the
-// result reports w's addressing. Every walk that traces a destination
-// again (the SA fallback, SMPs after the SA's limit, the mismatch
-// re-walk) starts here.
-func (w *walk) rewalk(viaSA bool) *walk {
+// result reports w's addressing. It reads every fact itself when w does
+// (a fresh trace: facts.go) or when fresh says so. Every walk that
+// traces a destination again (the SA fallback, SMPs after the SA's
+// limit, the mismatch re-walk) starts here, through retrace.
+func (w *walk) rewalk(viaSA, fresh bool) *walk {
 	w2 := w.t.newWalk(w.ctx, w.src, w.dlid)
 	w2.addr, w2.viaSA = w.addr, viaSA
+	w2.fresh.Store(fresh || w.fresh.Load())
 	return w2
+}
+
+// retrace traces w's destination again with a rewalk and counts that
+// walk's MADs, SA requests and shared facts as w's: the result reports
+// the whole trace (Result.SharedFacts), and a trace whose re-walk relied
+// on shared facts and failed is traced again afresh (reached.go,
+// facts.go).
+func (t *Tracer) retrace(w *walk, viaSA, fresh bool) ([]Hop, [][]uint8, *Error) {
+	w2 := w.rewalk(viaSA, fresh)
+	hops, inPorts, ferr := t.fullTrace(w2)
+	w.mads.Add(w2.mads.Load())
+	w.saReqs.Add(w2.saReqs.Load())
+	w.shared.Add(w2.shared.Load())
+	return hops, inPorts, ferr
 }
 
 // gmpAddr is the address of this walk's vendor MAD to lid at hop h.

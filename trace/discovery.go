@@ -84,7 +84,7 @@ func (t *Tracer) Fallbacks() int64 { return t.fallbacks.Load() }
 // itself (an HCA's SMP firewall), or from its neighbour while that
 // neighbour is alive: the SA knows the link, and the neighbour's
 // performance agent (a GMP, which SMP protection does not block) answers
-// at the LID the SA gives.
+// at the LID the SA gives, asked on the walk's SL.
 func (w *walk) firstHopRefused(hops []Hop, e *Error) bool {
 	if e == nil || len(hops) > 1 {
 		return false
@@ -103,7 +103,11 @@ func (w *walk) firstHopRefused(hops []Hop, e *Error) bool {
 	if err != nil {
 		return false
 	}
-	req := &ibmad.Request{Addr: ibmad.GSIAddress(link.toLID, w.t.opts.SL)}
+	// The probe goes on the walk's SL (addressing.go: the PathRecord's,
+	// which may be the only one the path carries), without a GRH: it asks
+	// the neighbour's PMA, one link away in our subnet, and a GRH for a
+	// remote destination would make a neighbouring router forward it.
+	req := &ibmad.Request{Addr: w.addr.GMPAddress(link.toLID, false)}
 	_ = ibmad.NewPerfMgtGet(ibmad.AttrClassPortInfo).MarshalTo(req.MAD[:])
 	_, err = w.do(req)
 	return err == nil // any answer, whatever its status: the neighbour lives
@@ -128,10 +132,8 @@ func (t *Tracer) discoverTrace(w *walk, r *Result) (hops []Hop, inPorts [][]uint
 	if w.viaSA || t.opts.Discovery != DiscoveryAuto || !w.firstHopRefused(hops, ferr) {
 		return hops, inPorts, ferr
 	}
-	w2 := w.rewalk(true) // addressing.go
-	hops2, inPorts2, ferr2 := t.fullTrace(w2)
-	w.mads.Add(w2.mads.Load())
-	w.saReqs.Add(w2.saReqs.Load())
+	// addressing.go: w's SL and GRH, fresh when w is
+	hops2, inPorts2, ferr2 := t.retrace(w, true, false)
 	w.viaSA = true // the mismatch re-walk, if any, reads the SA too
 	r.Discovery = DiscoverySA
 	t.fallbacks.Add(1)
@@ -148,9 +150,8 @@ func (t *Tracer) discoverTrace(w *walk, r *Result) (hops []Hop, inPorts [][]uint
 // remembered fallback: the next traces walk with SMPs. SMPs that fail
 // too fail the trace, naming both.
 func (t *Tracer) smpAfterSALimit(w *walk, r *Result, saErr *Error) ([]Hop, [][]uint8, *Error) {
-	w2 := w.rewalk(false) // addressing.go: on the SL and GRH the result reports
-	hops, inPorts, ferr := t.fullTrace(w2)
-	w.mads.Add(w2.mads.Load())
+	// addressing.go: w's SL and GRH, fresh when w is
+	hops, inPorts, ferr := t.retrace(w, false, false)
 	w.viaSA = false // the mismatch re-walk, if any, sends SMPs too
 	r.Discovery = DiscoverySMP
 	if ferr == nil {

@@ -88,11 +88,7 @@ func (t *Tracer) traceOnce(ctx context.Context, d Destination, fresh bool) (*Res
 		// sure the tables did not just change under us (an SM sweep) by
 		// reading them again before reporting.
 		// addressing.go; fresh: nothing another trace read (facts.go)
-		w2 := w.rewalk(w.viaSA)
-		w2.fresh.Store(true)
-		hops2, inPorts2, ferr2 := t.fullTrace(w2)
-		w.mads.Add(w2.mads.Load())
-		w.saReqs.Add(w2.saReqs.Load())
+		hops2, inPorts2, ferr2 := t.retrace(w, w.viaSA, true)
 		if ferr2 != nil {
 			t.forget(dlid, d, r.Hops, true) // the first walk's path saw status 7
 			r.Hops = hops2
