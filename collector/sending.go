@@ -41,6 +41,9 @@ type senders struct {
 	bytes  int64
 	list   []*sending // oldest first
 	total  uint64
+	// picked, when not nil, runs in begin once the lock is released
+	// (tests: another answer's end runs there).
+	picked func()
 }
 
 type sending struct {
@@ -50,31 +53,44 @@ type sending struct {
 
 // begin registers an answer of size bytes about to be sent to w and
 // returns the function that ends it.
+//
+// The victims' write deadlines are set while s.mu is held: a sending's
+// end takes s.mu too and runs in its handler (renderFirst defers it), so
+// a victim's handler has not returned when its deadline is set. Set
+// after the unlock, the deadline could reach a handler that had just
+// finished: net/http forbids using its ResponseWriter then, and the
+// deadline, on the connection, would fail that connection's next
+// keep-alive answer, counted as cut though it never was
+// (docs/architecture.md, "HTTP server limits").
 func (s *senders) begin(w http.ResponseWriter, size int64) (end func()) {
 	me := &sending{size: size, w: w}
 	s.mu.Lock()
 	s.list = append(s.list, me)
 	s.bytes += size
-	var victims []*sending
+	cut := 0
 	for s.bytes > s.budget && len(s.list) > 1 {
-		victims = append(victims, s.list[0])
-		s.bytes -= s.list[0].size
+		v := s.list[0]
+		s.bytes -= v.size
 		s.list = s.list[1:]
+		_ = http.NewResponseController(v.w).SetWriteDeadline(time.Now())
+		cut++
 	}
-	s.total += uint64(len(victims))
+	s.total += uint64(cut)
 	total := s.total
 	s.mu.Unlock()
-	for _, v := range victims {
-		_ = http.NewResponseController(v.w).SetWriteDeadline(time.Now())
-		s.cut.Inc()
+	if s.picked != nil {
+		s.picked()
 	}
-	if len(victims) > 0 {
+	if cut > 0 {
+		s.cut.Add(float64(cut))
 		level.Warn(s.logger).Log("msg", "cut off /metrics answers waiting on clients that do not read, to stay within the memory budget",
-			"cut", len(victims), "cut_total", total, "budget_bytes", s.budget)
+			"cut", cut, "cut_total", total, "budget_bytes", s.budget)
 	}
 	return func() { s.end(me) }
 }
 
+// end removes a finished answer, under s.mu: once it has run, begin
+// cannot pick the answer, so a finished answer is never cut.
 func (s *senders) end(me *sending) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

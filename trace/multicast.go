@@ -54,6 +54,9 @@ type mcNode struct {
 	parent  int
 	via, up uint8
 	mft     []uint8 // a switch's MFT ports for the MLID, once read
+	// skipped says, for a port of mft the walk did not go on through,
+	// why (multicast_explain.go).
+	skipped map[uint8]skip
 	// entered is, at the source, its LocalPortNum as our directed route
 	// reads it: ibtracert -m prints it on the From line.
 	entered uint8
@@ -66,7 +69,8 @@ type mcWalk struct {
 	nodes    []mcNode
 	seen     map[ibmad.GUID]bool
 	deadEnds []string
-	firstEnd int // the first node the walk could not go on from; -1: none
+	cuts     []string // the switches with a branch of their MFT entry cut (multicast_explain.go)
+	firstEnd int      // the first node the walk could not go on from; -1: none
 }
 
 func (w *walk) multicastPath(mlid, from uint16) ([]Hop, *Error) {

@@ -166,7 +166,11 @@ func (m *mcWalk) expand(i int) (int, []int) {
 	onward := 0
 	for _, p := range ports {
 		h := &m.nodes[i].hop
-		if p == 0 || p == m.nodes[i].up || p > h.numPorts {
+		if p == 0 || p > h.numPorts {
+			continue
+		}
+		if p == m.nodes[i].up {
+			m.skip(i, p, skipEntered, nil)
 			continue
 		}
 		if len(h.DRPath) >= ibmad.MaxDRHops {
@@ -174,28 +178,33 @@ func (m *mcWalk) expand(i int) (int, []int) {
 			return -1, more
 		}
 		pi, err := w.portInfo(h.DRPath, p)
-		if err != nil || pi.PortPhysState != ibmad.PhysStateLinkUp {
+		if err != nil {
+			m.skip(i, p, skipPortInfo, err)
+			continue
+		}
+		if pi.PortPhysState != ibmad.PhysStateLinkUp {
+			m.skip(i, p, skipDown, fmt.Errorf("%s", pi.PortPhysState))
 			continue
 		}
 		onward++
 		j, err := m.visit(i, p)
 		if err != nil {
-			continue // as ibtracert: a port whose far end does not answer is skipped
+			m.skip(i, p, skipNoAnswer, err) // as ibtracert: a port whose far end does not answer is skipped
+			continue
 		}
 		if owns(&m.nodes[j].hop, w.dlid) {
 			return j, nil
 		}
 		if g := m.nodes[j].hop.NodeGUID; m.seen[g] {
 			m.nodes = m.nodes[:j] // met again: a loop, or a second way there
+			m.skip(i, p, skipMet, nil)
 			continue
 		} else {
 			m.seen[g] = true
 		}
 		more = append(more, j)
 	}
-	if onward == 0 {
-		m.deadEnd(i, fmt.Sprintf("forwards MLID 0x%04x to no linked port but the one it came in by (MFT ports %v)", m.mlid, ports))
-	}
+	m.brokenEnd(i, onward)
 	return -1, more
 }
 

@@ -35,13 +35,17 @@ func (id identity) is(h *Hop) bool {
 // wrongPort returns why r, a trace that reached its DLID, did not reach
 // the port its destination names (nil when it did, or when there is
 // nothing to compare): the SM gave that LID to another port since the
-// destination was resolved.
+// destination was resolved. A GID of another subnet whose walk ended at
+// a router has nothing to compare here: the DLID is the router's port,
+// and the port the GID names is beyond it, where only the remote SA
+// names it (subnet.go). Its status stays what the walk found (ok, which
+// beyond makes left_subnet, or a status-7 mismatch on the local part).
 func (w *walk) wrongPort(r *Result) *Error {
 	if w == nil || w.want == (identity{}) || len(r.Hops) == 0 || (r.Status != StatusOK && r.Status != StatusMismatch) {
 		return nil
 	}
 	last := &r.Hops[len(r.Hops)-1]
-	if w.want.is(last) {
+	if w.want.is(last) || (w.remote != nil && last.NodeType == ibmad.NodeTypeRouter) {
 		return nil
 	}
 	how := "resolved just now"
