@@ -102,8 +102,10 @@ for ((r = 1; r <= rounds; r++)); do
 	# ibtracert under libumad2sim: a preloaded `timeout` per process
 	# attached to ibsim too, and cost the loop about 10 %), the whole
 	# loop bounded as our one process is.
-	timeout 600 bash -c 'export LD_PRELOAD="$1" SIM_HOST=H0-0 HOME="$2"; for l in $4; do ibtracert "$3" "$l" > /dev/null; done' \
-		loop "$lib" "$work" "$srclid" "$lids"
+	# In the temp dir: libumad2sim writes a sys-PID tree into the
+	# current directory of every process it runs in.
+	(cd "$work" && timeout 600 bash -c 'export LD_PRELOAD="$1" SIM_HOST=H0-0 HOME="$2"; for l in $4; do ibtracert "$3" "$l" > /dev/null; done' \
+		loop "$lib" "$work" "$srclid" "$lids")
 	t2=$EPOCHREALTIME
 	a=$(secs "$t0" "$t1") b=$(secs "$t1" "$t2")
 	mads=$(cat "$work/round.out" "$work/round.err" | sed -n 's/^totals: .*MADs: \([0-9]*\) sent.*/\1/p') # text: on stdout; JSON: on stderr
