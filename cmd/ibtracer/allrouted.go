@@ -15,7 +15,7 @@ import (
 // returns them all, in LID order (trace.Tracer.StreamCAPorts).
 type lister func(ctx context.Context, found func(trace.Destination)) ([]trace.Destination, error)
 
-// traceAllListed is --all without --lmc-all (docs/architecture.md,
+// traceAllListed is --all's listing, with or without --lmc-all (docs/architecture.md,
 // "Listing the CA ports"): the CA ports of the SA's NodeRecord table
 // when the SA gives it whole; else those the local switch's forwarding
 // leads to (traceAllRouted); else, under SA-only discovery, the SA's

@@ -100,7 +100,7 @@ func (q *traceQueue) work(ctx context.Context, tr *trace.Tracer, o *options, pro
 	return wg.Wait
 }
 
-// traceAllStreaming is --all (without --lmc-all): the destinations of
+// traceAllStreaming is --all's listing and traces: the destinations of
 // the command line and every CA port the SA knows but the local one,
 // each traced as soon as the SA has named it (trace.Tracer.StreamCAPorts)
 // rather than after the whole list, at most o.concurrency at once
