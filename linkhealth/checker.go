@@ -19,7 +19,7 @@ type Checker struct {
 	now  func() time.Time // the tracer's clock (trace.Options.Now)
 
 	infos    *ttlcache.Cache[portKey, portRead]
-	counters *ttlcache.Cache[portKey, counterRead]
+	counters *ttlcache.Cache[counterKey, counterRead]
 	prev     *ttlcache.Cache[portKey, counterSnap] // the last reading of each port, for increments
 	caps     *ttlcache.Cache[ibmad.GUID, uint32]   // a switch's port 0 CapabilityMask
 	pmaCaps  *ttlcache.Cache[ibmad.GUID, pmaCaps]
@@ -50,7 +50,7 @@ func NewChecker(t *trace.Tracer, o Options) *Checker {
 	to := t.Options()
 	h := &Checker{t: t, opts: o, now: to.Clock.Now,
 		infos:    ttlcache.New[portKey, portRead](o.Share, cacheSize, to.Clock.Now),
-		counters: ttlcache.New[portKey, counterRead](o.Share, cacheSize, to.Clock.Now),
+		counters: ttlcache.New[counterKey, counterRead](o.Share, cacheSize, to.Clock.Now),
 		prev:     ttlcache.New[portKey, counterSnap](0, cacheSize, to.Clock.Now),
 		caps:     ttlcache.New[ibmad.GUID, uint32](0, cacheSize, to.Clock.Now),
 		pmaCaps:  ttlcache.New[ibmad.GUID, pmaCaps](to.SupportTTL, cacheSize, to.Clock.Now),
@@ -96,7 +96,7 @@ func (h *Checker) lock(k portKey) func() {
 // (a failed trace's links as far as it got). It never fails; what it
 // could not read is in the links.
 func (h *Checker) Check(ctx context.Context, r *trace.Result) *PathHealth {
-	p := h.t.NewProbe(ctx, r.DLID)
+	p := h.t.ProbeFor(ctx, r) // the PerfMgt reads go on the SL r's trace used (counters.go)
 	ph := &PathHealth{Healthy: true}
 	defer func() { ph.MADs = p.MADs() }()
 	if len(r.Hops) < 2 {
@@ -177,5 +177,5 @@ func (h *Checker) switchCaps(p *trace.Probe, guid ibmad.GUID, path ibmad.DRPath)
 // increments since the last reading (ibtracer --pm-interval).
 func (h *Checker) Forget() {
 	h.infos.DeleteFunc(func(portKey) bool { return true })
-	h.counters.DeleteFunc(func(portKey) bool { return true })
+	h.counters.DeleteFunc(func(counterKey) bool { return true })
 }

@@ -77,16 +77,41 @@ type pmaCaps struct {
 	noVLWait bool // the PMA answered that it lacks PortVLXmitWaitCounters
 }
 
+// counterKey keys the shared counter readings (Options.Share). A port's
+// reading is kept under anySL and serves every path that crosses the
+// port, whatever its SL: a counter is a counter. A reading that failed is
+// kept under the SL of the probe that made it and serves only the paths
+// on that SL: on a QoS fabric a path on another SL may reach the PMA
+// where this one could not, and reads it itself (docs/protocol.md, "SL
+// and GRH"). A port costs at most one failed reading per SL an interval.
+type counterKey struct {
+	portKey
+	sl uint8
+}
+
+// anySL is the counterKey SL of a reading made: it serves every SL.
+const anySL = 0xff
+
 // readCounters reads (or reuses, within Share) a link end's counters.
 func (h *Checker) readCounters(p *trace.Probe, e *LinkEnd) *PortCounterReading {
 	k := portKey{e.NodeGUID, e.Port}
 	defer h.lock(k)()
-	if c, ok := h.counters.Get(k); ok && h.opts.Share > 0 {
-		return c.r
+	read, failed := counterKey{k, anySL}, counterKey{k, p.SL()}
+	if h.opts.Share > 0 {
+		if c, ok := h.counters.Get(read); ok {
+			return c.r
+		}
+		if c, ok := h.counters.Get(failed); ok {
+			return c.r
+		}
 	}
 	r := h.readCountersNow(p, e, k)
 	if h.opts.Share > 0 { // kept only to be shared (Options.Share)
-		h.counters.Put(k, counterRead{r})
+		key := read
+		if r.State == CountersUnavailable {
+			key = failed
+		}
+		h.counters.Put(key, counterRead{r})
 	}
 	return r
 }
@@ -199,22 +224,23 @@ func (h *Checker) pma(p *trace.Probe, e *LinkEnd) (pmaCaps, error) {
 
 type unmarshaler interface{ UnmarshalBinary([]byte) error }
 
-// pmaGet sends a PerfMgt Get of attr for e's port to e's LID. An answer
-// for another attribute, or (PortSelect) another port, is an error
+// pmaGet sends a PerfMgt Get of attr for e's port to e's LID, on the SL
+// of p's path (trace.Probe.GMPAddress: the SL its trace used, no GRH). An
+// answer for another attribute, or (PortSelect) another port, is an error
 // (ErrMisanswer), never decoded as the one asked.
 func (h *Checker) pmaGet(p *trace.Probe, e *LinkEnd, attr ibmad.AttrID, out unmarshaler) error {
 	g := ibmad.NewPerfMgtGet(attr)
 	if attr != ibmad.AttrClassPortInfo {
 		g.Data[1] = e.Port
 	}
-	req := &ibmad.Request{Addr: ibmad.GSIAddress(e.LID, h.t.Options().SL)}
+	req := &ibmad.Request{Addr: p.GMPAddress(e.LID)}
 	if err := g.MarshalTo(req.MAD[:]); err != nil {
 		return err
 	}
 	name := ibmad.AttrName(ibmad.ClassPerfMgt, attr)
 	resp, err := p.Do(req)
 	if err != nil {
-		return fmt.Errorf("PerfMgt %s of LID %d port %d: no answer: %w", name, e.LID, e.Port, err)
+		return fmt.Errorf("PerfMgt %s of LID %d port %d: no answer on SL %d: %w", name, e.LID, e.Port, req.Addr.SL, err)
 	}
 	if err := checkAttr(&resp.MAD, attr); err != nil { // answer.go
 		return fmt.Errorf("PerfMgt %s of LID %d port %d: %w", name, e.LID, e.Port, err)

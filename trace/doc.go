@@ -79,5 +79,6 @@
 //   - report.go: the text and JSON reports.
 //   - probe.go: what the link health needs of a tracer: its MADs sent
 //     the way a trace sends them (Probe), and the PortInfo the walk reads
-//     (Tracer.OnPortInfo).
+//     (Tracer.OnPortInfo); probe_addressing.go: the probe of a traced
+//     path, whose GMPs go on the SL its trace used (Tracer.ProbeFor).
 package trace

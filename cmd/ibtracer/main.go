@@ -73,7 +73,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	app.Flag("all", "Trace every CA port the SA knows but the local one; progress on a terminal, totals at the end.").BoolVar(&o.all)
 	app.Flag("verbose", "Print the whole path, one line per hop, with the agent's verdict.").Short('v').BoolVar(&o.verbose)
 	app.Flag("oui", "OUI of the ibtracer vendor class.").Default("0x001405").StringVar(&o.oui)
-	strictint.IntVar(app.Flag("sl", "Service level of the validation MADs (0..15); default: a GID, GUID or node destination's PathRecord SL, 0 for a LID.").Default("0").IsSetByUser(&o.slSet), &o.sl, 0, 15)
+	strictint.IntVar(app.Flag("sl", "Service level of the validation MADs and of --pm's PerfMgt reads (0..15); default: a GID, GUID or node destination's PathRecord SL, 0 for a LID.").Default("0").IsSetByUser(&o.slSet), &o.sl, 0, 15)
 	app.Flag("format", "Output format: text or json.").Default("text").EnumVar(&o.format, "text", "json")
 	strictint.IntVar(app.Flag("concurrency", "Destinations traced at once (1..4096).").Default("32"), &o.concurrency, 1, 4096)
 	app.Flag("no-validate", "Walk the forwarding tables only, as ibtracert does; ask no agent (the same as --validate=off).").BoolVar(&o.noValidate)
