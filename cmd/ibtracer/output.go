@@ -37,7 +37,9 @@ func (out *output) print(o *options, stdout, stderr io.Writer) (ok bool) {
 		fmt.Fprintln(buf, totalsOf(out.totals, out.mads))
 	}
 	if err := buf.Flush(); err != nil {
-		fmt.Fprintf(stderr, "ibtracer: writing the output: %v\n", err)
+		if ok { // else write said why already: the same error
+			fmt.Fprintf(stderr, "ibtracer: writing the output: %v\n", err)
+		}
 		return false
 	}
 	if o.all && o.format == "json" {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -21,13 +22,21 @@ func TestOutputThatCannotBeWrittenIsAnError(t *testing.T) {
 	for _, args := range [][]string{
 		{"--all", "--no-validate"},
 		{"--all", "--no-validate", "-v"},
+		{"--all", "--no-validate", "--format=json"},
 		{"-l", "2", "-l", "3"},
+		{"--lmc-all", "-l", "2"},
+		{"--all", "--lmc-all", "--no-validate", "--format=json"},
+		{"--via=0x0000000000200002:1", "--no-validate"},
+		{"--via=0x0000000000200002:1", "--no-validate", "-v"},
+		{"--via=0x0000000000200002:1", "--no-validate", "--format=json"},
+		// More than the output's buffer: the write fails before the flush.
+		{"--sim.topology=" + filepath.Join(topoDir, "fattree-128.net"), "--all", "--no-validate", "--format=json"},
 	} {
 		var out failingWriter
 		var errb bytes.Buffer
 		code := run(append([]string{"--ib.transport=sim"}, args...), &out, &errb)
-		if code != exitDevice || !strings.Contains(errb.String(), "no space left on device") {
-			t.Errorf("%v: exit %d, stderr %q; want exit %d naming the write error", args, code, errb.String(), exitDevice)
+		if code != exitDevice || strings.Count(errb.String(), "no space left on device") != 1 {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d naming the write error once", args, code, errb.String(), exitDevice)
 		}
 		if out.writes == 0 {
 			t.Errorf("%v: nothing was written", args)

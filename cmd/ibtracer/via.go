@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 
@@ -125,42 +124,34 @@ func destLabel(r *trace.Result) string {
 // full), then the failed traces that could not tell; the totals line with
 // --all (with mads, the MADs the run sent), as without --via. It returns the exit status: the traces', as
 // without --via (exitCode; --via refuses --health), or a device error
-// when the JSON could not be written.
+// when the output could not be written.
 func printVia(o *options, l trace.LinkPort, results []*trace.Result, mads runMADs, stdout, stderr io.Writer) int {
 	cross, at, und := viaSets(results, l)
 	if !seesNode(results, l) {
 		fmt.Fprintf(stderr, "ibtracer: --via: no traced path passes node %s (--via takes a node GUID; a CA's port GUID differs from its node GUID)\n", l.NodeGUID)
 	}
-	if o.format == "json" {
-		doc := jsonVia{Link: l.String(), Traced: len(results), Crossing: []jsonCrossing{}, Undetermined: []trace.JSONResult{}}
-		for i, r := range cross {
-			c := at[i]
-			jc := jsonCrossing{Destination: r.Destination.String(), Address: r.Destination.Address(), DLID: r.DLID,
-				Status: string(r.Status), Hop: c.Hop, From: linkEnd(c.From), Trace: r.JSON()}
-			if c.Far {
-				to := linkEnd(c.To)
-				jc.To = &to
+	out := output{n: 1, totals: results, mads: mads, // output.go: buffered, totals, a write error is exit 6
+		json: func() any {
+			doc := jsonVia{Link: l.String(), Traced: len(results), Crossing: []jsonCrossing{}, Undetermined: []trace.JSONResult{}}
+			for i, r := range cross {
+				c := at[i]
+				jc := jsonCrossing{Destination: r.Destination.String(), Address: r.Destination.Address(), DLID: r.DLID,
+					Status: string(r.Status), Hop: c.Hop, From: linkEnd(c.From), Trace: r.JSON()}
+				if c.Far {
+					to := linkEnd(c.To)
+					jc.To = &to
+				}
+				doc.Crossing = append(doc.Crossing, jc)
 			}
-			doc.Crossing = append(doc.Crossing, jc)
-		}
-		for _, r := range und {
-			doc.Undetermined = append(doc.Undetermined, r.JSON())
-		}
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(doc); err != nil {
-			fmt.Fprintf(stderr, "ibtracer: %v\n", err)
-			return exitDevice
-		}
-	} else {
-		writeViaText(o.verbose, l, results, cross, at, und, stdout)
-	}
-	if o.all {
-		w := stdout
-		if o.format == "json" {
-			w = stderr
-		}
-		fmt.Fprintln(w, totalsOf(results, mads))
+			for _, r := range und {
+				doc.Undetermined = append(doc.Undetermined, r.JSON())
+			}
+			return doc
+		},
+		verbose: func(w io.Writer, _ int) { writeViaText(true, l, results, cross, at, und, w) },
+		summary: func(w io.Writer, _ int) { writeViaText(false, l, results, cross, at, und, w) }}
+	if !out.print(o, stdout, stderr) {
+		return exitDevice
 	}
 	return exitCode(results, nil)
 }
