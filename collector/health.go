@@ -68,7 +68,7 @@ func (e *Exporter) recordHealth(s *destState, ph *linkhealth.PathHealth) {
 	s.setHealth(ph)
 	if ph != nil {
 		e.health.add(ph)
-		logEvents(e.logger, e.ctrs.observe(ph))
+		e.ctrs.observeAndLog(e.logger, ph) // health_log.go: lines in the order observed
 	}
 }
 

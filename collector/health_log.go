@@ -5,6 +5,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-kit/log"
+
 	"github.com/ibtracer/ibtracer_exporter/internal/fabricstr"
 	"github.com/ibtracer/ibtracer_exporter/linkhealth"
 	"github.com/ibtracer/ibtracer_exporter/localize"
@@ -25,6 +27,10 @@ type ctrLog struct {
 	mu    sync.Mutex // guards links and gen
 	links map[localize.Link]ctrSeen
 	gen   uint64 // observations so far
+	// order is held from an observation until its lines are written, so
+	// that the lines come out in the order of the observations: the
+	// log's last word on a link is the state kept.
+	order sync.Mutex
 }
 
 // ctrSeen is a link's counters as last logged: unavailable or not, since
@@ -36,6 +42,14 @@ type ctrSeen struct {
 	unavailable bool
 	since, at   time.Time
 	gen         uint64
+}
+
+// observeAndLog is observe, its lines written to logger before any
+// later observation's.
+func (c *ctrLog) observeAndLog(logger log.Logger, ph *linkhealth.PathHealth) {
+	c.order.Lock()
+	defer c.order.Unlock()
+	logEvents(logger, c.observe(ph)) // logstate.go
 }
 
 // observe folds ph's links into what the logs said and returns the lines
