@@ -27,7 +27,9 @@ import (
 // begun. a2 was never picked: it must arrive whole. The one answer
 // counted cut must be one its client got short.
 func TestCutSparesTheNextKeepAliveAnswer(t *testing.T) {
-	const big = 32 << 20 // more than loopback's socket buffers: a1's Write blocks
+	// Far more than the socket buffers on a1's way, which the test makes
+	// small (whatever the host's defaults and autotuning): a1's Write blocks.
+	const big, sockBuf = 32 << 20, 64 << 10
 	var (
 		a1Begun  = make(chan struct{})
 		a1Done   = make(chan struct{})
@@ -109,6 +111,11 @@ func TestCutSparesTheNextKeepAliveAnswer(t *testing.T) {
 		}
 	}))
 	srv.Config.WriteTimeout = time.Minute // the exporter's default (server.go)
+	srv.Config.ConnState = func(c net.Conn, st http.ConnState) {
+		if tc, ok := c.(*net.TCPConn); ok && st == http.StateNew {
+			_ = tc.SetWriteBuffer(sockBuf)
+		}
+	}
 	srv.Start()
 	defer srv.Close()
 	rel := sync.OnceFunc(func() { close(release) })
@@ -116,6 +123,9 @@ func TestCutSparesTheNextKeepAliveAnswer(t *testing.T) {
 
 	var err error
 	if connA, err = net.Dial("tcp", srv.Listener.Addr().String()); err != nil {
+		t.Fatal(err)
+	}
+	if err := connA.(*net.TCPConn).SetReadBuffer(sockBuf); err != nil {
 		t.Fatal(err)
 	}
 	defer connA.Close()
