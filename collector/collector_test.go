@@ -10,7 +10,6 @@ import (
 	"github.com/go-kit/log"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/ibtracer/ibtracer_exporter/agent"
 	"github.com/ibtracer/ibtracer_exporter/collector/config"
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 	"github.com/ibtracer/ibtracer_exporter/ibmad/sim"
@@ -195,17 +194,7 @@ func TestPhaseIsDeterministicAndSpread(t *testing.T) {
 func TestSchedulerOnSim(t *testing.T) {
 	topo, _ := sim.FatTree2(2, 2, 3, 1)
 	f, _ := sim.New(topo, sim.Options{})
-	for _, n := range f.Nodes() {
-		if n.Name == "H0-0" {
-			continue
-		}
-		tr, _ := f.Attach(n.Name, 0)
-		ae := ibmad.NewEngine(tr, ibmad.Options{})
-		defer ae.Close()
-		if _, err := agent.New(ae, agent.Config{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	agentsBut(t, f, "H0-0")       // health_test.go
 	_ = f.SetSilent("H1-2", true) // dead: its traces time out
 	tr, _ := f.Attach("H0-0", 0)
 	eng := ibmad.NewEngine(tr, ibmad.Options{})

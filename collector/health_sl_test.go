@@ -8,7 +8,6 @@ import (
 
 	"github.com/go-kit/log"
 
-	"github.com/ibtracer/ibtracer_exporter/agent"
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 	"github.com/ibtracer/ibtracer_exporter/ibmad/sim"
 )
@@ -26,17 +25,7 @@ func qosFatTree(t *testing.T) *sim.Fabric {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, n := range f.Nodes() {
-		if n.Name == "H0-0" {
-			continue
-		}
-		tr, _ := f.Attach(n.Name, 0)
-		ae := ibmad.NewEngine(tr, ibmad.Options{})
-		t.Cleanup(func() { ae.Close() })
-		if _, err := agent.New(ae, agent.Config{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	agentsBut(t, f, "H0-0") // health_test.go
 	f.SetPathQoS(f.Node("H1-2").Ports[1].GUID, sim.PathQoS{SL: 5})
 	f.SetSLUnusable(0, true)
 	return f

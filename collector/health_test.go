@@ -45,17 +45,9 @@ func fatTreeExporterOf(t *testing.T, yml string, parallel int, edit func(*sim.To
 	}
 	var dests []string
 	yml = "interval: 1h\n" + yml + "destinations:\n"
+	agentsBut(t, f, "H0-0")
 	for _, n := range f.Nodes() {
-		if n.Name == "H0-0" {
-			continue
-		}
-		tr, _ := f.Attach(n.Name, 0)
-		ae := ibmad.NewEngine(tr, ibmad.Options{})
-		t.Cleanup(func() { ae.Close() })
-		if _, err := agent.New(ae, agent.Config{}); err != nil {
-			t.Fatal(err)
-		}
-		if !n.IsSwitch() {
+		if n.Name != "H0-0" && !n.IsSwitch() {
 			lid, _ := f.LIDOf(n.Name, 0)
 			yml += "  - {name: " + n.Name + ", lid: " + strconv.Itoa(int(lid)) + "}\n"
 			dests = append(dests, n.Name)
@@ -239,6 +231,23 @@ func TestHealthSeriesLintAndUnits(t *testing.T) {
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("no %s in the scrape:\n%s", want, grep(out, "rate"))
+		}
+	}
+}
+
+// agentsBut runs the vendor agent on every node of f but skip (the
+// exporter's), each on an engine of its own, stopped when t ends.
+func agentsBut(t *testing.T, f *sim.Fabric, skip string) {
+	t.Helper()
+	for _, n := range f.Nodes() {
+		if n.Name == skip {
+			continue
+		}
+		tr, _ := f.Attach(n.Name, 0)
+		ae := ibmad.NewEngine(tr, ibmad.Options{})
+		t.Cleanup(func() { ae.Close() })
+		if _, err := agent.New(ae, agent.Config{}); err != nil {
+			t.Fatal(err)
 		}
 	}
 }
