@@ -4,11 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/go-kit/log"
-
-	"github.com/ibtracer/ibtracer_exporter/ibmad"
 	"github.com/ibtracer/ibtracer_exporter/ibmad/sim"
 )
 
@@ -36,14 +32,8 @@ func qosFatTree(t *testing.T) *sim.Fabric {
 // succeed on SL sl; it returns the link_counters_state series.
 func qosExporter(t *testing.T, f *sim.Fabric, dest string, sl uint8) string {
 	t.Helper()
-	tr, _ := f.Attach("H0-0", 0)
-	eng := ibmad.NewEngine(tr, ibmad.Options{})
-	t.Cleanup(func() { eng.Close() })
-	e := New(log.NewNopLogger(), "x")
-	e.clock = newFakeClock(time.Unix(1_800_000_000, 0))
-	t.Cleanup(e.Stop)
-	e.SetDevice(eng, nil, nil)
-	e.Apply(mustConfig(t, "interval: 1h\ntimeout: 100ms\nretries: 0\nhealth: {enabled: true, counters: true}\ndestinations:\n  - "+dest+"\n"))
+	e := simExporterAt(t, f, "H0-0", // health_test.go
+		"interval: 1h\ntimeout: 100ms\nretries: 0\nhealth: {enabled: true, counters: true}\ndestinations:\n  - "+dest+"\n")
 	e.traceAll(t, []string{"far"})
 	r := e.dests.get("far").last
 	if r.PathHops() != 4 || r.Addressing == nil || r.Addressing.SL != sl {

@@ -53,7 +53,15 @@ func fatTreeExporterOf(t *testing.T, yml string, parallel int, edit func(*sim.To
 			dests = append(dests, n.Name)
 		}
 	}
-	tr, _ := f.Attach("H0-0", 0)
+	return simExporterAt(t, f, "H0-0", yml), f, dests
+}
+
+// simExporterAt is an exporter on node of f with the configuration yml,
+// on a fake clock (its loops wait: traceAll traces by hand), stopped
+// when t ends.
+func simExporterAt(t *testing.T, f *sim.Fabric, node, yml string) *Exporter {
+	t.Helper()
+	tr, _ := f.Attach(node, 0)
 	eng := ibmad.NewEngine(tr, ibmad.Options{})
 	t.Cleanup(func() { eng.Close() })
 	e := New(log.NewNopLogger(), "x")
@@ -61,7 +69,7 @@ func fatTreeExporterOf(t *testing.T, yml string, parallel int, edit func(*sim.To
 	t.Cleanup(e.Stop)
 	e.SetDevice(eng, nil, nil)
 	e.Apply(mustConfig(t, yml))
-	return e, f, dests
+	return e
 }
 
 func (e *Exporter) traceAll(t *testing.T, names []string) {
