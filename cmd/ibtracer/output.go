@@ -48,6 +48,8 @@ func (out *output) print(o *options, stdout, stderr io.Writer) (ok bool) {
 	return ok
 }
 
+// write is print's items, into stdout's buffer; ok is false when the
+// JSON could not be made or written (the reason on stderr).
 func (out *output) write(o *options, stdout *bufio.Writer, stderr io.Writer) (ok bool) {
 	switch {
 	case o.format == "json" && out.jsonItem != nil:
