@@ -78,6 +78,7 @@ type destState struct {
 	mu           sync.Mutex // guards the fields below (not ops, which has its own)
 	last         *trace.Result
 	lastTime     time.Time
+	lastPort     *trace.Hop // the destination hop of the last trace that reached it (destination_last_port_info)
 	lastDuration time.Duration
 	lastLatency  time.Duration  // of the last trace that measured one
 	signature    uint64         // a hash of the last path (of LID offset 0)
@@ -129,6 +130,10 @@ func (s *destState) record(r *trace.Result) {
 	defer s.mu.Unlock()
 	s.last, s.lastTime = r, r.Start.Add(r.Duration)
 	s.hopSets = nil
+	if (r.Status == trace.StatusOK || r.Status == trace.StatusMismatch) && len(r.Hops) > 0 {
+		h := r.Hops[len(r.Hops)-1]
+		s.lastPort = &trace.Hop{NodeGUID: h.NodeGUID, PortGUID: h.PortGUID, NodeDesc: h.NodeDesc, NodeName: h.NodeName}
+	}
 	s.recordLocked(r, 0)
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 	"github.com/ibtracer/ibtracer_exporter/internal/fabricstr"
+	"github.com/ibtracer/ibtracer_exporter/internal/nodenamemap"
 	"github.com/ibtracer/ibtracer_exporter/linkhealth"
 	"github.com/ibtracer/ibtracer_exporter/localize"
 	"github.com/ibtracer/ibtracer_exporter/trace"
@@ -22,14 +23,14 @@ import (
 var dLinkInfo = desc("link_info", "The node descriptions of a link's two ends, 1 for every link with evidence "+
 	"(link_bad_paths) or that is unhealthy or congested (link_healthy 0, link_status congested); "+
 	"empty when no trace or health check read it.",
-	append(append([]string{}, localize.LabelNames...), "node_desc", "remote_node_desc")...)
+	append(append([]string{}, localize.LabelNames...), "node_desc", "remote_node_desc", "node_name", "remote_node_name")...)
 
 // collectLinkInfo emits link_info for the links of named (the evidence's)
 // and the links of unhealthy (collectHealth's, not healthy or
 // congested), each once, their ends' descriptions from the health
 // check's link ends (which copy the trace's hops), else from the hops of
 // the destinations' last and previous paths.
-func collectLinkInfo(ch chan<- prometheus.Metric, dests []*destState, unhealthy []*linkhealth.Link, named []localize.Link) {
+func collectLinkInfo(ch chan<- prometheus.Metric, dests []*destState, unhealthy []*linkhealth.Link, named []localize.Link, names nodenamemap.Map) {
 	if len(unhealthy) == 0 && len(named) == 0 {
 		return
 	}
@@ -61,7 +62,9 @@ func collectLinkInfo(ch chan<- prometheus.Metric, dests []*destState, unhealthy 
 	}
 	sort.Slice(keys, func(i, j int) bool { return keys[i].Less(keys[j]) })
 	for _, l := range keys {
-		lv := append(l.Labels(), fabricstr.String(descs[l.NodeGUID]), fabricstr.String(descs[l.RemoteNodeGUID]))
+		a, b := descs[l.NodeGUID], descs[l.RemoteNodeGUID]
+		lv := append(l.Labels(), fabricstr.String(a), fabricstr.String(b),
+			fabricstr.String(nodeName(names.Name(uint64(l.NodeGUID)), a)), fabricstr.String(nodeName(names.Name(uint64(l.RemoteNodeGUID)), b)))
 		ch <- prometheus.MustNewConstMetric(dLinkInfo, prometheus.GaugeValue, 1, lv...)
 	}
 }

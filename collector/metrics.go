@@ -9,6 +9,8 @@ import (
 	"github.com/ibtracer/ibtracer_exporter/agent"
 	"github.com/ibtracer/ibtracer_exporter/collector/config"
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
+	"github.com/ibtracer/ibtracer_exporter/internal/fabricstr"
+	"github.com/ibtracer/ibtracer_exporter/internal/nodenamemap"
 	"github.com/ibtracer/ibtracer_exporter/trace"
 )
 
@@ -25,6 +27,21 @@ var (
 	madClasses  = []ibmad.MgmtClass{ibmad.ClassSubnDR, ibmad.ClassSubnLID, ibmad.ClassSubnAdm, ibmad.ClassIBTracer}
 	dropReasons = ibmad.DropReasons()
 )
+
+// dLocalPort is the exporter's own port: the alerts join it to up (a
+// node whose exporter cannot be scraped) and to the destinations' last
+// ports (docs/metrics.md, "Nodes").
+var dLocalPort = desc("local_port_info", "The exporter's own port: its node GUID, port GUID and name (node-name map, else node description).",
+	"node_guid", "port_guid", "node_name")
+
+// nodeName is a node's name in the series that name nodes: the
+// node-name map's name, else its node description.
+func nodeName(mapped, nodeDesc string) string {
+	if mapped != "" {
+		return mapped
+	}
+	return nodeDesc
+}
 
 // destLabel names a destination in its series. Short because it is in
 // every per-destination series: "destination" was a tenth of /metrics at
@@ -45,8 +62,10 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	e.mu.RLock()
 	engine, ag, devErr, tr, on := e.engine, e.agent, e.deviceErr, e.tracer, e.checker != nil
 	interval := time.Duration(config.DefaultInterval)
+	var nodeNames nodenamemap.Map
 	if e.cfg != nil {
 		interval = time.Duration(e.cfg.Interval)
+		nodeNames = e.cfg.NodeNames
 	}
 	e.mu.RUnlock()
 
@@ -55,6 +74,12 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 		up = 1
 	}
 	ch <- prometheus.MustNewConstMetric(desc("device_up", "1 when the InfiniBand device (or simulator) is open."), prometheus.GaugeValue, up)
+	if engine != nil {
+		if p, ok := engine.CachedPort(); ok && p.PortGUID != 0 {
+			ch <- prometheus.MustNewConstMetric(dLocalPort, prometheus.GaugeValue, 1, p.NodeGUID.String(), p.PortGUID.String(),
+				fabricstr.String(nodeName(nodeNames.Name(uint64(p.NodeGUID)), p.NodeDesc)))
+		}
+	}
 	for i, r := range skipReasons {
 		ch <- prometheus.MustNewConstMetric(dSkipped, prometheus.CounterValue, float64(e.skips[i].Load()), r)
 	}
@@ -65,7 +90,7 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	e.fleet.collect(ch)
 	e.modes.collect(ch, tr)
 	unhealthy := collectHealth(ch, on, &e.health, &e.ctrs, names, dests)
-	collectLinkInfo(ch, dests, unhealthy, e.collectEvidence(ch, dests)) // evidence.go, linkinfo.go
+	collectLinkInfo(ch, dests, unhealthy, e.collectEvidence(ch, dests), nodeNames) // evidence.go, linkinfo.go
 	h := e.dests.hists
 	h.duration.Collect(ch)
 	h.latency.Collect(ch)
@@ -93,6 +118,8 @@ func collectDestinations(ch chan<- prometheus.Metric, names []string, dests []*d
 		dInterval = desc("destination_interval_seconds", "Trace interval of the destination, when not the configuration's "+
 			"(ibtracer_interval_seconds).", lab()...)
 		dInfo     = desc("destination_info", "The destination's address and the ibtracer arguments that trace it by hand.", lab("address", "ibtracer_args")...)
+		dLastPort = desc("destination_last_port_info", "The port the destination was last reached at, by node GUID, port GUID and name "+
+			"(node-name map, else node description); only while the last trace did not reach it.", lab("node_guid", "port_guid", "node_name")...)
 		dSuccess  = desc("trace_success", "1 if the last trace reached the destination and found no port mismatch.", lab()...)
 		dLastTime = desc("last_trace_timestamp_seconds", "When the last trace ended (0: none yet).", lab()...)
 		dLastDur  = desc("last_trace_duration_seconds", "How long the last trace took (0: none yet).", lab()...)
@@ -142,6 +169,10 @@ func collectDestinations(ch chan<- prometheus.Metric, names []string, dests []*d
 			lastTime = float64(s.lastTime.UnixMilli()) / 1e3 // ms: shorter text, 10,000 times a scrape
 		}
 		g(dSuccess, success)
+		if p := s.lastPort; p != nil && (r == nil || !(r.Status == trace.StatusOK || r.Status == trace.StatusMismatch)) {
+			emit(dLastPort, s.base.with(pair("node_guid", p.NodeGUID.String()), pair("port_guid", p.PortGUID.String()),
+				pair("node_name", fabricstr.String(nodeName(p.NodeName, p.NodeDesc)))), prometheus.GaugeValue, 1)
+		}
 		g(dLastTime, lastTime)
 		g(dLastDur, float64(s.lastDuration.Microseconds())/1e6)
 		g(dLastLat, float64(s.lastLatency.Nanoseconds()/100)/1e7) // 0.1 µs

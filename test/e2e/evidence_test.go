@@ -108,7 +108,7 @@ func TestEvidenceNamesThePulledCable(t *testing.T) {
 		// from the traces (host3 is not reached any more; its
 		// description is the previous path's), for the alerts.
 		lv := cable.Labels() // the exposition's order: labels sorted by name
-		info := fmt.Sprintf(`ibtracer_link_info{node_desc="host3",node_guid=%q,port=%q,remote_node_desc="sw1",remote_node_guid=%q,remote_port=%q}`,
+		info := fmt.Sprintf(`ibtracer_link_info{node_desc="host3",node_guid=%q,node_name="host3",port=%q,remote_node_desc="sw1",remote_node_guid=%q,remote_node_name="sw1",remote_port=%q}`,
 			lv[0], lv[1], lv[2], lv[3])
 		if cable.NodeGUID > cable.RemoteNodeGUID || strings.Count(b, "\nibtracer_link_info{") != 1 {
 			t.Errorf("%s: link_info, want one for %v:\n%s", when, cable, grepMetrics(b, "ibtracer_link_info"))
