@@ -27,16 +27,21 @@ type ChaosOptions struct {
 }
 
 // Chaos intervals: the first fault within 20 s, then one every 20-40 s,
-// each in force for a while.
+// so that a demonstration shows every verdict in its first minutes; each
+// in force for 3.5 minutes (the ingress one, which no alert watches, for
+// one), longer than the for: of the shipped alert it raises (2 minutes)
+// plus a scrape, an evaluation and a trace interval, so that make run and
+// make demo-alerts show the alerts fire and resolve
+// (TestChaosFaultsOutlastTheRules). Faults overlap.
 const (
 	chaosFirst       = 10 * time.Second
 	chaosMinGap      = 20 * time.Second
 	chaosGapSpread   = 20 // seconds
-	chaosLossy       = 30 * time.Second
-	chaosLinkDown    = 40 * time.Second
-	chaosDivergence  = 60 * time.Second
-	chaosIngressHide = 40 * time.Second
-	chaosAgentMute   = 30 * time.Second
+	chaosLossy       = 210 * time.Second
+	chaosLinkDown    = 210 * time.Second
+	chaosDivergence  = 210 * time.Second
+	chaosIngressHide = 60 * time.Second
+	chaosAgentMute   = 210 * time.Second
 	chaosDropRate    = 0.3
 	chaosTargetTries = 4 // targets a kind of fault tries before the next kind
 )

@@ -3,6 +3,8 @@ package sim
 import (
 	"context"
 	"math/rand/v2"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -88,10 +90,10 @@ func TestChaosSchedule(t *testing.T) {
 			repairs++
 			inForce--
 		case strings.HasPrefix(msg, "sim fault:"):
-			if gap := clock - lastFault; faults == 0 && (gap < 10*time.Second || gap > 20*time.Second) {
-				t.Errorf("first fault at %v: want 10-20s", clock)
-			} else if faults > 0 && (gap < 20*time.Second || gap > 40*time.Second) {
-				t.Errorf("fault at %v, %v after the previous one: want 20-40s", clock, gap)
+			if gap := clock - lastFault; faults == 0 && (gap < chaosFirst || gap > chaosFirst+chaosGapSpread/2*time.Second) {
+				t.Errorf("first fault at %v: want %v + up to %ds", clock, chaosFirst, chaosGapSpread/2)
+			} else if faults > 0 && (gap < chaosMinGap || gap > chaosMinGap+chaosGapSpread*time.Second) {
+				t.Errorf("fault at %v, %v after the previous one: want %v + up to %ds", clock, gap, chaosMinGap, chaosGapSpread)
 			}
 			kinds[msg]++
 			lastFault = clock
@@ -119,8 +121,7 @@ func TestChaosSchedule(t *testing.T) {
 		}
 	}
 	// Each repair comes its fault's duration after it (no fault was
-	// repaired early, none lasts for ever): every event happens at most 60s
-	// after the fault it repairs, and at least 30s.
+	// repaired early, none lasts for ever).
 	for i, e := range events {
 		if !strings.HasPrefix(e.msg, "sim fault repaired:") {
 			continue
@@ -128,12 +129,13 @@ func TestChaosSchedule(t *testing.T) {
 		ok := false
 		for _, p := range events[:i] {
 			d := e.at - p.at
-			if strings.HasPrefix(p.msg, "sim fault:") && (d == 30*time.Second || d == 40*time.Second || d == 60*time.Second) {
+			if strings.HasPrefix(p.msg, "sim fault:") && (d == chaosLossy || d == chaosLinkDown || d == chaosDivergence ||
+				d == chaosIngressHide || d == chaosAgentMute) {
 				ok = true
 			}
 		}
 		if !ok {
-			t.Errorf("repair %q at %v matches no fault 30, 40 or 60s earlier", e.msg, e.at)
+			t.Errorf("repair %q at %v matches no fault a fault's duration earlier", e.msg, e.at)
 		}
 	}
 }
@@ -148,5 +150,38 @@ func TestChaosStopsWithItsContext(t *testing.T) {
 	case <-done:
 	case <-time.After(10 * time.Second):
 		t.Fatal("Chaos did not return within 10s of its context ending")
+	}
+}
+
+// TestChaosFaultsOutlastTheRules: each fault of make run's --sim.faults
+// that a shipped alert watches lasts its for: plus a minute (a scrape,
+// an evaluation and the exporter's interval), so that the demo shows the
+// alert fire: a diverging switch IBTracerPortMismatch, a link down
+// IBTracerPathChanged (no for:), a lossy link IBTracerLinkSuspected, a
+// silent agent IBTracerAgentMissing.
+func TestChaosFaultsOutlastTheRules(t *testing.T) {
+	b, err := os.ReadFile("../../dashboards/ibtracer.rules.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for alert, fault := range map[string]time.Duration{
+		"IBTracerPortMismatch":  chaosDivergence,
+		"IBTracerPathChanged":   chaosLinkDown,
+		"IBTracerLinkSuspected": chaosLossy,
+		"IBTracerAgentMissing":  chaosAgentMute,
+	} {
+		m := regexp.MustCompile(`(?s)- alert: ` + alert + `\n.*?(?:\n      - (?:alert|record): |\z)`).Find(b)
+		if m == nil {
+			t.Fatalf("no rule %s in the rules", alert)
+		}
+		var forDur time.Duration
+		if f := regexp.MustCompile(`(?m)^        for: (\S+)$`).FindSubmatch(m); f != nil {
+			if forDur, err = time.ParseDuration(string(f[1])); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if fault < forDur+time.Minute {
+			t.Errorf("%s: the fault lasts %v, the alert's for: is %v: it never fires in the demo", alert, fault, forDur)
+		}
 	}
 }

@@ -123,7 +123,13 @@ func stopProcess(cmd *exec.Cmd) {
 // startDaemon runs a program for the rest of the test, in its own dir.
 func startDaemon(t *testing.T, dir, bin string, args ...string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	startDaemonFor(t, 3*time.Minute, dir, bin, args...)
+}
+
+// startDaemonFor is startDaemon with a lifetime of its own.
+func startDaemonFor(t *testing.T, lifetime time.Duration, dir, bin string, args ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), lifetime)
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = dir
 	out, _ := os.Create(filepath.Join(dir, filepath.Base(bin)+".log"))
@@ -168,13 +174,19 @@ func startExporter(t *testing.T, env []string, configYAML string, args ...string
 // prlimit): wrap, then the exporter's path and arguments.
 func startExporterUnder(t *testing.T, wrap, env []string, configYAML string, args ...string) *exporterProc {
 	t.Helper()
+	return startExporterFor(t, 3*time.Minute, wrap, env, configYAML, args...)
+}
+
+// startExporterFor is startExporterUnder with a lifetime of its own.
+func startExporterFor(t *testing.T, lifetime time.Duration, wrap, env []string, configYAML string, args ...string) *exporterProc {
+	t.Helper()
 	bin, _ := binaries(t)
 	dir := t.TempDir()
 	p := &exporterProc{t: t, addr: freePort(t), cfg: filepath.Join(dir, "ibtracer.yml"), client: &http.Client{Timeout: 10 * time.Second}, scheme: "http"}
 	if err := os.WriteFile(p.cfg, []byte(configYAML), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), lifetime)
 	argv := append(append(append([]string(nil), wrap...), bin, "--config.file="+p.cfg, "--web.listen-address="+p.addr,
 		"--log.level=debug", "--device.retry-interval=1s"), args...)
 	p.cmd = exec.CommandContext(ctx, argv[0], argv[1:]...)

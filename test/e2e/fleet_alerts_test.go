@@ -1,0 +1,377 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/ibtracer/ibtracer_exporter/ibmad/ibsim/ibsimtest"
+	"github.com/ibtracer/ibtracer_exporter/internal/promtest"
+)
+
+// fleetScale divides every duration of the shipped rules in the fleet
+// test: for:, keep_firing_for: and every range selector, in the
+// expressions and in the annotations' queries alike, so that the rules
+// keep their proportions (a 5-minute window under a 10-minute for:).
+const fleetScale = 20
+
+var (
+	ruleDurationRe = regexp.MustCompile(`(?m)^(\s*(?:for|keep_firing_for): )(\S+)$`)
+	rangeRe        = regexp.MustCompile(`\[(\d+[smhdw])\]`)
+)
+
+// scaleRules returns the rules with every duration divided by factor
+// (scaleRules is the only place the fleet test changes them).
+func scaleRules(t *testing.T, rules []byte, factor int) []byte {
+	t.Helper()
+	scale := func(s string) string {
+		d, err := model.ParseDuration(s)
+		if err != nil {
+			t.Fatalf("duration %q in the rules: %v", s, err)
+		}
+		return model.Duration(time.Duration(d) / time.Duration(factor)).String()
+	}
+	out := ruleDurationRe.ReplaceAllFunc(rules, func(m []byte) []byte {
+		sm := ruleDurationRe.FindSubmatch(m)
+		return []byte(string(sm[1]) + scale(string(sm[2])))
+	})
+	return rangeRe.ReplaceAllFunc(out, func(m []byte) []byte {
+		return []byte("[" + scale(string(m[1:len(m)-1])) + "]")
+	})
+}
+
+func TestScaleRules(t *testing.T) {
+	in := "        for: 10m\n        keep_firing_for: 20m\n        expr: max_over_time(x[5m]) and y[1d] and z[30m]\n"
+	want := "        for: 30s\n        keep_firing_for: 1m\n        expr: max_over_time(x[15s]) and y[1h12m] and z[1m30s]\n"
+	if got := string(scaleRules(t, []byte(in), 20)); got != want {
+		t.Fatalf("scaleRules:\n%s\nwant\n%s", got, want)
+	}
+}
+
+// promAlert is one alert of Prometheus's /api/v1/alerts.
+type promAlert struct {
+	Labels      map[string]string `json:"labels"`
+	Annotations map[string]string `json:"annotations"`
+	State       string            `json:"state"`
+	ActiveAt    time.Time         `json:"activeAt"`
+}
+
+func (a promAlert) key() string {
+	keys := make([]string, 0, len(a.Labels))
+	for k := range a.Labels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%s=%q ", k, a.Labels[k])
+	}
+	return b.String()
+}
+
+func promAlerts(t *testing.T, addr string) []promAlert {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/api/v1/alerts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var r struct {
+		Data struct {
+			Alerts []promAlert `json:"alerts"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+		t.Fatal(err)
+	}
+	return r.Data.Alerts
+}
+
+// fleetPhase records the alerts that fire during one phase of the fleet
+// test and were not already firing when it began.
+type fleetPhase struct {
+	name   string
+	before map[string]bool      // firing when the phase began
+	fired  map[string]promAlert // fired during the phase (new ones)
+}
+
+func newPhase(t *testing.T, addr, name string) *fleetPhase {
+	p := &fleetPhase{name: name, before: map[string]bool{}, fired: map[string]promAlert{}}
+	for _, a := range promAlerts(t, addr) {
+		if a.State == "firing" {
+			p.before[a.key()] = true
+		}
+	}
+	return p
+}
+
+// watch polls the alerts every second for d, recording the new firing
+// ones; it stops early once done (if given) holds.
+func (p *fleetPhase) watch(t *testing.T, addr string, d time.Duration, done func(map[string]promAlert) bool) {
+	t.Helper()
+	poll(d, time.Second, func() bool {
+		for _, a := range promAlerts(t, addr) {
+			if a.State == "firing" && !p.before[a.key()] {
+				if _, ok := p.fired[a.key()]; !ok {
+					p.fired[a.key()] = a
+				}
+			}
+		}
+		return done != nil && done(p.fired)
+	})
+}
+
+func (p *fleetPhase) report(t *testing.T) {
+	t.Helper()
+	var lines []string
+	for _, a := range p.fired {
+		lines = append(lines, fmt.Sprintf("  %s [%s] %s", a.Labels["alertname"], a.Labels["severity"], a.Annotations["summary"]))
+	}
+	sort.Strings(lines)
+	t.Logf("%s: %d alert(s) fired\n%s", p.name, len(p.fired), strings.Join(lines, "\n"))
+}
+
+func (p *fleetPhase) byName() map[string]int {
+	n := map[string]int{}
+	for _, a := range p.fired {
+		n[a.Labels["alertname"]]++
+	}
+	return n
+}
+
+// TestFleetAlerts: 8 exporters on a 16-host fat tree (ibsim, OpenSM on a
+// host of its own), each tracing the 15 other hosts every 2 s with link
+// health and evidence on, scraped every second by a real Prometheus
+// that evaluates the shipped rules with every duration divided by
+// fleetScale (scaleRules). Four phases, each counting the alerts that
+// fire in it:
+//   - a healthy fabric: none;
+//   - a leaf-spine cable pulled: at most 3, one naming both ends by
+//     name, no alert name firing more than once (once per exporter);
+//   - a host that every exporter traces, itself an exporter, rebooting
+//     (its exporter stopped, its cable pulled): no critical alert, at
+//     most 2;
+//   - a link losing errors while the paths move (another leaf-spine
+//     cable pulled and put back): IBTracerLinkErrorsRising fires once
+//     and stays firing to the end of the fault.
+//
+// IBTRACER_FLEET_RULES names another rules file (the rules of an older
+// version, to measure "before").
+func TestFleetAlerts(t *testing.T) {
+	skipShort(t)
+	prom := promtest.RequireTool(t, "prometheus", "prometheus")
+	const lifetime = 6 * time.Minute
+	fab := ibsimtest.Start(t, filepath.Join(topoDir, "fattree-4x2x4.net"),
+		ibsimtest.Options{KeepSM: true, SMHost: true, SweepSeconds: 1, Lifetime: lifetime})
+	lids := lidsOf(t, fab, "H0-0")
+	var hosts []string
+	for n := range lids {
+		if strings.HasPrefix(n, "H") {
+			hosts = append(hosts, n)
+		}
+	}
+	sort.Strings(hosts)
+	if len(hosts) != 16 {
+		t.Fatalf("%d hosts in fattree-4x2x4.net, want 16: %v", len(hosts), lids)
+	}
+	// The exporters: two hosts under each leaf.
+	exporterHosts := []string{"H0-0", "H0-2", "H1-0", "H1-2", "H2-0", "H2-2", "H3-0", "H3-2"}
+	exps := map[string]*exporterProc{}
+	var targets []string
+	for _, h := range exporterHosts {
+		var b strings.Builder
+		b.WriteString("interval: 2s\ntimeout: 300ms\nretries: 1\n")
+		b.WriteString("health: {enabled: true, expect_width: 4x, expect_speed: SDR}\nevidence: {enabled: true}\ndestinations:\n")
+		for _, d := range hosts {
+			if d != h {
+				fmt.Fprintf(&b, "  - {name: %s, lid: %d}\n", d, lids[d])
+			}
+		}
+		e := startExporterFor(t, lifetime, nil, []string{"IBSIM_SOCKNAME=" + fab.SockName}, b.String(),
+			"--ib.transport=ibsim", "--ibsim.node="+h)
+		exps[h] = e
+		targets = append(targets, fmt.Sprintf("%q", e.addr))
+	}
+	for _, h := range exporterHosts {
+		var others []string
+		for _, d := range hosts {
+			if d != h {
+				others = append(others, d)
+			}
+		}
+		exps[h].waitFor(90*time.Second, "first traces from "+h, allTraced(others...))
+	}
+
+	dir := t.TempDir()
+	rulesFile := filepath.Join(root, "dashboards/ibtracer.rules.yml")
+	if f := os.Getenv("IBTRACER_FLEET_RULES"); f != "" {
+		rulesFile = f
+	}
+	rules, err := os.ReadFile(rulesFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = os.WriteFile(filepath.Join(dir, "rules.yml"), scaleRules(t, rules, fleetScale), 0o644)
+	promAddr := freePort(t)
+	promCfg := fmt.Sprintf(`global:
+  scrape_interval: 1s
+  evaluation_interval: 1s
+rule_files: [rules.yml]
+scrape_configs:
+  - job_name: ibtracer
+    static_configs:
+      - targets: [%s]
+`, strings.Join(targets, ", "))
+	_ = os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(promCfg), 0o644)
+	startDaemonFor(t, lifetime, dir, prom, "--config.file=prometheus.yml", "--storage.tsdb.path="+filepath.Join(dir, "tsdb"),
+		"--web.listen-address="+promAddr)
+	if !poll(30*time.Second, 500*time.Millisecond, func() bool {
+		n, err := promtest.Query(promAddr, `count_over_time(up[1m]) >= 5`)
+		return err == nil && n == len(exporterHosts)
+	}) {
+		t.Fatalf("Prometheus did not scrape the %d exporters", len(exporterHosts))
+	}
+
+	// A healthy fabric: nothing fires or is pending over 20 s (longer than
+	// most scaled for:s; a pending alert counts too).
+	healthy := newPhase(t, promAddr, "healthy fabric")
+	pendingSeen := map[string]string{}
+	poll(20*time.Second, time.Second, func() bool {
+		for _, a := range promAlerts(t, promAddr) {
+			pendingSeen[a.key()] = a.State
+		}
+		return false
+	})
+	healthy.watch(t, promAddr, time.Second, nil)
+	healthy.report(t)
+	if len(pendingSeen) > 0 || len(healthy.fired) > 0 {
+		var ks []string
+		for k, s := range pendingSeen {
+			ks = append(ks, s+" "+k)
+		}
+		sort.Strings(ks)
+		t.Errorf("healthy fabric: %d alert(s) pending or firing, want none:\n  %s", len(pendingSeen), strings.Join(ks, "\n  "))
+	}
+
+	// A leaf-spine cable pulled: L0 port 5 - S0 port 1.
+	cable := newPhase(t, promAddr, "leaf-spine cable L0[5]-S0[1] pulled")
+	if err := fab.Console(`Unlink "L0"[5]`); err != nil {
+		t.Fatal(err)
+	}
+	bothEnds := func(a promAlert) bool {
+		s := a.Annotations["summary"]
+		return strings.Contains(s, "L0") && strings.Contains(s, "S0")
+	}
+	cable.watch(t, promAddr, 45*time.Second, func(f map[string]promAlert) bool {
+		for _, a := range f {
+			if bothEnds(a) {
+				return true
+			}
+		}
+		return false
+	})
+	cable.watch(t, promAddr, 15*time.Second, nil) // what else fires
+	cable.report(t)
+	named := false
+	for _, a := range cable.fired {
+		named = named || bothEnds(a)
+	}
+	if !named {
+		t.Errorf("%s: no alert names both ends (L0, S0)", cable.name)
+	}
+	if len(cable.fired) > 3 {
+		t.Errorf("%s: %d alerts, want at most 3", cable.name, len(cable.fired))
+	}
+	for n, c := range cable.byName() {
+		if c > 1 {
+			t.Errorf("%s: %s fired %d times, want once", cable.name, n, c)
+		}
+	}
+	if err := fab.Console(`Link "L0"[5] "S0"[1]`); err != nil {
+		t.Fatal(err)
+	}
+
+	// A host every exporter traces reboots: H3-2's exporter stops and its
+	// cable (L3 port 3) is pulled, for longer than every scaled for:.
+	reboot := newPhase(t, promAddr, "host H3-2 rebooting")
+	stopProcess(exps["H3-2"].cmd)
+	if err := fab.Console(`Unlink "L3"[3]`); err != nil {
+		t.Fatal(err)
+	}
+	reboot.watch(t, promAddr, 40*time.Second, nil)
+	reboot.report(t)
+	for _, a := range reboot.fired {
+		if a.Labels["severity"] == "critical" {
+			t.Errorf("%s: critical alert %s", reboot.name, a.key())
+		}
+	}
+	if len(reboot.fired) > 2 {
+		t.Errorf("%s: %d alerts, want at most 2", reboot.name, len(reboot.fired))
+	}
+	if reboot.byName()["IBTracerNodeDown"] != 1 {
+		t.Errorf("%s: IBTracerNodeDown fired %d times, want once", reboot.name, reboot.byName()["IBTracerNodeDown"])
+	}
+
+	// A link losing errors (L1 port 6 - S1 port 2, about 2 symbol errors
+	// a second at L1's end) while the paths move: L1 port 5 - S0 is
+	// pulled and put back. IBTracerLinkErrorsRising fires once and stays
+	// firing to the end.
+	errs := newPhase(t, promAddr, "link L1[6]-S1[2] losing errors while paths move")
+	start := time.Now()
+	var firstKey string
+	var firstActive time.Time
+	gaps := 0
+	step := 0
+	for time.Since(start) < 100*time.Second {
+		step++
+		if err := fab.Console(fmt.Sprintf(`PerformanceSet "L1"[6] PortCounters.SymbolErrorCounter=%d`, 2*step)); err != nil {
+			t.Fatal(err)
+		}
+		switch step {
+		case 20:
+			if err := fab.Console(`Unlink "L1"[5]`); err != nil {
+				t.Fatal(err)
+			}
+		case 50:
+			if err := fab.Console(`Link "L1"[5] "S0"[2]`); err != nil {
+				t.Fatal(err)
+			}
+		}
+		firing := false
+		for _, a := range promAlerts(t, promAddr) {
+			if a.Labels["alertname"] != "IBTracerLinkErrorsRising" || a.State != "firing" || errs.before[a.key()] {
+				continue
+			}
+			if !strings.Contains(a.Annotations["summary"], "L1") || !strings.Contains(a.Annotations["summary"], "S1") {
+				continue
+			}
+			firing = true
+			errs.fired[a.key()] = a
+			if firstKey == "" {
+				firstKey, firstActive = a.key(), a.ActiveAt
+				t.Logf("%s: %s fires at +%v", errs.name, a.Annotations["summary"], time.Since(start).Round(time.Second))
+			} else if a.key() != firstKey || !a.ActiveAt.Equal(firstActive) {
+				t.Errorf("%s: fired again: %s active at %v, first %s at %v", errs.name, a.key(), a.ActiveAt, firstKey, firstActive)
+			}
+		}
+		if firstKey != "" && !firing {
+			gaps++
+		}
+		time.Sleep(time.Second)
+	}
+	errs.report(t)
+	if firstKey == "" {
+		t.Errorf("%s: IBTracerLinkErrorsRising never fired for L1-S1", errs.name)
+	} else if gaps > 0 {
+		t.Errorf("%s: IBTracerLinkErrorsRising was not firing in %d polls after it first fired", errs.name, gaps)
+	}
+}
