@@ -8,7 +8,7 @@ FUZZTIME  ?= 60s
 # (test-only cgo) build only with this tag: go build/vet ./... need no C header.
 TESTTAGS  ?= ibcref
 
-.PHONY: all build test test-short lint bench fuzz deps clean run
+.PHONY: all build test test-short lint bench fuzz deps clean run demo-alerts
 
 all: build test
 
@@ -72,3 +72,11 @@ run:
 	$(GO) run . --ib.transport=sim --sim.agents=hosts:80% --sim.faults --sim.remote-subnet \
 	  --sim.multicast=0xc001:H0-0,H1-2,H3-3 \
 	  --config.file=examples/demo.yml --web.listen-address=127.0.0.1:9684
+
+# make run's exporter with a Prometheus and an Alertmanager (Debian's
+# packages) evaluating the shipped rules and the Alertmanager example:
+# watch the alerts fire and resolve. Stops after DEMO_MINUTES (default
+# 30); not part of make test.
+demo-alerts:
+	@bash scripts/demo-alerts.sh
+
