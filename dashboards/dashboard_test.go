@@ -344,7 +344,7 @@ func rename(m map[string]any, from, to string) {
 func TestDashboardQueriesParse(t *testing.T) {
 	promtool := promtest.RequireTool(t, "promtool", "prometheus")
 	d := shippedDashboard(t)
-	vars := strings.NewReplacer("$job", ".*", "$instance", ".*", "$destination", ".*", "$switch", ".*", "$__rate_interval", "1m", "$__range", "1h")
+	vars := strings.NewReplacer("$job", ".*", "$instance", ".*", "$destination", ".*", "$switch", ".*", "$guid", ".*", "$__rate_interval", "1m", "$__range", "1h")
 	var rules strings.Builder
 	rules.WriteString("groups:\n  - name: dashboard\n    rules:\n")
 	n := 0

@@ -99,7 +99,7 @@ func TestHistogramQueriesNativeAndClassic(t *testing.T) {
 	} {
 		t.Run(mode.name, func(t *testing.T) {
 			addr := startPrometheus(t, prom, targetAddr, rules, mode.flags...)
-			vars := strings.NewReplacer("$job", ".*", "$instance", ".*", "$destination", ".*", "$switch", ".*", "$__rate_interval", "30s", "$__range", "5m")
+			vars := strings.NewReplacer("$job", ".*", "$instance", ".*", "$destination", ".*", "$switch", ".*", "$guid", ".*", "$__rate_interval", "30s", "$__range", "5m")
 			// Wait for IBTracerLatencyHigh to be pending: its expression
 			// holds once the values of 20 traces are in, above the
 			// threshold of the recording rule.

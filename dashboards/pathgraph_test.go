@@ -46,7 +46,7 @@ func TestPathGraphQueries(t *testing.T) {
 	if nodesExpr == "" || edgesExpr == "" {
 		t.Fatal("no nodeGraph panel with queries A (nodes) and B (edges)")
 	}
-	vars := strings.NewReplacer("$job", ".*", "$instance", ".*", "$destination", ".*", "$switch", ".*")
+	vars := strings.NewReplacer("$job", ".*", "$instance", ".*", "$destination", ".*", "$switch", ".*", "$guid", ".*")
 
 	type hop struct{ n, guid, desc, typ, in, out, verdict, by string }
 	paths := map[string][]hop{

@@ -150,7 +150,7 @@ scrape_configs:
 		t.Fatal(err)
 	}
 	queries := 0
-	vars := strings.NewReplacer("$job", ".*", "$instance", ".*", "$destination", ".*", "$switch", ".*", "$__rate_interval", "10s", "$__range", "5m")
+	vars := strings.NewReplacer("$job", ".*", "$instance", ".*", "$destination", ".*", "$switch", ".*", "$guid", ".*", "$__rate_interval", "10s", "$__range", "5m")
 	for _, p := range dash.Panels {
 		if p.Type == "row" {
 			continue

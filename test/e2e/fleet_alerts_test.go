@@ -285,9 +285,11 @@ scrape_configs:
 	if err := fab.Console(`Unlink "L0"[5]`); err != nil {
 		t.Fatal(err)
 	}
+	// Both ends by name, GUID and port, as the alerts write a link's end.
+	l0, s0 := regexp.MustCompile(`\bL0 \(0x[0-9a-f]{16}\) port 5\b`), regexp.MustCompile(`\bS0 \(0x[0-9a-f]{16}\) port 1\b`)
 	bothEnds := func(a promAlert) bool {
 		s := a.Annotations["summary"]
-		return strings.Contains(s, "L0") && strings.Contains(s, "S0")
+		return l0.MatchString(s) && s0.MatchString(s)
 	}
 	cable.watch(t, promAddr, 45*time.Second, func(f map[string]promAlert) bool {
 		for _, a := range f {
@@ -304,7 +306,7 @@ scrape_configs:
 		named = named || bothEnds(a)
 	}
 	if !named {
-		t.Errorf("%s: no alert names both ends (L0, S0)", cable.name)
+		t.Errorf("%s: no alert names both ends (L0 port 5, S0 port 1)", cable.name)
 	}
 	if len(cable.fired) > 3 {
 		t.Errorf("%s: %d alerts, want at most 3", cable.name, len(cable.fired))
