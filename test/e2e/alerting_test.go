@@ -21,7 +21,7 @@ import (
 // webhook collects the alerts Alertmanager posts.
 type webhook struct {
 	mu     sync.Mutex
-	firing map[string]bool // "alertname/dest"
+	firing map[string]bool // "alertname/dest", or "alertname/node_desc"
 }
 
 func (w *webhook) ServeHTTP(_ http.ResponseWriter, r *http.Request) {
@@ -38,7 +38,8 @@ func (w *webhook) ServeHTTP(_ http.ResponseWriter, r *http.Request) {
 	defer w.mu.Unlock()
 	for _, a := range msg.Alerts {
 		if a.Status == "firing" {
-			w.firing[a.Labels["alertname"]+"/"+a.Labels["dest"]] = true
+			// A destination's alert by its dest, a node's by its name.
+			w.firing[a.Labels["alertname"]+"/"+a.Labels["dest"]+a.Labels["node_desc"]] = true
 		}
 	}
 }
@@ -189,7 +190,7 @@ scrape_configs:
 
 	// The agent on far2's destination stops: IBTracerAgentMissing.
 	agentEngine.Close()
-	hook.wait(t, "IBTracerAgentMissing/far2", 60*time.Second)
+	hook.wait(t, "IBTracerAgentMissing/host4", 60*time.Second) // far2's node, by its description
 
 	// near's only cable is pulled: its traces fail (port down, then no
 	// route once OpenSM has swept), which trace_failures_total counts:
