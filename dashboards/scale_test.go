@@ -412,7 +412,9 @@ func TestDashboardAtFleetScale(t *testing.T) {
 			for _, m := range metricRe.FindAllString(expr, -1) {
 				// A histogram's native form has no _bucket series; the
 				// classic one the fleet writes stands for it.
-				if c, err := promtest.Query(addr, fmt.Sprintf("count(%s) or count(%s_bucket)", m, m)); err != nil || c == 0 {
+				if c, err := queryCount(addr, fmt.Sprintf("count(%s) or count(%s_bucket)", m, m)); err != nil {
+					t.Fatalf("panel %q: count(%s): %v", title(p), m, err)
+				} else if c == 0 {
 					t.Errorf("panel %q reads %s, which the synthetic fleet does not write (add it to writeFleet)", title(p), m)
 				}
 			}
