@@ -209,9 +209,11 @@ func (w *walk) validate(hops []Hop) [][]uint8 {
 		go func(i int) {
 			defer wg.Done()
 			inPorts[i] = w.validateHop(hops, i)
+			settleLink(hops, i) // coverage.go
 		}(i)
 	}
 	wg.Wait()
+	nameCheckedLinks(nil, hops) // coverage.go
 	return inPorts
 }
 
