@@ -107,7 +107,8 @@ func collectDestinations(ch chan<- prometheus.Metric, names []string, dests []*d
 		dChangeTime = desc("path_last_change_timestamp_seconds", "When the path last changed (0: never).", lab()...)
 		dMisTotal   = desc("port_mismatches_total", "Hops that reported a port mismatch (status 7), summed over traces.", lab()...)
 		dUnsTotal   = desc("unsupported_hops_total", "Hops nobody validated (unsupported or lost), summed over traces.", lab()...)
-		dValHops    = desc("path_validated_hops", "Hops of the last trace whose ingress port was confirmed, by the agent or the SMA.", lab()...)
+		dValHops    = desc("path_validated_hops", "Hops of the last trace whose ingress port was confirmed over the traced path's link into them, by the agent or the SMA.", lab()...)
+		dCoverage   = desc("path_coverage_ratio", "Share of the last trace's links that a validation MAD crossed last and confirmed (0..1).", lab()...)
 		dMADs       = desc("trace_mads_total", "MADs spent tracing the destination.", lab()...)
 		dLastMADs   = desc("last_trace_mads", "MADs the last trace spent.", lab()...)
 		dHopInfo    = desc("hop_info", helpHopInfo,
@@ -131,13 +132,14 @@ func collectDestinations(ch chan<- prometheus.Metric, names []string, dests []*d
 		}
 		emit(dInfo, s.info, prometheus.GaugeValue, 1)
 		r := s.last
-		success, hops, mis, uns, val, lastMADs, lastTime := 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+		success, hops, mis, uns, val, cover, lastMADs, lastTime := 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
 		if r != nil {
 			if r.Status.Succeeded() {
 				success = 1
 			}
 			hops = float64(r.PathHops())
 			mis, uns, val = float64(r.Count(trace.AgentMismatch)), float64(unsupported(r)), float64(r.Count(trace.AgentValidated))
+			cover = r.Coverage().Ratio()
 			lastMADs = float64(r.MADs)
 			lastTime = float64(s.lastTime.UnixMilli()) / 1e3 // ms: shorter text, 10,000 times a scrape
 		}
@@ -175,6 +177,7 @@ func collectDestinations(ch chan<- prometheus.Metric, names []string, dests []*d
 		c(dMisTotal, float64(s.mismatched))
 		c(dUnsTotal, float64(s.unsupported))
 		g(dValHops, val)
+		g(dCoverage, cover)
 		c(dMADs, float64(s.mads))
 		g(dLastMADs, lastMADs)
 		if hl := s.hopLabelsLocked(); len(hl) > 0 {
