@@ -27,9 +27,12 @@ type JSONHop struct {
 	ExpectedInPort *uint8 `json:"expected_in_port,omitempty"`
 	// CheckedLink is the link a hop validated_other_link's MAD crossed
 	// last instead of the traced one (coverage.go).
-	CheckedLink  *JSONLink `json:"checked_link,omitempty"`
-	RTTSeconds   float64   `json:"rtt_seconds"`
-	AgentRTTSecs float64   `json:"agent_rtt_seconds,omitempty"`
+	CheckedLink *JSONLink `json:"checked_link,omitempty"`
+	// DivergedAt is the switch whose forwarding diverged from its table,
+	// for a mismatch that names it (diverge.go).
+	DivergedAt   *JSONDivergence `json:"diverged_at,omitempty"`
+	RTTSeconds   float64         `json:"rtt_seconds"`
+	AgentRTTSecs float64         `json:"agent_rtt_seconds,omitempty"`
 }
 
 // JSONLink is one link: the node and port it leaves from, the port it
@@ -39,6 +42,15 @@ type JSONLink struct {
 	FromName string `json:"from_name,omitempty"`
 	FromPort uint8  `json:"from_port"`
 	InPort   uint8  `json:"in_port"`
+}
+
+// JSONDivergence is the switch that sent a mismatched hop's MAD out of
+// another port than its LFT names.
+type JSONDivergence struct {
+	SwitchGUID string `json:"switch_guid"`
+	SwitchName string `json:"switch_name,omitempty"`
+	OutPort    uint8  `json:"out_port"`
+	LFTPort    uint8  `json:"lft_port"`
 }
 
 // JSONResult is one trace in the JSON report.
@@ -94,6 +106,9 @@ func (r *Result) JSON() JSONResult {
 		case AgentValidated, AgentValidatedOtherLink, AgentMismatch:
 			a, e := h.ActualInPort, h.ExpectedInPort
 			jh.ActualInPort, jh.ExpectedInPort = &a, &e
+		}
+		if d := h.Diverged; d != nil {
+			jh.DivergedAt = &JSONDivergence{SwitchGUID: d.Switch.String(), SwitchName: d.SwitchName, OutPort: d.OutPort, LFTPort: d.LFTPort}
 		}
 		if h.Agent == AgentValidatedOtherLink {
 			jh.CheckedLink = &JSONLink{FromGUID: h.ExpectedFrom.String(), FromName: h.ExpectedFromName, FromPort: h.ExpectedFromPort, InPort: h.ExpectedInPort}
@@ -152,8 +167,12 @@ func (r *Result) Summary() string {
 		var parts []string
 		for _, h := range r.Hops {
 			if h.Agent == AgentMismatch {
-				parts = append(parts, fmt.Sprintf("hop %d %s arrived on port %d, the forwarding tables predict port %d",
-					h.Hop, name(&h), h.ActualInPort, h.ExpectedInPort))
+				p := fmt.Sprintf("hop %d %s arrived on port %d, the forwarding tables predict port %d",
+					h.Hop, name(&h), h.ActualInPort, h.ExpectedInPort)
+				if h.Diverged != nil {
+					p += ": diverging switch " + h.Diverged.String()
+				}
+				parts = append(parts, p)
 			}
 		}
 		return fmt.Sprintf("%s: PORT MISMATCH (status 7): %s", dest, strings.Join(parts, "; "))
@@ -185,7 +204,11 @@ func (r *Result) WriteVerbose(w io.Writer) {
 			// was checked, the traced one was not (coverage.go).
 			verdict += fmt.Sprintf(" (its own LID's route crossed %s, as predicted; the traced link was not checked)", h.checkedLink())
 		case AgentMismatch:
-			verdict += fmt.Sprintf(" (in port %d, expected %d)", h.ActualInPort, h.ExpectedInPort)
+			verdict += fmt.Sprintf(" (in port %d, expected %d", h.ActualInPort, h.ExpectedInPort)
+			if h.Diverged != nil {
+				verdict += "; diverging switch " + h.Diverged.String()
+			}
+			verdict += ")"
 		}
 		switch {
 		case i == 0:

@@ -214,7 +214,11 @@ type Hop struct {
 	ExpectedFromName string
 	RTT              time.Duration // the directed-route NodeInfo of the walk, or of the agent's answer
 	AgentRTT         time.Duration
-	numPorts         uint8
+	// Diverged names the switch whose forwarding diverged from its table,
+	// for a mismatch it can be told from (diverge.go); nil otherwise.
+	Diverged  *Divergence
+	numPorts  uint8
+	wrongNode bool // the validation MAD was answered by another node than the walk found
 }
 
 // Status is a trace's outcome.
@@ -319,6 +323,7 @@ func NameHops(name func(guid uint64) string, rs ...*Result) {
 			r.Hops[i].NodeName = name(uint64(r.Hops[i].NodeGUID))
 		}
 		nameCheckedLinks(name, r.Hops) // coverage.go
+		nameDiverged(name, r.Hops)     // diverge.go
 	}
 }
 
