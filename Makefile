@@ -35,6 +35,8 @@ build:
 test: deps
 	$(GO) test -tags $(TESTTAGS) -race -count=1 -timeout 30m $(PKGS)
 
+# Under -short no external peer starts: ibsim, OpenSM, infiniband-diags and
+# Prometheus tests skip (ibsimtest.Require, promtest.RequireTool).
 test-short:
 	$(GO) test -tags $(TESTTAGS) -short -count=1 $(PKGS)
 
