@@ -21,8 +21,8 @@ elif ! getent passwd ibtracer > /dev/null; then
 		--shell /usr/sbin/nologin --comment ibtracer_exporter ibtracer
 fi
 
-# The udev rule for devices that exist already (udev running only).
-if [ -d /run/udev ] && command -v udevadm > /dev/null 2>&1; then
+# The udev rule for devices that exist already (when udevd runs).
+if [ -S /run/udev/control ] && command -v udevadm > /dev/null 2>&1; then
 	udevadm control --reload-rules || true
 	udevadm trigger --action=change --subsystem-match=infiniband_mad || true
 fi

@@ -9,7 +9,7 @@ set -e
 if [ -d /run/systemd/system ]; then
 	systemctl daemon-reload || true
 fi
-if [ -d /run/udev ] && command -v udevadm > /dev/null 2>&1; then
+if [ -S /run/udev/control ] && command -v udevadm > /dev/null 2>&1; then
 	udevadm control --reload-rules || true
 fi
 
