@@ -60,6 +60,7 @@ fuzz:
 deps:
 	@bash scripts/deps.sh
 	$(GO) mod download
+	cd tools && $(GO) mod download
 
 clean:
 	rm -rf bin dist
