@@ -3,6 +3,7 @@ package manpage
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -12,11 +13,24 @@ import (
 // kingpinHeader is the part of kingpin.ManPageTemplate that Use replaces.
 const kingpinHeader = ".TH {{.App.Name}} 1 {{.App.Version}} \"{{.App.Author}}\"\n.SH \"NAME\"\n{{.App.Name}}\n"
 
+var (
+	// kingpinTemplate is kingpin's template as kingpin set it.
+	kingpinTemplate = kingpin.ManPageTemplate
+	// mu orders Use's calls: a test runs a command's run() many times at once.
+	mu sync.Mutex
+)
+
 // Use makes --help-man write a clean header for the command name, whose
-// NAME line is "name \- summary". It changes kingpin's global
-// ManPageTemplate: a process holds one command.
+// NAME line is "name \- summary". It sets kingpin's global
+// ManPageTemplate (a process holds one command), and writes it only when
+// it changes.
 func Use(name, summary string) {
-	kingpin.ManPageTemplate = Template(name, summary, version.Version, version.BuildDate)
+	t := Template(name, summary, version.Version, version.BuildDate)
+	mu.Lock()
+	defer mu.Unlock()
+	if kingpin.ManPageTemplate != t {
+		kingpin.ManPageTemplate = t
+	}
 }
 
 // Template is kingpin.ManPageTemplate with its header replaced: .TH
@@ -25,7 +39,7 @@ func Use(name, summary string) {
 // it is not in that form. It panics if kingpin's template no longer has the
 // header it replaces (a kingpin upgrade; the tests catch it).
 func Template(name, summary, ver, buildDate string) string {
-	if !strings.Contains(kingpin.ManPageTemplate, kingpinHeader) {
+	if !strings.Contains(kingpinTemplate, kingpinHeader) {
 		panic("manpage: kingpin.ManPageTemplate has no header to replace")
 	}
 	date := ""
@@ -37,7 +51,7 @@ func Template(name, summary, ver, buildDate string) string {
 	}
 	header := fmt.Sprintf(".TH %s 1 %s %s \"User Commands\"\n.SH \"NAME\"\n%s \\- %s\n",
 		roffQuote(strings.ToUpper(name)), roffQuote(date), roffQuote(name+" "+ver), escape(name), escape(summary))
-	return strings.Replace(kingpin.ManPageTemplate, kingpinHeader, header, 1)
+	return strings.Replace(kingpinTemplate, kingpinHeader, header, 1)
 }
 
 // roffQuote is s as one quoted roff argument.

@@ -66,3 +66,21 @@ func TestUse(t *testing.T) {
 		t.Fatalf("template header:\n%s", kingpin.ManPageTemplate)
 	}
 }
+
+// Use may be called again, and at once from several goroutines (a
+// command's tests run run() in parallel): the header stays clean.
+func TestUseAgain(t *testing.T) {
+	saved := kingpin.ManPageTemplate
+	defer func() { kingpin.ManPageTemplate = saved }()
+	done := make(chan struct{})
+	for range 4 {
+		go func() { Use("ibtracer", "trace"); done <- struct{}{} }()
+	}
+	for range 4 {
+		<-done
+	}
+	Use("ibtracer", "trace")
+	if !strings.Contains(kingpin.ManPageTemplate, `.TH "IBTRACER" 1 `) {
+		t.Fatalf("template header:\n%.200s", kingpin.ManPageTemplate[strings.Index(kingpin.ManPageTemplate, ".TH"):])
+	}
+}
