@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -131,8 +132,14 @@ func runFor(t *testing.T, d time.Duration, name string, args ...string) string {
 // sandbox may hide /proc/1/root): it enables and disables units in the
 // root and ignores start, stop, restart and daemon-reload.
 func chroot(ctx context.Context, root string, args ...string) *exec.Cmd {
+	return mounted(ctx, root, append([]string{"chroot", root}, args...)...)
+}
+
+// mounted is a command of this machine's run with root's /proc and /sys
+// mounted as chroot mounts them (rpm --root runs its scriptlets in root).
+func mounted(ctx context.Context, root string, args ...string) *exec.Cmd {
 	script := `set -e; mount -t proc proc "$0/proc"; mount --rbind -o ro /sys "$0/sys"; ` +
-		`exec env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C SYSTEMD_OFFLINE=1 chroot "$0" "$@"`
+		`exec env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C SYSTEMD_OFFLINE=1 "$@"`
 	return exec.CommandContext(ctx, "unshare", append([]string{"--mount", "--propagation", "private", "--fork", "--",
 		"sh", "-c", script, root}, args...)...)
 }
@@ -173,15 +180,17 @@ func nextVersion(v string) string {
 	return m[1] + strconv.Itoa(n+1)
 }
 
-// systemctlLog: a systemctl in front of the root's that writes down what
-// the maintainer scripts ask of it, then runs the real one.
-// /run/systemd/system makes the scripts act as on a booted system.
+// systemctlLog: a systemctl in place of the root's (moved aside with
+// dpkg-divert) that writes down what the maintainer scripts ask of it,
+// then runs the real one. /run/systemd/system makes the scripts act as on
+// a booted system.
 const systemctlLog = "/var/log/systemctl-calls"
 
 func installSystemctlLog(t *testing.T, root string) {
 	t.Helper()
-	shim := "#!/bin/sh\necho \"$*\" >> " + systemctlLog + "\nexec /usr/bin/systemctl \"$@\"\n"
-	if err := os.WriteFile(filepath.Join(root, "usr/local/sbin/systemctl"), []byte(shim), 0o755); err != nil {
+	inRoot(t, root, "dpkg-divert", "--quiet", "--rename", "--divert", "/usr/bin/systemctl.real", "/usr/bin/systemctl")
+	shim := "#!/bin/sh\necho \"$*\" >> " + systemctlLog + "\nSYSTEMD_OFFLINE=1 exec /usr/bin/systemctl.real \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(root, "usr/bin/systemctl"), []byte(shim), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.MkdirAll(filepath.Join(root, "run/systemd/system"), 0o755); err != nil {
@@ -208,6 +217,31 @@ func hasCall(calls []string, want string) bool {
 	return false
 }
 
+var upgrade struct {
+	once    sync.Once
+	dir     string
+	version string
+	err     error
+	out     []byte
+}
+
+// upgradePackages builds, once, the packages of the next patch version
+// for arch, and returns their directory and version.
+func upgradePackages(t *testing.T, arch string) (string, string) {
+	t.Helper()
+	upgrade.once.Do(func() {
+		upgrade.version = nextVersion(build.version)
+		upgrade.dir, upgrade.err = os.MkdirTemp("", "ibtracer-packages-next-")
+		if upgrade.err == nil {
+			upgrade.out, upgrade.err = makePackage(upgrade.dir, upgrade.version, arch)
+		}
+	})
+	if upgrade.err != nil {
+		t.Fatalf("make package VERSION=%s: %v\n%s", upgrade.version, upgrade.err, upgrade.out)
+	}
+	return upgrade.dir, upgrade.version
+}
+
 var passwdRe = regexp.MustCompile(`^ibtracer:x:(\d+):(\d+):ibtracer_exporter:/nonexistent:/usr/sbin/nologin$`)
 
 // TestDebInstallUpgradePurge installs the .deb in a Debian root, checks
@@ -219,11 +253,7 @@ func TestDebInstallUpgradePurge(t *testing.T) {
 	arch := hostArch(t)
 	root := debianRoot(t)
 	v1 := build.version
-	v2 := nextVersion(v1)
-	dir2 := t.TempDir()
-	if out, err := makePackage(dir2, v2, arch); err != nil {
-		t.Fatalf("make package VERSION=%s: %v\n%s", v2, err, out)
-	}
+	dir2, v2 := upgradePackages(t, arch)
 	for i, deb := range []string{debFile(dir, v1, arch), debFile(dir2, v2, arch)} {
 		b, err := os.ReadFile(deb)
 		if err != nil {
@@ -483,4 +513,72 @@ func evalUdev(rules []udevRule, action, subsystem, kernel string) (group, mode s
 		}
 	}
 	return group, mode
+}
+
+// TestRPMInstallUpgradeErase installs the .rpm into a Debian root with
+// this machine's rpm (--root runs the scriptlets in the root; --nodeps: the
+// root is no RPM system), upgrades it with a changed configuration and
+// erases it.
+func TestRPMInstallUpgradeErase(t *testing.T) {
+	dir := packages(t)
+	promtest.RequireTool(t, "rpm", "rpm")
+	arch := hostArch(t)
+	root := debianRoot(t)
+	dir2, v2 := upgradePackages(t, arch)
+	installSystemctlLog(t, root)
+	rpm := func(args ...string) string {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		out, err := mounted(ctx, root, append([]string{"rpm", "--root", root, "--nodeps"}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("rpm %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	const conf = "/etc/ibtracer_exporter/ibtracer.yml"
+
+	t.Logf("rpm -i:\n%s", rpm("-i", rpmFile(dir, build.version, arch)))
+	pw := strings.TrimSpace(inRoot(t, root, "getent", "passwd", "ibtracer"))
+	if passwdRe.FindStringSubmatch(pw) == nil {
+		t.Fatalf("user: %q", pw)
+	}
+	if out := inRoot(t, root, "ibtracer_exporter", "--config.check"); out != conf+": ok\n" {
+		t.Errorf("--config.check: %q", out)
+	}
+	if !exists(root, "/etc/sysconfig/ibtracer_exporter") || exists(root, "/etc/default/ibtracer_exporter") {
+		t.Errorf("the rpm's arguments file is not /etc/sysconfig/ibtracer_exporter alone")
+	}
+	if calls := systemctlCalls(t, root); hasCall(calls, "try-restart ibtracer_exporter.service") {
+		t.Errorf("install restarted the service: %q", calls)
+	}
+
+	changed := readRoot(t, root, conf) + "# changed by the site\n"
+	os.WriteFile(filepath.Join(root, conf), []byte(changed), 0o644)
+	t.Logf("rpm -U:\n%s", rpm("-U", rpmFile(dir2, v2, arch)))
+	if got := readRoot(t, root, conf); got != changed {
+		t.Errorf("upgrade replaced the changed configuration:\n%s", got)
+	}
+	if out := inRoot(t, root, "ibtracer_exporter", "--version"); !strings.HasPrefix(out, "ibtracer_exporter, version "+v2+" ") {
+		t.Errorf("after the upgrade: %s", out)
+	}
+	if calls := systemctlCalls(t, root); !hasCall(calls, "try-restart ibtracer_exporter.service") ||
+		hasCall(calls, "--no-reload disable ibtracer_exporter.service") {
+		t.Errorf("upgrade: systemctl %q, want try-restart and no disable", calls)
+	}
+
+	t.Logf("rpm -e:\n%s", rpm("-e", "ibtracer-exporter"))
+	if calls := systemctlCalls(t, root); !hasCall(calls, "stop ibtracer_exporter.service") ||
+		!hasCall(calls, "--no-reload disable ibtracer_exporter.service") {
+		t.Errorf("erase: systemctl %q, want stop and disable", calls)
+	}
+	if exists(root, "/usr/bin/ibtracer_exporter") || exists(root, conf) {
+		t.Errorf("erase left the binary or the configuration")
+	}
+	if got, err := os.ReadFile(filepath.Join(root, conf+".rpmsave")); err != nil || string(got) != changed {
+		t.Errorf("erase kept no %s.rpmsave of the changed configuration: %v", conf, err)
+	}
+	if out := strings.TrimSpace(inRoot(t, root, "getent", "passwd", "ibtracer")); out != pw {
+		t.Errorf("after the erase the user is %q, want %q", out, pw)
+	}
 }
