@@ -86,8 +86,10 @@ func packages(t *testing.T) string {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if build.dir != "" {
-		os.RemoveAll(build.dir)
+	for _, dir := range []string{build.dir, upgrade.dir} {
+		if dir != "" {
+			os.RemoveAll(dir)
+		}
 	}
 	os.Exit(code)
 }
