@@ -302,7 +302,7 @@ func TestDashboardAtFleetScale(t *testing.T) {
 	start := time.Now()
 	dir := t.TempDir()
 	now := time.Now().Unix()
-	ts := []int64{now - 90, now - 30} // two samples: a rate over the panels' 2m has both
+	ts := []int64{now - 90, now - 30} // two samples: a rate over the test's 10m has both
 	om := filepath.Join(dir, "fleet.om")
 	f, err := os.Create(om)
 	if err != nil {
@@ -339,7 +339,10 @@ func TestDashboardAtFleetScale(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	cmd := exec.CommandContext(ctx, prom, "--config.file="+cfg, "--storage.tsdb.path="+tsdb, "--web.listen-address="+addr, "--query.timeout=30s")
+	cmd := exec.CommandContext(ctx, prom, "--config.file="+cfg, "--storage.tsdb.path="+tsdb, "--web.listen-address="+addr, "--query.timeout=30s",
+		// The backfilled samples are minutes old by the time the queries
+		// run: a lookback longer than the test keeps them visible.
+		"--query.lookback-delta=15m")
 	logf, _ := os.Create(filepath.Join(dir, "prometheus.log"))
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
@@ -372,7 +375,7 @@ func TestDashboardAtFleetScale(t *testing.T) {
 	}
 
 	vars := strings.NewReplacer("$job", ".*", "$instance", ".*", "$destination", ".*", "$switch", ".*", "$guid", ".*",
-		"$__rate_interval", "2m", "$__range", "5m")
+		"$__rate_interval", "10m", "$__range", "10m")
 	metricRe := regexp.MustCompile(`\b(ibtracer_[a-z_]+)\b`)
 	type result struct {
 		panel  string
@@ -384,7 +387,7 @@ func TestDashboardAtFleetScale(t *testing.T) {
 	// exporter (its title says so): its panels run with those variables
 	// narrowed to one; every other panel with every variable at All.
 	narrow := strings.NewReplacer("$job", ".*", "$instance", "e0000:9684", "$destination", "host0001", "$switch", ".*", "$guid", ".*",
-		"$__rate_interval", "2m", "$__range", "5m")
+		"$__rate_interval", "10m", "$__range", "10m")
 	drill := map[string]bool{}
 	var rawDash struct {
 		Panels []struct {
