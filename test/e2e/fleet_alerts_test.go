@@ -99,13 +99,14 @@ func promAlerts(t *testing.T, addr string) []promAlert {
 // fleetPhase records the alerts that fire during one phase of the fleet
 // test and were not already firing when it began.
 type fleetPhase struct {
-	name   string
-	before map[string]bool      // firing when the phase began
-	fired  map[string]promAlert // fired during the phase (new ones)
+	name      string
+	before    map[string]bool      // firing when the phase began
+	fired     map[string]promAlert // fired during the phase (new ones), as last seen
+	summaries map[string][]string  // every summary each of them had
 }
 
 func newPhase(t *testing.T, addr, name string) *fleetPhase {
-	p := &fleetPhase{name: name, before: map[string]bool{}, fired: map[string]promAlert{}}
+	p := &fleetPhase{name: name, before: map[string]bool{}, fired: map[string]promAlert{}, summaries: map[string][]string{}}
 	for _, a := range promAlerts(t, addr) {
 		if a.State == "firing" {
 			p.before[a.key()] = true
@@ -121,8 +122,9 @@ func (p *fleetPhase) watch(t *testing.T, addr string, d time.Duration, done func
 	poll(d, time.Second, func() bool {
 		for _, a := range promAlerts(t, addr) {
 			if a.State == "firing" && !p.before[a.key()] {
-				if _, ok := p.fired[a.key()]; !ok {
-					p.fired[a.key()] = a
+				p.fired[a.key()] = a
+				if sums := p.summaries[a.key()]; len(sums) == 0 || sums[len(sums)-1] != a.Annotations["summary"] {
+					p.summaries[a.key()] = append(sums, a.Annotations["summary"])
 				}
 			}
 		}
@@ -135,6 +137,11 @@ func (p *fleetPhase) report(t *testing.T) {
 	var lines []string
 	for _, a := range p.fired {
 		lines = append(lines, fmt.Sprintf("  %s [%s] %s", a.Labels["alertname"], a.Labels["severity"], a.Annotations["summary"]))
+	}
+	for k, sums := range p.summaries {
+		if len(sums) > 1 {
+			lines = append(lines, fmt.Sprintf("  (%s also read: %s)", p.fired[k].Labels["alertname"], strings.Join(sums[:len(sums)-1], " | ")))
+		}
 	}
 	sort.Strings(lines)
 	t.Logf("%s: %d alert(s) fired\n%s", p.name, len(p.fired), strings.Join(lines, "\n"))
@@ -287,25 +294,20 @@ scrape_configs:
 	}
 	// Both ends by name, GUID and port, as the alerts write a link's end.
 	l0, s0 := regexp.MustCompile(`\bL0 \(0x[0-9a-f]{16}\) port 5\b`), regexp.MustCompile(`\bS0 \(0x[0-9a-f]{16}\) port 1\b`)
-	bothEnds := func(a promAlert) bool {
-		s := a.Annotations["summary"]
-		return l0.MatchString(s) && s0.MatchString(s)
-	}
-	cable.watch(t, promAddr, 45*time.Second, func(f map[string]promAlert) bool {
-		for _, a := range f {
-			if bothEnds(a) {
-				return true
+	named := func() bool {
+		for _, sums := range cable.summaries {
+			for _, s := range sums {
+				if l0.MatchString(s) && s0.MatchString(s) {
+					return true
+				}
 			}
 		}
 		return false
-	})
+	}
+	cable.watch(t, promAddr, 45*time.Second, func(map[string]promAlert) bool { return named() })
 	cable.watch(t, promAddr, 15*time.Second, nil) // what else fires
 	cable.report(t)
-	named := false
-	for _, a := range cable.fired {
-		named = named || bothEnds(a)
-	}
-	if !named {
+	if !named() {
 		t.Errorf("%s: no alert names both ends (L0 port 5, S0 port 1)", cable.name)
 	}
 	if len(cable.fired) > 3 {
