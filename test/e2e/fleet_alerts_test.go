@@ -167,9 +167,9 @@ func (p *fleetPhase) byName() map[string]int {
 //   - a host that every exporter traces, itself an exporter, rebooting
 //     (its exporter stopped, its cable pulled): no critical alert, at
 //     most 2;
-//   - a link losing errors while the paths move (another leaf-spine
-//     cable pulled and put back): IBTracerLinkErrorsRising fires once
-//     and stays firing to the end of the fault.
+//   - a link losing errors while the paths move (its leaf's other spine
+//     cable pulled, put back and pulled again): IBTracerLinkErrorsRising
+//     fires once and stays firing to the end of the fault.
 //
 // IBTRACER_FLEET_RULES names another rules file (the rules of an older
 // version, to measure "before").
@@ -344,29 +344,23 @@ scrape_configs:
 	}
 
 	// A link losing errors (L1 port 6 - S1 port 2, about 2 symbol errors
-	// a second at L1's end) while the paths move: L1 port 5 - S0 is
-	// pulled and put back. IBTracerLinkErrorsRising fires once and stays
-	// firing to the end.
+	// a second at L1's end) while the paths move: L1's other spine cable
+	// (L1 port 5 - S0) is pulled first, so that every path to and from
+	// L1's hosts crosses the erroring link, and once the alert fires it
+	// is put back (paths move to S0 again) and pulled again, 20 s apart.
+	// IBTracerLinkErrorsRising fires once and stays firing to the end.
 	errs := newPhase(t, promAddr, "link L1[6]-S1[2] losing errors while paths move")
+	if err := fab.Console(`Unlink "L1"[5]`); err != nil {
+		t.Fatal(err)
+	}
 	start := time.Now()
 	var firstKey string
-	var firstActive time.Time
-	gaps := 0
-	step := 0
-	for time.Since(start) < 100*time.Second {
+	var firstActive, firedAt time.Time
+	gaps, step, moves := 0, 0, 0
+	for {
 		step++
 		if err := fab.Console(fmt.Sprintf(`PerformanceSet "L1"[6] PortCounters.SymbolErrorCounter=%d`, 2*step)); err != nil {
 			t.Fatal(err)
-		}
-		switch step {
-		case 20:
-			if err := fab.Console(`Unlink "L1"[5]`); err != nil {
-				t.Fatal(err)
-			}
-		case 50:
-			if err := fab.Console(`Link "L1"[5] "S0"[2]`); err != nil {
-				t.Fatal(err)
-			}
 		}
 		firing := false
 		for _, a := range promAlerts(t, promAddr) {
@@ -379,7 +373,7 @@ scrape_configs:
 			firing = true
 			errs.fired[a.key()] = a
 			if firstKey == "" {
-				firstKey, firstActive = a.key(), a.ActiveAt
+				firstKey, firstActive, firedAt = a.key(), a.ActiveAt, time.Now()
 				t.Logf("%s: %s fires at +%v", errs.name, a.Annotations["summary"], time.Since(start).Round(time.Second))
 			} else if a.key() != firstKey || !a.ActiveAt.Equal(firstActive) {
 				t.Errorf("%s: fired again: %s active at %v, first %s at %v", errs.name, a.key(), a.ActiveAt, firstKey, firstActive)
@@ -387,6 +381,27 @@ scrape_configs:
 		}
 		if firstKey != "" && !firing {
 			gaps++
+		}
+		switch {
+		case firstKey == "" && time.Since(start) > 90*time.Second:
+		case firstKey == "":
+			time.Sleep(time.Second)
+			continue
+		case moves == 0 && time.Since(firedAt) > 5*time.Second:
+			if err := fab.Console(`Link "L1"[5] "S0"[2]`); err != nil {
+				t.Fatal(err)
+			}
+			moves++
+		case moves == 1 && time.Since(firedAt) > 25*time.Second:
+			if err := fab.Console(`Unlink "L1"[5]`); err != nil {
+				t.Fatal(err)
+			}
+			moves++
+		case moves == 2 && time.Since(firedAt) > 45*time.Second:
+			moves++
+		}
+		if firstKey == "" || moves == 3 {
+			break
 		}
 		time.Sleep(time.Second)
 	}
