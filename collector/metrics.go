@@ -31,7 +31,7 @@ var (
 
 // dLocalPort is the exporter's own port: the alerts join it to up (a
 // node whose exporter cannot be scraped) and to the destinations' last
-// ports (docs/metrics.md, "Nodes").
+// ports (docs/metrics.md, "Alerts in a fleet").
 var dLocalPort = desc("local_port_info", "The exporter's own port: its node GUID, port GUID and name (node-name map, else node description).",
 	"node_guid", "port_guid", "node_name")
 
