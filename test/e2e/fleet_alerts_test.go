@@ -3,7 +3,9 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -407,6 +409,22 @@ scrape_configs:
 	}
 	errs.report(t)
 	if firstKey == "" {
+		// What Prometheus holds of the link's error readings, to tell a
+		// reading that never came from a rule that did not fire.
+		for _, q := range []string{
+			`max by (instance) (max_over_time(ibtracer_link_errors{node_guid=~".*"}[2m])) > 0`,
+			`count by (state, node_guid, port) (ibtracer_link_counters_state{node_guid="0x0000000000200003"} == 1)`,
+			`ALERTS{alertname="IBTracerLinkErrorsRising"}`,
+		} {
+			resp, err := http.Get("http://" + promAddr + "/api/v1/query?query=" + url.QueryEscape(q))
+			if err != nil {
+				t.Logf("%s: %v", q, err)
+				continue
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			t.Logf("%s:\n%s", q, b)
+		}
 		t.Errorf("%s: IBTracerLinkErrorsRising never fired for L1-S1", errs.name)
 	} else if gaps > 0 {
 		t.Errorf("%s: IBTracerLinkErrorsRising was not firing in %d polls after it first fired", errs.name, gaps)
