@@ -149,9 +149,13 @@ func (t *tableCall) send() error {
 		if errors.Is(err, ErrClosed) {
 			return err
 		}
-		err = deviceErr("send", err)
-		e.markLost(err)
-		return err
+		if classifySend(err) == sendGone {
+			err = deviceErr("send", err)
+			e.markLost(err)
+			return err
+		}
+		// Refused, or refused for now: the table request fails alone.
+		return refusedErr(req.MAD.MgmtClass(), &req.MAD, req.Addr, err)
 	}
 	t.timer.Reset(t.timeout)
 	return nil
