@@ -22,13 +22,15 @@ func sendErr(devPath, op string, err error) error {
 	if !errors.As(err, &errno) {
 		return fmt.Errorf("%w: %s: %s: %w", ibmad.ErrRequestRefused, devPath, op, err)
 	}
+	// The message names the device and the operation once: the errno
+	// stands for the *os.PathError that wrapped it.
 	switch errno {
 	case unix.EIO, unix.ENODEV, unix.ENXIO, unix.EPIPE:
 		// The port was removed (the file's agents are dead) or the HCA is
 		// in an internal error.
-		return fmt.Errorf("%w: %s: %s: %w", ibmad.ErrDeviceLost, devPath, op, err)
+		return fmt.Errorf("%w: %s: %s: %w", ibmad.ErrDeviceLost, devPath, op, errno)
 	case unix.EAGAIN, unix.EINTR, unix.ENOMEM, unix.ENOBUFS, unix.EBUSY:
-		return fmt.Errorf("%w: %s: %s: %w", ibmad.ErrTryAgain, devPath, op, err)
+		return fmt.Errorf("%w: %s: %s: %w", ibmad.ErrTryAgain, devPath, op, errno)
 	}
 	why := ""
 	switch errno {
@@ -45,9 +47,9 @@ func sendErr(devPath, op string, err error) error {
 		why = "the port cannot send this class"
 	}
 	if why != "" {
-		return fmt.Errorf("%w: %s: %s: %s: %w", ibmad.ErrRequestRefused, devPath, op, why, err)
+		return fmt.Errorf("%w: %s: %s: %s: %w", ibmad.ErrRequestRefused, devPath, op, why, errno)
 	}
-	return fmt.Errorf("%w: %s: %s: %w", ibmad.ErrRequestRefused, devPath, op, err)
+	return fmt.Errorf("%w: %s: %s: %w", ibmad.ErrRequestRefused, devPath, op, errno)
 }
 
 // noSMIErr is the error of every SMP on a port whose kernel refused a QP0

@@ -88,6 +88,13 @@ probe perm
 probe ask -gid "$peer" -wait 120s
 probe timeout -gid "$peer"
 probe refused -gid "$peer"
+# infiniband-diags' own ibping server, asked by our client on this guest's
+# own GID (the kernel loops it back).
+ibping -S > /tmp/ibping.log 2>&1 &
+ipid=$!
+probe ping -gid "$(cat /sys/class/infiniband/rxe0/ports/1/gids/0)" -want "$(hostname).$(cat /proc/sys/kernel/domainname)"
+kill $ipid
+wait $ipid 2> /dev/null
 
 # Device removal and return under a running exporter.
 ibtracer_exporter --config.file=/etc/kt.yml --web.listen-address=127.0.0.1:9684 --device.retry-interval=1s > /tmp/exporter.log 2>&1 &

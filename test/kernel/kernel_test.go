@@ -20,7 +20,8 @@ import (
 var (
 	checksA = []string{"rxe_device", "agent_registration", "agent_conflict"}
 	checksB = []string{"rxe_device", "roce_message", "roce_exporter", "permission_message", "classportinfo",
-		"sourceroute_right_port", "sourceroute_wrong_port", "ibping", "timeout", "refused_then_good", "device_removal"}
+		"sourceroute_right_port", "sourceroute_wrong_port", "ibping", "timeout", "refused_then_good", "ibping_server",
+		"device_removal"}
 )
 
 func freePort(t *testing.T) int {

@@ -17,6 +17,7 @@
 # guests' traffic never leaves QEMU); KT_TIMEOUT, seconds for the whole
 # run (default 300).
 set -euo pipefail
+export PATH="$PATH:/usr/sbin:/sbin"
 work=${1:?usage: run.sh WORKDIR}
 mkdir -p "$work"
 work=$(cd "$work" && pwd)
@@ -33,7 +34,7 @@ die() { echo "run.sh: $*" >&2; exit 1; }
 [ "$(uname -m)" = x86_64 ] || skip "the guests are x86_64 and this machine is $(uname -m)"
 command -v qemu-system-x86_64 > /dev/null || skip "qemu-system-x86_64 is not installed (scripts/deps.sh installs qemu-system-x86)"
 qemu-system-x86_64 -accel help 2>/dev/null | grep -qx tcg || skip "this QEMU has no TCG (software emulation)"
-for tool in busybox cpio rdma go; do
+for tool in busybox cpio rdma ibping go; do
 	command -v $tool > /dev/null || die "$tool is missing: run scripts/deps.sh"
 done
 busybox=$(command -v busybox)
@@ -86,7 +87,8 @@ echo "KT TIME binaries_built $(elapsed)"
 # the binaries, and init.sh as /init.
 cp "$busybox" "$work/root/bin/busybox"
 cp "$(command -v rdma)" "$work/root/bin/rdma"
-for lib in $(ldd "$(command -v rdma)" | awk '/=>/ {print $3} /ld-linux/ {print $1}'); do
+cp "$(command -v ibping)" "$work/root/bin/ibping"
+for lib in $(ldd "$(command -v rdma)" "$(command -v ibping)" | awk '/=>/ {print $3} /ld-linux/ {print $1}' | sort -u); do
 	case $lib in
 	/lib64/*) cp -L "$lib" "$work/root/lib64/" ;;
 	*) cp -L "$lib" "$work/root/lib/x86_64-linux-gnu/" ;;

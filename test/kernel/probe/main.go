@@ -23,12 +23,13 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: probe open|perm|serve|conflict|ask|timeout|refused [flags]")
+		fmt.Fprintln(os.Stderr, "usage: probe open|perm|serve|conflict|ask|timeout|refused|ping [flags]")
 		os.Exit(2)
 	}
 	cmd := os.Args[1]
 	fs := flag.NewFlagSet(cmd, flag.ExitOnError)
 	gid := fs.String("gid", "", "the peer's GID")
+	want := fs.String("want", "", "ping: the answer expected")
 	wait := fs.Duration("wait", 60*time.Second, "how long to wait for the peer's agent")
 	_ = fs.Parse(os.Args[2:])
 	ok := true
@@ -47,6 +48,8 @@ func main() {
 		ok = timeout(mustGID(*gid))
 	case "refused":
 		ok = refused(mustGID(*gid))
+	case "ping":
+		ok = ping(mustGID(*gid), *want)
 	default:
 		fmt.Fprintln(os.Stderr, "unknown subcommand", cmd)
 		os.Exit(2)
@@ -245,4 +248,29 @@ func refused(peer ibmad.GID) bool {
 		errors.Is(err1, ibmad.ErrRequestRefused) && !errors.Is(err1, ibmad.ErrDeviceLost) && strings.Contains(err1.Error(), "lid 1 qp 1") &&
 			err2 == nil && resp.MAD.Status() == ibmad.StatusOK && e.Err() == nil && sendErrs == 1,
 		"first=%v | second=%v status=%s | send_errors=%d", err1, err2, resp.MAD.Status(), sendErrs)
+}
+
+// ping: our ibping-format request answered by infiniband-diags' own
+// "ibping -S" (an independent implementation of the server), by GID.
+func ping(g ibmad.GID, want string) bool {
+	e, err := open()
+	if err != nil {
+		return result("ibping_server", false, "open: %v", err)
+	}
+	defer e.Close()
+	var resp ibmad.Response
+	start := time.Now()
+	for {
+		err = e.Do(context.Background(), vendorReq(ibmad.ClassOpenIBPing, ibmad.OUIOpenIB, ibmad.AttrPing, grh(g), nil), &resp)
+		if err == nil || time.Since(start) > 20*time.Second {
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	host := ""
+	if err == nil {
+		host = strings.TrimRight(string(resp.MAD.VendorData()), "\x00")
+	}
+	return result("ibping_server", err == nil && resp.MAD.Status() == ibmad.StatusOK && host == want,
+		"err=%v status=%s answer=%q want %q", err, resp.MAD.Status(), host, want)
 }
