@@ -88,13 +88,21 @@ probe perm
 probe ask -gid "$peer" -wait 120s
 probe timeout -gid "$peer"
 probe refused -gid "$peer"
-# infiniband-diags' own ibping server, asked by our client on this guest's
-# own GID (the kernel loops it back).
-ibping -S > /tmp/ibping.log 2>&1 &
+# infiniband-diags' own ibping server, asked by our client on this
+# guest's own GID (the kernel loops it back): an independent reader of our
+# ping request. It receives it and builds its answer with the hostname;
+# libibmad then addresses the answer to the requester's LID without the GRH
+# (dlid 0), which this port refuses, so no answer comes back by GID.
+ibping -S -d -d > /tmp/ibping.log 2>&1 &
 ipid=$!
 probe ping -gid "$(cat /sys/class/infiniband/rxe0/ports/1/gids/0)" -want "$(hostname).$(cat /proc/sys/kernel/domainname)"
 kill $ipid
 wait $ipid 2> /dev/null
+if grep -q 'umad_recv: mad received by agent' /tmp/ibping.log && grep -q 'mad_respond_via: qp 0x1 class 0x32 method 129' /tmp/ibping.log; then
+	pass "ibping_server infiniband-diags' ibping -S received our ping and answered it ($(grep -m1 'umad_set_addr' /tmp/ibping.log | sed 's/.*umad_set_addr: //'))"
+else
+	fail "ibping_server ibping -S did not receive our ping: $(tail -3 /tmp/ibping.log)"
+fi
 
 # Device removal and return under a running exporter.
 ibtracer_exporter --config.file=/etc/kt.yml --web.listen-address=127.0.0.1:9684 --device.retry-interval=1s > /tmp/exporter.log 2>&1 &

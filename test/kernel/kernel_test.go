@@ -107,7 +107,7 @@ func TestRealKernel(t *testing.T) {
 	}{{"a", checksA}, {"b", checksB}} {
 		got, lines := verdicts(t, filepath.Join(work, g.name+".log"))
 		for _, l := range lines {
-			if strings.HasPrefix(l, "KT BOOTED") || strings.HasPrefix(l, "KT DONE") || strings.HasPrefix(l, "KT INFO") {
+			if strings.HasPrefix(l, "KT BOOTED") || strings.HasPrefix(l, "KT DONE") || strings.HasPrefix(l, "KT INFO") || strings.HasPrefix(l, "KT LOG") {
 				t.Logf("guest %s: %s", g.name, l)
 			}
 		}

@@ -250,8 +250,10 @@ func refused(peer ibmad.GID) bool {
 		"first=%v | second=%v status=%s | send_errors=%d", err1, err2, resp.MAD.Status(), sendErrs)
 }
 
-// ping: our ibping-format request answered by infiniband-diags' own
-// "ibping -S" (an independent implementation of the server), by GID.
+// ping sends our ibping-format request to g and reports what came back
+// as KT INFO: infiniband-diags' "ibping -S" receives it, but answers to
+// the requester's LID without the GRH (libibmad's mad_respond_via), which
+// a RoCE port refuses; the caller checks the server's own log.
 func ping(g ibmad.GID, want string) bool {
 	e, err := open()
 	if err != nil {
@@ -262,15 +264,17 @@ func ping(g ibmad.GID, want string) bool {
 	start := time.Now()
 	for {
 		err = e.Do(context.Background(), vendorReq(ibmad.ClassOpenIBPing, ibmad.OUIOpenIB, ibmad.AttrPing, grh(g), nil), &resp)
-		if err == nil || time.Since(start) > 20*time.Second {
+		// Until ibping -S has registered, the kernel's MAD core answers
+		// "unsupported" itself.
+		if (err == nil && resp.MAD.Status() == ibmad.StatusOK) || errors.Is(err, ibmad.ErrTimeout) || time.Since(start) > 10*time.Second {
 			break
 		}
-		time.Sleep(500 * time.Millisecond)
+		time.Sleep(200 * time.Millisecond)
 	}
 	host := ""
 	if err == nil {
 		host = strings.TrimRight(string(resp.MAD.VendorData()), "\x00")
 	}
-	return result("ibping_server", err == nil && resp.MAD.Status() == ibmad.StatusOK && host == want,
-		"err=%v status=%s answer=%q want %q", err, resp.MAD.Status(), host, want)
+	fmt.Printf("KT INFO ibping_server_answer err=%v status=%s answer=%q (its hostname: %q)\n", err, resp.MAD.Status(), host, want)
+	return true
 }
