@@ -169,3 +169,44 @@ func TestTransportDropsAndReceiveErrors(t *testing.T) {
 		t.Fatalf("a request on a lost device: %v", err)
 	}
 }
+
+// blockingReplies is a transport whose writes of responses block until
+// released, as the kernel's write did for about a second while it
+// resolved an address on a RoCE port.
+type blockingReplies struct {
+	*madtest.Transport
+	release chan struct{}
+}
+
+func (b *blockingReplies) Send(p *ibmad.Packet) error {
+	if p.MAD.Method().IsResponse() {
+		<-b.release
+	}
+	return b.Transport.Send(p)
+}
+
+// TestBlockingReplyDoesNotStallRequests: an agent's reply whose write
+// blocks must not hold up the answers other requests wait for.
+func TestBlockingReplyDoesNotStallRequests(t *testing.T) {
+	tr := &blockingReplies{Transport: madtest.New(madtest.Echo), release: make(chan struct{})}
+	e := ibmad.NewEngine(tr, ibmad.Options{})
+	defer e.Close()
+	defer close(tr.release)
+	if err := e.Handle(ibmad.ClassSubnLID, 1, 0, []ibmad.Method{ibmad.MethodGet}, false,
+		func(req, resp *ibmad.Packet) bool {
+			*resp = *req
+			resp.MAD.SetMethod(ibmad.MethodGetResp)
+			return true
+		}); err != nil {
+		t.Fatal(err)
+	}
+	p := &ibmad.Packet{Addr: ibmad.SMPAddress(9)}
+	p.MAD = nodeInfoReq(9).MAD
+	tr.Inject(p) // its reply blocks
+	time.Sleep(50 * time.Millisecond)
+	req := nodeInfoReq(3)
+	req.Timeout, req.Retries = 300*time.Millisecond, -1
+	if err := e.Do(context.Background(), req, &ibmad.Response{}); err != nil {
+		t.Fatalf("a request while a reply's write blocks: %v", err)
+	}
+}
