@@ -63,7 +63,8 @@ type Response struct {
 
 // Handler serves an unsolicited request. It fills resp (MAD and Addr) and
 // returns true to send it. Handlers run on the receive goroutine: they must
-// not block (no transport call: read the local port with CachedPort).
+// not block (no transport call: read the local port with CachedPort). The
+// reply is written by the engine's reply workers (engine_senderr.go).
 type Handler func(req *Packet, resp *Packet) bool
 
 // Engine multiplexes requests over one Transport. Responses are matched on
