@@ -41,40 +41,62 @@ busybox=$(command -v busybox)
 # Debian's busybox-static is linked statically; the guests have no libc.
 ldd "$busybox" > /dev/null 2>&1 && die "$busybox is not static: install busybox-static (scripts/deps.sh)"
 
-# The kernel: Debian's, through apt, cached by package name.
-pkg=$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/ {print $2; exit}' || true)
-if [ -z "$pkg" ]; then
-	pkg=$(ls "$cache" 2>/dev/null | grep '^linux-image-' | tail -1 || true)
-	[ -n "$pkg" ] || die "apt knows no linux-image-amd64 and nothing is cached in $cache: run apt-get update (scripts/deps.sh --always)"
-fi
-kdir=$cache/$pkg
+# The kernel: Debian's, through apt, cached by package name. Only the
+# newest is kept; when apt cannot fetch it, a complete older one is used.
 # rdma_rxe's ICRC needs a crc32 shash: crc32_generic (QEMU's TCG CPU has
 # no PCLMUL for crc32-pclmul).
 mods="crc32_generic ib_core ib_uverbs udp_tunnel ip6_udp_tunnel rdma_rxe ib_umad e1000"
-have() { for m in $mods; do [ -f "$kdir/modules/$m.ko" ] || return 1; done; [ -f "$kdir/vmlinuz" ]; }
-if ! have; then
-	echo "run.sh: fetching $pkg with apt into $cache" >&2
-	dl=$(mktemp -d "$cache.dl.XXXXXX" 2> /dev/null || { mkdir -p "$(dirname "$cache")" && mktemp -d "$cache.dl.XXXXXX"; })
-	trap 'rm -rf "$dl"' EXIT
-	chmod 755 "$dl" # apt's download user reads it
-	(cd "$dl" && apt-get download "$pkg" > /dev/null) || die "apt-get download $pkg failed"
-	dpkg-deb -x "$dl"/*.deb "$dl/x"
-	mkdir -p "$kdir.tmp/modules"
-	cp "$dl"/x/boot/vmlinuz-* "$kdir.tmp/vmlinuz"
+have() { for m in $mods; do [ -f "$1/modules/$m.ko" ] || return 1; done; [ -f "$1/vmlinuz" ]; }
+fetch() { # package directory
+	local dl f m
+	dl=$(mktemp -d "$cache/.dl.XXXXXX") || return 1
+	chmod 755 "$dl" # apt's download user writes into it
+	if ! (cd "$dl" && apt-get download "$1" > /dev/null); then
+		rm -rf "$dl"
+		return 1
+	fi
+	dpkg-deb -x "$dl"/*.deb "$dl/x" && mkdir -p "$dl/k/modules" && cp "$dl"/x/boot/vmlinuz-* "$dl/k/vmlinuz" || { rm -rf "$dl"; return 1; }
 	for m in $mods; do
 		f=$(find "$dl/x/lib/modules" -name "$m.ko*" | head -1)
-		[ -n "$f" ] || die "$pkg has no module $m"
+		[ -n "$f" ] || { echo "run.sh: $1 has no module $m" >&2; rm -rf "$dl"; return 1; }
 		case $f in
-		*.ko.xz) xz -dc "$f" > "$kdir.tmp/modules/$m.ko" ;;
-		*.ko.zst) zstd -qdc "$f" > "$kdir.tmp/modules/$m.ko" ;;
-		*) cp "$f" "$kdir.tmp/modules/$m.ko" ;;
+		*.ko.xz) xz -dc "$f" > "$dl/k/modules/$m.ko" ;;
+		*.ko.zst) zstd -qdc "$f" > "$dl/k/modules/$m.ko" ;;
+		*) cp "$f" "$dl/k/modules/$m.ko" ;;
 		esac
 	done
-	rm -rf "$kdir"
-	mv "$kdir.tmp" "$kdir"
+	rm -rf "$2"
+	mv "$dl/k" "$2"
 	rm -rf "$dl"
-	trap - EXIT
+}
+mkdir -p "$cache"
+exec 9> "$cache/.lock"
+flock 9 2> /dev/null || true # one fetch at a time on this machine
+pkg=$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/ {print $2; exit}' || true)
+kdir=
+if [ -n "$pkg" ]; then
+	if have "$cache/$pkg"; then
+		kdir=$cache/$pkg
+	else
+		echo "run.sh: fetching $pkg with apt into $cache" >&2
+		if fetch "$pkg" "$cache/$pkg"; then
+			kdir=$cache/$pkg
+			for old in "$cache"/linux-image-*; do
+				[ "$old" = "$kdir" ] || rm -rf "$old"
+			done
+		else
+			echo "run.sh: apt-get download $pkg failed" >&2
+		fi
+	fi
 fi
+if [ -z "$kdir" ]; then
+	for old in "$cache"/linux-image-*; do
+		have "$old" && kdir=$old
+	done
+	[ -n "$kdir" ] || die "no kernel: apt knows no linux-image-amd64 or could not fetch it, and nothing is cached in $cache (run scripts/deps.sh --always: apt-get update)"
+	echo "run.sh: using the cached $(basename "$kdir")" >&2
+fi
+exec 9>&-
 echo "KT TIME kernel_ready $(elapsed)"
 
 # Our static binaries.
