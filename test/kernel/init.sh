@@ -69,15 +69,15 @@ fi
 
 # Role b. The RoCE message first: the port as the kernel shows it.
 probe open
-ibtracer_exporter --config.file=/etc/kt.yml --web.listen-address=127.0.0.1:9684 --device.retry-interval=1s > /tmp/roce.log 2>&1 &
+ibtracer_exporter --config.file=/etc/kt.yml --web.listen-address=127.0.0.1:9684 --device.retry-interval=1s --log.level=debug > /tmp/roce.log 2>&1 &
 pid=$!
-sleep 8
+sleep 30
 reason=$(metric 'ibtracer_device_down_reason')
 kill $pid
 wait $pid 2> /dev/null
 errs=$(grep -c 'level=error' /tmp/roce.log)
 if [ "$errs" -ge 1 ] && [ "$errs" -le 2 ] && grep -q 'rxe0 port 1 is RoCE' /tmp/roce.log && [ "$reason" = 'ibtracer_device_down_reason{reason="roce_port"} 1' ]; then
-	pass "roce_exporter $errs error line(s) in 8 s, metric: $reason"
+	pass "roce_exporter $errs error line(s) in 30 s ($(grep -c 'level=debug' /tmp/roce.log) debug), metric: $reason"
 else
 	fail "roce_exporter errors=$errs reason=[$reason] log: $(grep level=error /tmp/roce.log | head -2)"
 fi
