@@ -88,6 +88,7 @@ probe perm
 probe ask -gid "$peer" -wait 120s
 probe timeout -gid "$peer"
 probe refused -gid "$peer"
+probe nosmi -gid "$peer"
 # infiniband-diags' own ibping server, asked by our client on this
 # guest's own GID (the kernel loops it back): an independent reader of our
 # ping request. It receives it and builds its answer with the hostname;

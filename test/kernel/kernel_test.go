@@ -20,7 +20,7 @@ import (
 var (
 	checksA = []string{"rxe_device", "agent_registration", "agent_conflict"}
 	checksB = []string{"rxe_device", "roce_message", "roce_exporter", "permission_message", "classportinfo",
-		"sourceroute_right_port", "sourceroute_wrong_port", "ibping", "timeout", "refused_then_good", "ibping_server",
+		"sourceroute_right_port", "sourceroute_wrong_port", "ibping", "timeout", "refused_then_good", "no_qp0", "ibping_server",
 		"device_removal"}
 )
 

@@ -23,7 +23,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: probe open|perm|serve|conflict|ask|timeout|refused|ping [flags]")
+		fmt.Fprintln(os.Stderr, "usage: probe open|perm|serve|conflict|ask|timeout|refused|ping|nosmi [flags]")
 		os.Exit(2)
 	}
 	cmd := os.Args[1]
@@ -50,6 +50,8 @@ func main() {
 		ok = refused(mustGID(*gid))
 	case "ping":
 		ok = ping(mustGID(*gid), *want)
+	case "nosmi":
+		ok = noSMI(mustGID(*gid))
 	default:
 		fmt.Fprintln(os.Stderr, "unknown subcommand", cmd)
 		os.Exit(2)
@@ -277,4 +279,33 @@ func ping(g ibmad.GID, want string) bool {
 	}
 	fmt.Printf("KT INFO ibping_server_answer err=%v status=%s answer=%q (its hostname: %q)\n", err, resp.MAD.Status(), host, want)
 	return true
+}
+
+// noSMI: a Soft-RoCE port has no QP0, so the kernel refuses the SMP agent
+// (EPROTONOSUPPORT). Directed-route SMPs fail with a message that says so,
+// the registration is asked once, and the same engine still reaches the
+// peer's agent.
+func noSMI(peer ibmad.GID) bool {
+	e, err := open()
+	if err != nil {
+		return result("no_qp0", false, "open: %v", err)
+	}
+	defer e.Close()
+	ctx := context.Background()
+	smp, err := ibmad.NewDRGet(ibmad.AttrNodeInfo, 0, nil)
+	if err != nil {
+		return result("no_qp0", false, "%v", err)
+	}
+	var errs [2]error
+	for i := range errs {
+		req := &ibmad.Request{Addr: ibmad.DRAddress()}
+		_ = smp.MarshalTo(req.MAD[:])
+		errs[i] = e.Do(ctx, req, &ibmad.Response{})
+	}
+	var resp ibmad.Response
+	err = e.Do(ctx, vendorReq(ibmad.ClassIBTracer, ibmad.OUIOpenIB, ibmad.AttrClassPortInfo, grh(peer), nil), &resp)
+	return result("no_qp0",
+		errors.Is(errs[0], ibmad.ErrRequestRefused) && errors.Is(errs[0], syscall.EPROTONOSUPPORT) && strings.Contains(errs[0].Error(), "no QP0") &&
+			errors.Is(errs[1], ibmad.ErrRequestRefused) && err == nil && resp.MAD.Status() == ibmad.StatusOK && e.Err() == nil,
+		"smp=%v | again=%v | vendor after: err=%v status=%s", errs[0], errs[1], err, resp.MAD.Status())
 }
