@@ -43,7 +43,7 @@ var landingTmpl = template.Must(template.New("landing").Funcs(pageFuncs).Parse(`
 <p class="muted">Version: {{.Version}} · Device: {{.Device}}</p>
 <ul class="links">{{range .Links}}<li><a href="{{.Address}}">{{.Text}}</a>{{with .Description}}: {{.}}{{end}}</li>{{end}}</ul>
 <h2>Destinations <span class="muted">({{.OK}} of {{len .Rows}} ok)</span></h2>
-<table class="status"><thead><tr><th>Destination</th><th>Address</th><th>Status</th><th>Hops</th><th>Last trace</th><th>Last path change</th><th>Verdicts</th></tr></thead>
+<table class="status"><thead><tr><th>Destination</th><th>Address</th><th>Status</th><th>Hops</th><th>Last trace</th><th>Last path change</th><th>Verdicts</th><th>Coverage</th></tr></thead>
 <tbody>
 {{- range .Rows}}
 <tr><td><a href="traces?destination={{.Query}}">{{.Name}}</a></td><td>{{.Address}}</td>
@@ -53,7 +53,8 @@ var landingTmpl = template.Must(template.New("landing").Funcs(pageFuncs).Parse(`
 <td class="s-none">not traced yet</td><td></td><td></td>
 {{- end}}
 <td>{{when .LastChange}}{{if .PathChanges}} (changes: {{.PathChanges}}){{end}}</td>
-<td>{{range verdicts .Last}}<span class="verdict v-{{.Verdict}}">{{.N}} {{.Verdict}}{{with .By}} ({{.}}){{end}}</span> {{end}}</td></tr>
+<td>{{range verdicts .Last}}<span class="verdict v-{{.Verdict}}">{{.N}} {{.Verdict}}{{with .By}} ({{.}}){{end}}</span> {{end}}</td>
+<td>{{with .Last}}{{if .PathHops}}{{coverage .}}{{end}}{{end}}</td></tr>
 {{- end}}
 </tbody></table>
 </body></html>

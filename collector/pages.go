@@ -47,6 +47,7 @@ td.arrow { font-size: 1.4em; color: #666; }
 .guid, .ports { font-family: monospace; font-size: .9em; }
 .verdict { font-weight: bold; } .by { font-weight: normal; font-size: .85em; color: #555; }
 .v-validated { background: #d8f5d0; border-color: #3a3 !important; }
+.v-validated_other_link { background: #eaf5e6; border-color: #8b8 !important; border-style: dashed !important; }
 .v-mismatch { background: #fbd0d0; border-color: #c22 !important; }
 .v-lost { background: #fde3c0; border-color: #d80 !important; }
 .v-unsupported { background: #e8e8e8; border-color: #888 !important; }
@@ -58,7 +59,7 @@ td.arrow { font-size: 1.4em; color: #666; }
 `
 
 // verdictOrder is the order verdicts are listed in.
-var verdictOrder = []trace.AgentStatus{trace.AgentValidated, trace.AgentMismatch, trace.AgentIngressUnknown,
+var verdictOrder = []trace.AgentStatus{trace.AgentValidated, trace.AgentValidatedOtherLink, trace.AgentMismatch, trace.AgentIngressUnknown,
 	trace.AgentLost, trace.AgentUnsupported, trace.AgentNotAsked}
 
 // validators are who may give a verdict, in the order they are listed.
@@ -71,6 +72,10 @@ type verdictCount struct {
 	N       int
 	By      string
 }
+
+// coverageText is a trace's coverage as the pages show it: "3/4 links
+// confirmed (75%)" (trace.Coverage).
+func coverageText(j *trace.JSONResult) string { return j.Coverage.String() }
 
 // verdicts counts the verdicts of a trace's hops after the source, and
 // each verdict's hops by who gave it.
@@ -113,6 +118,7 @@ func statusClass(j *trace.JSONResult) string {
 
 var pageFuncs = template.FuncMap{
 	"verdicts":    verdicts,
+	"coverage":    coverageText,
 	"statusClass": statusClass,
 	"css":         func() template.CSS { return template.CSS(pageCSS) },
 	"when": func(t *time.Time) string {

@@ -17,7 +17,7 @@ var (
 	tracesDest = template.Must(template.New("dest").Funcs(pageFuncs).Parse(`<section class="destination" id="d-{{.Name}}">
 <h2>{{.Name}} <span class="muted">{{.Address}}</span></h2>
 {{- with .Last}}
-<p>Status <span class="{{statusClass .}}">{{.Status}}</span>{{if .Reason}} ({{.Reason}}){{end}}, {{.PathHops}} hops, traced {{at .Time}}{{if .Error}}: {{.Error}}{{end}}</p>
+<p>Status <span class="{{statusClass .}}">{{.Status}}</span>{{if .Reason}} ({{.Reason}}){{end}}, {{.PathHops}} hops,{{if .PathHops}} {{coverage .}},{{end}} traced {{at .Time}}{{if .Error}}: {{.Error}}{{end}}</p>
 {{template "path" .}}
 {{- with .Beyond}}
 <p>Leaves the subnet at router {{.RouterGUID}} port {{.RouterInPort}}{{if .RemoteSA}}; subnet {{.SubnetPrefix}}, from its SA through the router: router port {{.RemoteRouterPort}} (LID {{.RemoteRouterLID}}) … {{.NodeType}} {{.NodeDesc}} {{.NodeGUID}} (LID {{.RemoteDLID}}); its hops are not walked (SMPs do not cross a router){{end}}{{with .Note}}. {{.}}{{end}}</p>
@@ -39,7 +39,9 @@ var (
 <div class="ports">LID {{$h.LID}} · in {{$h.InPort}} · out {{$h.OutPort}}</div>
 <div class="verdict">{{$h.Verdict}}{{with $h.ValidatedBy}} <span class="by">by {{.}}</span>{{end}}</div>
 {{if and $h.ExpectedInPort $h.ActualInPort}}
-<div class="ports">expected in {{port $h.ExpectedInPort}}, arrived in {{port $h.ActualInPort}}</div>{{end}}</td>
+<div class="ports">expected in {{port $h.ExpectedInPort}}, arrived in {{port $h.ActualInPort}}</div>{{end}}
+{{- with $h.CheckedLink}}
+<div class="ports">checked link: {{with .FromName}}{{.}}{{else}}{{.FromGUID}}{{end}} port {{.FromPort}} → in {{.InPort}}; the traced link was not checked</div>{{end}}</td>
 {{- if not (last $i $.Hops)}}<td class="arrow">→</td>{{end}}
 {{- end}}
 </tr></table>{{else}}<p class="muted">No hops.</p>{{end}}{{end}}`))
