@@ -106,15 +106,26 @@ func (p pages) traces() http.Handler {
 		}
 		dests := p.dests.sorted()
 		all := len(dests)
+		index := &nodeIndex{p: p, dests: dests} // names: tracesnames.go
+		var link *trace.LinkPort
+		if query.link != nil {
+			l, err := resolveLink(*query.link, index)
+			if err != nil {
+				http.Error(w, fmt.Sprintf("/traces: link %q: %v", query.link.String(), err), nameStatus(err))
+				return
+			}
+			link = &l
+		}
 		if len(query.names) > 0 {
-			if dests, err = pick(dests, query.names); err != nil {
-				http.Error(w, err.Error(), http.StatusNotFound)
+			var code int
+			if dests, code, err = pick(dests, query.names, index); err != nil {
+				http.Error(w, "/traces: "+err.Error(), code)
 				return
 			}
 		}
 		views := func(f func(TraceView)) {
 			for _, s := range dests {
-				if query.link == nil || s.crosses(*query.link) {
+				if link == nil || s.crosses(*link) {
 					f(s.view())
 				}
 			}
@@ -155,24 +166,3 @@ func (p pages) traces() http.Handler {
 	}))
 }
 
-// pick returns the destinations of dests named in names, in dests' order,
-// or an error naming one that is not configured.
-func pick(dests []*destState, names []string) ([]*destState, error) {
-	want := map[string]bool{}
-	for _, n := range names {
-		want[n] = true
-	}
-	var out []*destState
-	for _, s := range dests {
-		if want[s.cfg.Name] {
-			out = append(out, s)
-			delete(want, s.cfg.Name)
-		}
-	}
-	for _, n := range names {
-		if want[n] {
-			return nil, fmt.Errorf("no destination %q is configured", n)
-		}
-	}
-	return out, nil
-}

@@ -16,9 +16,24 @@ import (
 type pages struct {
 	dests  *destSet
 	device func() string // whether the device is open, or why not
+	// nodeNames is the configuration's node-name-map (nil: none), for
+	// the filters' names (tracesnames.go).
+	nodeNames func() map[uint64]string
 }
 
-func (e *Exporter) pages() pages { return pages{dests: e.dests, device: e.deviceStatus} }
+func (e *Exporter) pages() pages {
+	return pages{dests: e.dests, device: e.deviceStatus, nodeNames: e.nodeNames}
+}
+
+// nodeNames is the configuration's node-name-map (nil: none).
+func (e *Exporter) nodeNames() map[uint64]string {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if e.cfg == nil {
+		return nil
+	}
+	return e.cfg.NodeNames
+}
 
 // deviceStatus says whether the device is open, or why not.
 func (e *Exporter) deviceStatus() string {

@@ -163,7 +163,7 @@ type UnknownNameError struct{ Name string }
 
 func (e *UnknownNameError) Error() string {
 	s := fmt.Sprintf("no node is named %q (a node-name-map name or a node description, on a traced path)", echo(e.Name))
-	if _, ok := parseNodeGUID("0x" + e.Name); ok {
+	if _, ok := ParseNodeGUID("0x" + e.Name); ok {
 		s += "; a node GUID is written with 0x"
 	}
 	return s
@@ -189,7 +189,7 @@ func isRuneStart(b byte) bool { return b&0xc0 != 0x80 }
 // the one node whose site name or description it is. A name no node has
 // is an *UnknownNameError; one several nodes have, an *AmbiguousError.
 func (ns *Nodes) Lookup(s string) (ibmad.GUID, error) {
-	if g, ok := parseNodeGUID(s); ok {
+	if g, ok := ParseNodeGUID(s); ok {
 		return g, nil
 	}
 	switch m := ns.Named(s); len(m) {
@@ -202,8 +202,9 @@ func (ns *Nodes) Lookup(s string) (ibmad.GUID, error) {
 	}
 }
 
-// parseNodeGUID reads 0x and 1..16 hex digits, not all zero.
-func parseNodeGUID(s string) (ibmad.GUID, bool) {
+// ParseNodeGUID reads a node GUID as the reports write it: 0x and 1..16
+// hex digits, not all zero (ok false: not one).
+func ParseNodeGUID(s string) (ibmad.GUID, bool) {
 	digits, hex := strings.CutPrefix(strings.ToLower(s), "0x")
 	if !hex || digits == "" || len(digits) > 16 {
 		return 0, false

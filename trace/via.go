@@ -65,7 +65,7 @@ func ParseLinkRef(s string) (LinkRef, error) {
 		return LinkRef{}, fmt.Errorf("%q: no node before the port; want NODE:PORT, such as L1:5", echo(s))
 	}
 	if strings.HasPrefix(strings.ToLower(node), "0x") {
-		if _, ok := parseNodeGUID(node); !ok {
+		if _, ok := ParseNodeGUID(node); !ok {
 			return LinkRef{}, fmt.Errorf("%q: the node GUID %q is not 1..16 hex digits after 0x, not all zero", echo(s), echo(node))
 		}
 	}
