@@ -165,4 +165,3 @@ func (p pages) traces() http.Handler {
 		_, _ = bw.WriteString("\n]\n")
 	}))
 }
-
