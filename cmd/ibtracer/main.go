@@ -193,6 +193,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		mads.health = mads.sent - traced
 	}
 	nameHops(names, results)
+	if names != nil {
+		for _, ph := range healths {
+			ph.NameEnds(names.Name)
+		}
+	}
 	if o.via != "" {
 		l, label, err := resolveVia(via, names, results) // via.go
 		if err != nil {
