@@ -108,15 +108,17 @@ func (s *destState) previous() (*trace.Result, time.Time) {
 	return s.ops.prev, s.ops.prevEnd
 }
 
-// pathString writes a path hop by hop for the logs: node GUID with its
-// ingress and egress ports, "GUID[in>out]", joined by spaces.
+// pathString writes a path hop by hop for the logs: each node by name
+// with its GUID after (trace.NodeLabel) and its ingress and egress ports,
+// "NAME {GUID}[in>out]", joined by " -> ".
 func pathString(r *trace.Result) string {
 	var b strings.Builder
-	for i, h := range r.Hops {
+	for i := range r.Hops {
+		h := &r.Hops[i]
 		if i > 0 {
-			b.WriteByte(' ')
+			b.WriteString(" -> ")
 		}
-		fmt.Fprintf(&b, "%s[%d>%d]", h.NodeGUID, h.InPort, h.OutPort)
+		fmt.Fprintf(&b, "%s[%d>%d]", h.Label(), h.InPort, h.OutPort)
 	}
 	return b.String()
 }
