@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"html/template"
 	"net/http"
 	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -46,6 +48,13 @@ type TraceView struct {
 	// Congestion is the last path's most congested link (health:;
 	// health_congestion.go).
 	Congestion *PathCongestion `json:"congestion,omitempty"`
+	// PathHealth is the last path's health, link by link (health:;
+	// pagehealth.go).
+	PathHealth *PathHealthView `json:"path_health,omitempty"`
+	// LastGoodPath is, while the latest trace stops short of the
+	// destination, the last path that reached it (the one the link
+	// evidence takes as its previous path).
+	LastGoodPath *trace.JSONResult `json:"last_good_path,omitempty"`
 }
 
 // Traces returns the latest trace of every destination.
@@ -61,6 +70,10 @@ func (p pages) views() []TraceView {
 
 func (s *destState) view() TraceView {
 	prev, until := s.previous()
+	var good *trace.Result
+	if last := s.lastResult(); last != nil && !reached(last) {
+		good = s.previousPath(last)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	addr, _ := s.infoAddress() // multicast.go
@@ -79,7 +92,19 @@ func (s *destState) view() TraceView {
 		v.PreviousPath, v.PreviousPathUntil = &j, &t
 	}
 	v.Congestion = pathCongestion(s.health)
+	v.PathHealth = pathHealthView(s.health)
+	if good != nil {
+		j := good.JSON()
+		v.LastGoodPath = &j
+	}
 	return v
+}
+
+// lastResult is the destination's latest trace (nil: never traced).
+func (s *destState) lastResult() *trace.Result {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.last
 }
 
 // TracesInFlight is how many /traces requests render at once; more get
@@ -136,15 +161,23 @@ func (p pages) traces() http.Handler {
 		if wantsHTML(r.Header.Get("Accept"), query.format) {
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
 			q := "" // the JSON link keeps the filter
+			head := tracesHeadData{}
 			for _, s := range dests {
 				if len(dests) < all {
 					q += "&destination=" + url.QueryEscape(s.cfg.Name)
+					head.Destinations = append(head.Destinations, s.cfg.Name)
 				}
 			}
 			if query.link != nil {
 				q += "&link=" + url.QueryEscape(query.link.String())
+				head.Link = "{" + link.NodeGUID.String() + "}"
+				if n, ok := index.get().Node(link.NodeGUID); ok {
+					head.Link = n.Label()
+				}
+				head.Link += ":" + strconv.Itoa(int(link.Port))
 			}
-			writeTracesHTML(bw, q, views)
+			head.JSON = template.URL("?format=json" + q) // every value in q is url.QueryEscape'd
+			writeTracesHTML(bw, head, link, views)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
