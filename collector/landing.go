@@ -33,10 +33,10 @@ type landingData struct {
 	Landing
 	Device string
 	Rows   []landingRow
-	// OK counts the destinations traced ok whose path is healthy (or
-	// not checked); Unhealthy those traced ok on an unhealthy path;
-	// Failing those whose trace failed; Untraced the rest.
-	OK, Unhealthy, Failing, Untraced int
+	// NOK counts the destinations traced ok whose path is healthy (or
+	// not checked); NUnhealthy those traced ok on an unhealthy path;
+	// NFailing those whose trace failed; NUntraced the rest.
+	NOK, NUnhealthy, NFailing, NUntraced int
 	fabricHealth
 }
 
@@ -47,7 +47,7 @@ var landingTmpl = template.Must(template.New("landing").Funcs(pageFuncs).Parse(`
 <p>{{.Description}}</p>
 <p class="muted">Version: {{.Version}} · Device: {{.Device}}</p>
 <ul class="links">{{range .Links}}<li><a href="{{.Address}}">{{.Text}}</a>{{with .Description}}: {{.}}{{end}}</li>{{end}}</ul>
-<h2>Destinations <span class="muted">({{.OK}} of {{len .Rows}} ok{{if .Unhealthy}}, <span class="s-unhealthy">{{.Unhealthy}} on an unhealthy path</span>{{end}}{{if .Failing}}, <span class="s-failing">{{.Failing}} failing</span>{{end}}{{if .Untraced}}, {{.Untraced}} not traced yet{{end}})</span></h2>
+<h2>Destinations <span class="muted">({{.NOK}} of {{len .Rows}} ok{{if .NUnhealthy}}, <span class="s-unhealthy">{{.NUnhealthy}} on an unhealthy path</span>{{end}}{{if .NFailing}}, <span class="s-failing">{{.NFailing}} failing</span>{{end}}{{if .NUntraced}}, {{.NUntraced}} not traced yet{{end}})</span></h2>
 <table class="status"><thead><tr><th>Destination</th><th>Address</th><th>Status</th><th>Path health</th><th>Hops</th><th>Last trace</th><th>Last path change</th><th>Verdicts</th></tr></thead>
 <tbody>
 {{- range .Rows}}
@@ -115,13 +115,13 @@ func (p pages) landing(l Landing) http.Handler {
 				LastChange: v.LastChange, PathChanges: v.PathChanges, Health: v.PathHealth})
 			switch {
 			case v.Last == nil:
-				d.Untraced++
+				d.NUntraced++
 			case !trace.Status(v.Last.Status).Succeeded():
-				d.Failing++
+				d.NFailing++
 			case v.PathHealth != nil && !v.PathHealth.Healthy:
-				d.Unhealthy++
+				d.NUnhealthy++
 			default:
-				d.OK++
+				d.NOK++
 			}
 		}
 		var b strings.Builder

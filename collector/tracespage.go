@@ -56,7 +56,7 @@ var (
 </section>
 {{define "path"}}{{if .Hops}}<table class="path"><tr>
 {{- range $i, $h := .Hops}}
-{{- if $i}}{{with index $.Links $i}}<td class="arrow {{.Class}}"{{with .Title}} title="{{.}}"{{end}}>→{{with .Text}}<span class="lv">{{.}}</span>{{end}}</td>{{end}}{{end}}
+{{- if $i}}{{with index $.Links $i}}<td class="arrow {{.Class}}"{{with .Title}} title="{{.}}"{{end}}>→{{with .Text}} <span class="lv">{{.}}</span>{{end}}</td>{{end}}{{end}}
 <td class="hop {{verdictClass $h.Verdict}}{{if index $.Cross $i}} cross{{end}}"><div class="n">hop {{$h.Hop}} · {{$h.NodeType}}</div>
 <div class="desc">{{hopName $h}}</div>
 <div class="guid">{{$h.NodeGUID}}</div>
@@ -66,8 +66,8 @@ var (
 <div class="ports">expected in {{port $h.ExpectedInPort}}, arrived in {{port $h.ActualInPort}}</div>{{end}}</td>
 {{- end}}
 {{- with .Break}}
-<td class="arrow l-broken{{if .Cross}} cross{{end}}">→<span class="lv">✗</span></td>
-<td class="hop break"><div class="n">broke here</div><div>no answer past hop {{.Hop}}{{with .Port}}, port {{.}}{{end}}</div><div class="ports">{{.Status}}{{with .Reason}} ({{.}}){{end}}</div></td>
+<td class="arrow l-broken{{if .Cross}} cross{{end}}">→ <span class="lv">✗</span></td>
+<td class="hop break"><div class="n">broke here</div> <div>no answer past hop {{.Hop}}{{with .Port}}, port {{.}}{{end}}</div> <div class="ports">{{.Status}}{{with .Reason}} ({{.}}){{end}}</div></td>
 {{- end}}
 </tr></table>{{else}}<p class="muted">No hops{{with .Error}}: {{.}}{{end}}.</p>{{end}}{{end}}`))
 	tracesFoot = `</body></html>
@@ -94,7 +94,8 @@ type pathDrawing struct {
 }
 
 // linkCell is the arrow into a hop: its class (l-ok, l-bad,
-// l-congested, l-unknown; cross when the filter names it), the verdict
+// l-congested, l-unknown, l-none without health; cross when the filter
+// names it), the verdict
 // under a bad one, and the problems as its title.
 type linkCell struct{ Class, Text, Title string }
 
@@ -112,6 +113,9 @@ type breakCell struct {
 // filtered link l (nil: no filter).
 func draw(j *trace.JSONResult, h *PathHealthView, l *trace.LinkPort) pathDrawing {
 	d := pathDrawing{Hops: j.Hops, Error: j.Error, Links: make([]linkCell, len(j.Hops)), Cross: make([]bool, len(j.Hops))}
+	for i := range d.Links {
+		d.Links[i].Class = "l-none" // no health read for this path
+	}
 	if h != nil {
 		for _, lh := range h.Links {
 			if lh.Hop <= 0 || lh.Hop >= len(d.Links) {
