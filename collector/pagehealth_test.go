@@ -44,7 +44,9 @@ destinations:
 	}
 	me := hop(0, 0x10, ibmad.NodeTypeCA, "me", 1, 0, 1, trace.AgentSource)
 	me.ValidatedBy = ""
-	leafA := func(out uint8) trace.Hop { return hop(1, 0x20, ibmad.NodeTypeSwitch, "leaf-a", 2, 1, out, trace.AgentValidated) }
+	leafA := func(out uint8) trace.Hop {
+		return hop(1, 0x20, ibmad.NodeTypeSwitch, "leaf-a", 2, 1, out, trace.AgentValidated)
+	}
 	ok := func(dlid uint16, hops ...trace.Hop) *trace.Result {
 		r := &trace.Result{Status: trace.StatusOK, Start: start, Duration: time.Millisecond, DLID: dlid, Hops: hops}
 		trace.NameHops(func(g uint64) string { return e.cfg.NodeNames[g] }, r)

@@ -183,7 +183,7 @@ var pageFuncs = template.FuncMap{
 	"verdictClass": verdictClass,
 	"draw":         draw, // tracespage.go
 	"pct":          func(f float64) string { return fmt.Sprintf("%.2f", f) },
-	"css":         func() template.CSS { return template.CSS(pageCSS) },
+	"css":          func() template.CSS { return template.CSS(pageCSS) },
 	"when": func(t *time.Time) string {
 		if t == nil || t.IsZero() {
 			return "never"
