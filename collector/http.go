@@ -93,6 +93,9 @@ func (s *destState) view() TraceView {
 	}
 	v.Congestion = pathCongestion(s.health)
 	v.PathHealth = pathHealthView(s.health)
+	if v.PathHealth != nil && s.last != nil && !reached(s.last) {
+		v.PathHealth.Partial = true
+	}
 	if good != nil {
 		j := good.JSON()
 		v.LastGoodPath = &j

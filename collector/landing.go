@@ -72,7 +72,7 @@ var landingTmpl = template.Must(template.New("landing").Funcs(pageFuncs).Parse(`
 <table class="status suspects"><thead><tr><th>Link</th><th>Bad paths</th><th>Paths</th><th>Suspicion</th><th>Link health</th><th>Destinations</th></tr></thead>
 <tbody>
 {{- range .Suspected}}
-<tr><td>{{.A}} — {{.B}}</td><td>{{.BadPaths}}</td><td>{{.Paths}}</td><td>{{pct .Suspicion}}</td><td>{{with .Verdict}}<span class="s-unhealthy">{{.}}</span>{{else}}ok or not checked{{end}}</td><td><a href="traces?link={{.Filter}}">crossing it</a></td></tr>
+<tr><td>{{.A}} — {{.B}}</td><td>{{.BadPaths}}</td><td>{{.Paths}}</td><td>{{pct .Suspicion}}</td><td>{{if eq .Verdict "ok"}}<span class="s-ok">ok</span>{{else if .Verdict}}<span class="s-unhealthy">{{.Verdict}}</span>{{else}}<span class="s-none">not checked</span>{{end}}</td><td><a href="traces?link={{.Filter}}">crossing it</a></td></tr>
 {{- end}}
 </tbody></table>
 {{- if .SuspectsCut}}<p class="muted">and {{.SuspectsCut}} less suspected links (ibtracer_link_suspicion lists them all).</p>{{end}}

@@ -20,7 +20,10 @@ import (
 // PathHealthView is a destination's last path health in /traces: whether
 // every link is healthy, and each link's verdict in hop order.
 type PathHealthView struct {
-	Healthy       bool             `json:"healthy"`
+	Healthy bool `json:"healthy"`
+	// Partial: the trace stopped short of the destination, and these are
+	// the links as far as it got.
+	Partial       bool             `json:"partial,omitempty"`
 	DegradedLinks int              `json:"degraded_links"`
 	LinkErrors    uint64           `json:"link_errors"`
 	Links         []LinkHealthView `json:"links"`
@@ -74,6 +77,9 @@ func (v *PathHealthView) Summary() string {
 	if v == nil {
 		return ""
 	}
+	if v.Healthy && v.Partial {
+		return fmt.Sprintf("ok as far as traced (%d link(s))", len(v.Links))
+	}
 	if v.Healthy {
 		return "ok"
 	}
@@ -98,7 +104,7 @@ func (v *PathHealthView) Summary() string {
 type linkRow struct {
 	A, B     string // NAME {GUID}[port]
 	Filter   string // the ?link= value: the first end by GUID (one node, whatever the names)
-	Verdict  string // the link's health verdict ("" when no health check read it)
+	Verdict  string // the link's health verdict ("" when no path health read it)
 	Problems string
 	Paths    int // destinations whose path (health) or paths (evidence) cross it
 	BadPaths int
@@ -145,6 +151,7 @@ func (p pages) fabricHealth(dests []*destState) fabricHealth {
 		paths int
 	}
 	unhealthy := map[localize.Link]*agg{}
+	checked := map[localize.Link]string{} // every link a path health read, its verdict
 	for _, s := range dests {
 		for _, r := range s.paths() {
 			if r == nil {
@@ -164,10 +171,11 @@ func (p pages) fabricHealth(dests []*destState) fabricHealth {
 		fh.HealthOn = true
 		for i := range ph.Links {
 			l := &ph.Links[i]
+			k := localize.NewLink(l.A.NodeGUID, l.A.Port, l.B.NodeGUID, l.B.Port)
+			checked[k] = l.Verdict
 			if l.Healthy && !l.Congested {
 				continue
 			}
-			k := localize.NewLink(l.A.NodeGUID, l.A.Port, l.B.NodeGUID, l.B.Port)
 			if unhealthy[k] == nil {
 				unhealthy[k] = &agg{l: l}
 			}
@@ -207,8 +215,8 @@ func (p pages) fabricHealth(dests []*destState) fabricHealth {
 			acc.Add(ep)
 		}
 	}
-	verdicts := map[localize.Link]string{}
-	for k, a := range unhealthy {
+	verdicts := checked
+	for k, a := range unhealthy { // the verdict the unhealthy table shows
 		verdicts[k] = a.l.Verdict
 	}
 	ranked := localize.Rank(acc.Evidence(), localize.BySuspicion)

@@ -144,7 +144,7 @@ func TestLandingShowsPathAndLinkHealth(t *testing.T) {
 		"db01": "db01 | lid 9 | mismatch | unhealthy: 1 degraded link(s) | 2",
 		"web":  "web | lid 12 | ok | ok | 2",
 		"slow": "slow | lid 13 | ok | unhealthy: 1 degraded link(s) | 2",
-		"gone": "gone | lid 11 | unreachable (timeout) | ok | 1",
+		"gone": "gone | lid 11 | unreachable (timeout) | ok as far as traced (1 link(s)) | 1",
 		"idle": "idle | lid 10 | not traced yet | none |",
 	} {
 		if !strings.HasPrefix(rows[name], want) {

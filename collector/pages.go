@@ -61,6 +61,7 @@ body { font-family: sans-serif; margin: 1.5em; color: #222; }
 h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 1.6em; } h3 { font-size: 1em; margin: .6em 0 .3em; }
 table { border-collapse: collapse; }
 table.status td, table.status th { border: 1px solid #ccc; padding: .3em .6em; text-align: left; }
+table.path { border-collapse: separate; border-spacing: 7px 4px; }
 table.path td { vertical-align: middle; padding: .2em; }
 td.hop { border: 2px solid #999; border-radius: 6px; padding: .4em .6em; font-size: .9em; min-width: 10em; }
 td.arrow { font-size: 1.4em; color: #666; text-align: center; }
@@ -68,7 +69,7 @@ td.arrow .lv { display: block; font-size: .55em; font-weight: bold; }
 td.arrow.l-bad { color: #c22; } td.arrow.l-congested { color: #d80; } td.arrow.l-unknown { color: #999; }
 td.arrow.l-broken { color: #c22; }
 td.hop.break { background: #fff; border: 3px dashed #c22 !important; color: #c22; font-weight: bold; }
-td.hop.cross, td.arrow.cross { outline: 4px solid #a0f; outline-offset: 1px; }
+td.hop.cross, td.arrow.cross { outline: 3px solid #a0f; outline-offset: 3px; }
 td.arrow.cross { background: #f1dcff; }
 .guid, .ports { font-family: monospace; font-size: .9em; }
 .verdict { font-weight: bold; } .by { font-weight: normal; font-size: .85em; color: #555; }
