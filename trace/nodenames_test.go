@@ -111,3 +111,14 @@ func TestCrossingNamesEnds(t *testing.T) {
 		t.Errorf("%v %v", c, ok)
 	}
 }
+
+// A mismatch's summary names the hop by its site name once named.
+func TestMismatchSummaryNamesHop(t *testing.T) {
+	r := viaResult(StatusMismatch)
+	r.Destination = Destination{LID: 9}
+	r.Hops[2].Agent, r.Hops[2].ActualInPort, r.Hops[2].ExpectedInPort = AgentMismatch, 3, 2
+	NameHops(func(g uint64) string { return map[uint64]string{0x7: "spine07"}[g] }, r)
+	if s := r.Summary(); !strings.Contains(s, `hop 2 switch "spine07" (0x0000000000000007) arrived on port 3`) && !strings.Contains(s, `"spine07" (0x0000000000000007) arrived on port 3`) {
+		t.Errorf("summary %q: want the hop by its site name", s)
+	}
+}
