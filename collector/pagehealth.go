@@ -56,6 +56,16 @@ func pathHealthView(ph *linkhealth.PathHealth) *PathHealthView {
 	return v
 }
 
+// linkState is the link's health in a word for the pages: its verdict,
+// or "errors" for a link whose verdict is ok but whose error counters
+// rose over a limit (unhealthy all the same).
+func linkState(verdict string, healthy bool) string {
+	if verdict == linkhealth.LinkOK && !healthy {
+		return "errors"
+	}
+	return verdict
+}
+
 // endLabel is a link end for a person: NAME {GUID}[port].
 func endLabel(e *linkhealth.LinkEnd) string { return fmt.Sprintf("%s[%d]", e.Label(), e.Port) }
 
@@ -92,7 +102,7 @@ func (v *PathHealthView) Summary() string {
 	}
 	for _, l := range v.Links {
 		if !l.Healthy && len(parts) == 0 {
-			parts = append(parts, "link "+fmt.Sprint(l.Hop)+" "+l.Verdict)
+			parts = append(parts, "link "+fmt.Sprint(l.Hop)+" "+linkState(l.Verdict, l.Healthy))
 		}
 	}
 	return "unhealthy: " + strings.Join(parts, ", ")
@@ -172,7 +182,7 @@ func (p pages) fabricHealth(dests []*destState) fabricHealth {
 		for i := range ph.Links {
 			l := &ph.Links[i]
 			k := localize.NewLink(l.A.NodeGUID, l.A.Port, l.B.NodeGUID, l.B.Port)
-			checked[k] = l.Verdict
+			checked[k] = linkState(l.Verdict, l.Healthy)
 			if l.Healthy && !l.Congested {
 				continue
 			}
@@ -184,13 +194,14 @@ func (p pages) fabricHealth(dests []*destState) fabricHealth {
 	}
 	for _, a := range unhealthy {
 		fh.Unhealthy = append(fh.Unhealthy, linkRow{A: endLabel(&a.l.A), B: endLabel(&a.l.B),
-			Filter: fmt.Sprintf("%s:%d", a.l.A.NodeGUID, a.l.A.Port), Verdict: a.l.Verdict,
+			Filter: fmt.Sprintf("%s:%d", a.l.A.NodeGUID, a.l.A.Port), Verdict: linkState(a.l.Verdict, a.l.Healthy),
 			Problems: strings.Join(linkProblems(a.l), "; "), Paths: a.paths})
 	}
 	rank := map[string]int{}
 	for i, v := range linkhealth.LinkVerdicts {
 		rank[v] = i
 	}
+	rank["errors"] = rank[linkhealth.LinkCongested] // over a limit: below the degradations, above congestion
 	sort.Slice(fh.Unhealthy, func(i, j int) bool {
 		a, b := fh.Unhealthy[i], fh.Unhealthy[j]
 		if rank[a.Verdict] != rank[b.Verdict] {
@@ -216,8 +227,8 @@ func (p pages) fabricHealth(dests []*destState) fabricHealth {
 		}
 	}
 	verdicts := checked
-	for k, a := range unhealthy { // the verdict the unhealthy table shows
-		verdicts[k] = a.l.Verdict
+	for k, a := range unhealthy { // the state the unhealthy table shows
+		verdicts[k] = linkState(a.l.Verdict, a.l.Healthy)
 	}
 	ranked := localize.Rank(acc.Evidence(), localize.BySuspicion)
 	if len(ranked) > maxSuspectRows {

@@ -226,7 +226,7 @@ func TestTracesShowBreakHealthAndFilter(t *testing.T) {
 		"arrow l-ok: →",
 		"hop v-validated: hop 1 · switch leaf-a-site 0x0000000000000020 LID 2 · in 1 · out 6 validated by agent expected in 0, arrived in 0",
 		"arrow l-broken: → ✗",
-		"hop break: broke here no answer past hop 1, port 6 unreachable (timeout)",
+		"hop break: broke here stopped after hop 1, leaving by port 6 unreachable (timeout)",
 	}
 	if fmt.Sprint(latest) != fmt.Sprint(wantLatest) {
 		t.Errorf("gone's latest trace:\n%q\nwant\n%q", latest, wantLatest)
@@ -286,5 +286,20 @@ func TestTracesShowBreakHealthAndFilter(t *testing.T) {
 	// A hop verdict the pages have no colour for yet is drawn, as v-other.
 	if verdictClass("validated_elsewhere") != "v-other" || verdictClass("mismatch") != "v-mismatch" {
 		t.Error("verdictClass")
+	}
+}
+
+// A link whose verdict is ok but whose error counters rose over a limit
+// is unhealthy: the pages say "errors", never a red "ok" (seen on the
+// demo's same-leaf link before).
+func TestPagesLinkOverLimitSaysErrors(t *testing.T) {
+	j := &trace.JSONResult{Status: "ok", Hops: []trace.JSONHop{{Hop: 0}, {Hop: 1}}}
+	h := &PathHealthView{Links: []LinkHealthView{{Hop: 1, Verdict: linkhealth.LinkOK, Healthy: false, Problems: []string{"over limit: a:SymbolErrorCounter"}}}}
+	d := draw(j, h, nil)
+	if d.Links[1].Class != "l-bad" || d.Links[1].Text != "✗ errors" {
+		t.Errorf("arrow %+v, want l-bad ✗ errors", d.Links[1])
+	}
+	if s := h.Summary(); s != "unhealthy: link 1 errors" {
+		t.Errorf("summary %q", s)
 	}
 }

@@ -182,7 +182,8 @@ var pageFuncs = template.FuncMap{
 	"verdicts":     verdicts,
 	"statusClass":  statusClass,
 	"verdictClass": verdictClass,
-	"draw":         draw, // tracespage.go
+	"draw":         draw,      // tracespage.go
+	"linkState":    linkState, // pagehealth.go
 	"pct":          func(f float64) string { return fmt.Sprintf("%.2f", f) },
 	"css":          func() template.CSS { return template.CSS(pageCSS) },
 	"when": func(t *time.Time) string {

@@ -74,7 +74,7 @@ func TestPagesInChromium(t *testing.T) {
 			`me {0x0000000000000010}[1] — leaf-b {0x0000000000000021}[1] | 1 | 1 | 0.50 | ok |`,
 		}},
 		{"/traces?destination=gone&destination=db01", "traces-failed.png", []string{
-			"Latest trace", "broke here no answer past hop 1, port 6 unreachable (timeout)", "Path health: ok as far as traced (1 link(s))",
+			"Latest trace", "broke here stopped after hop 1, leaving by port 6 unreachable (timeout)", "Path health: ok as far as traced (1 link(s))",
 			"Last good path", "→ ✗ width_degraded",
 		}},
 		{"/traces?link=leaf-a-site:6", "traces-filtered.png", []string{

@@ -30,7 +30,7 @@ var (
 <p>Status <span class="{{statusClass .}}">{{.Status}}</span>{{if .Reason}} ({{.Reason}}){{end}}, {{.PathHops}} hops, traced {{at .Time}}{{if .Error}}: {{.Error}}{{end}}</p>
 {{- end}}
 {{- with .PathHealth}}
-<p class="path-health">Path health: <span class="{{if .Healthy}}s-ok{{else}}s-unhealthy{{end}}">{{.Summary}}</span>{{range .Links}}{{if not .Healthy}}; link {{.Hop}} {{.From}} → {{.To}}: {{.Verdict}}{{range .Problems}}, {{.}}{{end}}{{end}}{{end}}</p>
+<p class="path-health">Path health: <span class="{{if .Healthy}}s-ok{{else}}s-unhealthy{{end}}">{{.Summary}}</span>{{range .Links}}{{if not .Healthy}}; link {{.Hop}} {{.From}} → {{.To}}: {{linkState .Verdict .Healthy}}{{range .Problems}}, {{.}}{{end}}{{end}}{{end}}</p>
 {{- end}}
 {{- with .Last}}
 <div class="paths"><div class="latest"><h3>Latest trace</h3>
@@ -67,7 +67,7 @@ var (
 {{- end}}
 {{- with .Break}}
 <td class="arrow l-broken{{if .Cross}} cross{{end}}">→ <span class="lv">✗</span></td>
-<td class="hop break"><div class="n">broke here</div> <div>no answer past hop {{.Hop}}{{with .Port}}, port {{.}}{{end}}</div> <div class="ports">{{.Status}}{{with .Reason}} ({{.}}){{end}}</div></td>
+<td class="hop break"><div class="n">broke here</div> <div>stopped after hop {{.Hop}}{{with .Port}}, leaving by port {{.}}{{end}}</div> <div class="ports">{{.Status}}{{with .Reason}} ({{.}}){{end}}</div></td>
 {{- end}}
 </tr></table>{{else}}<p class="muted">No hops{{with .Error}}: {{.}}{{end}}.</p>{{end}}{{end}}`))
 	tracesFoot = `</body></html>
@@ -128,7 +128,7 @@ func draw(j *trace.JSONResult, h *PathHealthView, l *trace.LinkPort) pathDrawing
 			case lh.Verdict == "unknown":
 				c.Class, c.Text = "l-unknown", "?"
 			case !lh.Healthy:
-				c.Class, c.Text = "l-bad", "✗ "+lh.Verdict
+				c.Class, c.Text = "l-bad", "✗ "+linkState(lh.Verdict, lh.Healthy)
 			default:
 				c.Class = "l-ok"
 			}
