@@ -51,9 +51,8 @@ type TraceView struct {
 	// PathHealth is the last path's health, link by link (health:;
 	// pagehealth.go).
 	PathHealth *PathHealthView `json:"path_health,omitempty"`
-	// LastGoodPath is, while the latest trace stops short of the
-	// destination, the last path that reached it (the one the link
-	// evidence takes as its previous path).
+	// LastGoodPath is, while the latest trace fails (it stopped short,
+	// or a hop mismatched), the last trace that succeeded.
 	LastGoodPath *trace.JSONResult `json:"last_good_path,omitempty"`
 }
 
@@ -71,8 +70,8 @@ func (p pages) views() []TraceView {
 func (s *destState) view() TraceView {
 	prev, until := s.previous()
 	var good *trace.Result
-	if last := s.lastResult(); last != nil && !reached(last) {
-		good = s.previousPath(last)
+	if last := s.lastResult(); last != nil && !last.Status.Succeeded() {
+		good = s.lastGood()
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -25,6 +25,7 @@ type opsState struct {
 	path     *trace.Result
 	prev     *trace.Result // the path before path, nil until it changes
 	prevEnd  time.Time     // when prev was last seen (the change's time)
+	good     *trace.Result // the last trace that succeeded (the pages' last good path)
 }
 
 // traceState names a trace's outcome for the logs: "ok", or the status
@@ -87,6 +88,8 @@ func (s *destState) observe(r *trace.Result) []opsEvent {
 	o.known = true
 	if st != "ok" {
 		o.failures++
+	} else {
+		o.good = r
 	}
 	if reached(r) {
 		if o.path != nil && o.path.Signature() != r.Signature() {
@@ -98,6 +101,13 @@ func (s *destState) observe(r *trace.Result) []opsEvent {
 		o.path = r
 	}
 	return out
+}
+
+// lastGood returns the last trace that succeeded (nil: none yet).
+func (s *destState) lastGood() *trace.Result {
+	s.ops.mu.Lock()
+	defer s.ops.mu.Unlock()
+	return s.ops.good
 }
 
 // previous returns the path before the latest one and when it was last

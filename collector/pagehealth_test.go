@@ -240,6 +240,14 @@ func TestTracesShowBreakHealthAndFilter(t *testing.T) {
 		t.Errorf("JSON: last_good_path: %s", w.Body.String())
 	}
 
+	// db01's latest trace mismatched: its last good path is the one
+	// before, through leaf-a.
+	w = get(t, h, "/traces?destination=db01", "")
+	v = nil
+	if err := json.Unmarshal(w.Body.Bytes(), &v); err != nil || len(v) != 1 || v[0].LastGoodPath == nil || v[0].LastGoodPath.Hops[1].NodeDesc != "leaf-a" {
+		t.Errorf("JSON: db01's last_good_path: %s", w.Body.String())
+	}
+
 	// db01's latest path: its unhealthy link is red with its verdict;
 	// the path health line names the link by name.
 	doc = parse(t, get(t, h, "/traces?destination=db01", "text/html").Body.String())

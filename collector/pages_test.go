@@ -280,7 +280,9 @@ func TestTracesContentNegotiation(t *testing.T) {
 	if fmt.Sprint(paths) != fmt.Sprint(want) {
 		t.Errorf("paths drawn:\n%q\nwant\n%q", paths, want)
 	}
-	if !strings.Contains(text(doc), "Previous path") || strings.Contains(w.Body.String(), `id="d-gone"`) {
+	// db01's previous path is its last good one: drawn once, beside.
+	if !strings.Contains(text(doc), "Last good path (traced 2027-01-15T08:00:00Z; the path before the last change, last seen 2027-01-15T08:01:00Z)") ||
+		strings.Contains(text(doc), "Previous path") || strings.Contains(w.Body.String(), `id="d-gone"`) {
 		t.Errorf("the filtered HTML: want db01's previous path and no other destination:\n%s", w.Body.String())
 	}
 }

@@ -40,7 +40,7 @@ var (
 {{- end}}
 </div>
 {{- with $.LastGoodPath}}
-<div class="last-good"><h3>Last good path <span class="muted">(traced {{at .Time}})</span></h3>
+<div class="last-good"><h3>Last good path <span class="muted">(traced {{at .Time}}{{if $.PreviousIsLastGood}}; the path before the last change, last seen {{when $.PreviousPathUntil}}{{end}})</span></h3>
 {{template "path" draw . nil $.Filter}}
 </div>
 {{- end}}
@@ -49,10 +49,10 @@ var (
 <p class="s-none">Not traced yet.</p>
 {{- end}}
 <p class="muted">Path changes: {{.PathChanges}}, last {{when .LastChange}}.</p>
-{{- with .PreviousPath}}
+{{- if not $.PreviousIsLastGood}}{{with .PreviousPath}}
 <h3>Previous path <span class="muted">(last seen {{when $.PreviousPathUntil}}, traced {{at .Time}})</span></h3>
 {{template "path" draw . nil $.Filter}}
-{{- end}}
+{{- end}}{{end}}
 </section>
 {{define "path"}}{{if .Hops}}<table class="path"><tr>
 {{- range $i, $h := .Hops}}
@@ -165,6 +165,9 @@ func draw(j *trace.JSONResult, h *PathHealthView, l *trace.LinkPort) pathDrawing
 type destPage struct {
 	TraceView
 	Filter *trace.LinkPort
+	// PreviousIsLastGood: the path before the last change is the last
+	// good path, drawn once, beside the latest trace.
+	PreviousIsLastGood bool
 }
 
 // writeTracesHTML writes the HTML view of views, one destination at a
@@ -175,6 +178,9 @@ type destPage struct {
 // value.
 func writeTracesHTML(w io.Writer, head tracesHeadData, link *trace.LinkPort, views func(func(TraceView))) {
 	_ = tracesHead.Execute(w, head)
-	views(func(v TraceView) { _ = tracesDest.Execute(w, destPage{TraceView: v, Filter: link}) })
+	views(func(v TraceView) {
+		same := v.PreviousPath != nil && v.LastGoodPath != nil && v.PreviousPath.Time.Equal(v.LastGoodPath.Time)
+		_ = tracesDest.Execute(w, destPage{TraceView: v, Filter: link, PreviousIsLastGood: same})
+	})
 	_, _ = io.WriteString(w, tracesFoot)
 }
