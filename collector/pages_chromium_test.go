@@ -33,7 +33,7 @@ func chromium(t *testing.T, bin, url, shot string) string {
 	}
 	dom := string(run("--dump-dom"))
 	if shot != "" {
-		run("--window-size=1400,1100", "--screenshot="+shot)
+		run("--window-size=1920,1080", "--screenshot="+shot)
 		if _, err := os.Stat(shot); err != nil {
 			t.Fatalf("no screenshot of %s: %v", url, err)
 		}
