@@ -149,7 +149,7 @@ func destLabel(r *trace.Result) string {
 func printVia(o *options, l trace.LinkPort, label string, results []*trace.Result, mads runMADs, stdout, stderr io.Writer) int {
 	cross, at, und := viaSets(results, l)
 	if !seesNode(results, l) {
-		fmt.Fprintf(stderr, "ibtracer: --via: no traced path passes node %s (--via takes a node GUID; a CA's port GUID differs from its node GUID)\n", l.NodeGUID)
+		fmt.Fprintf(stderr, "ibtracer: --via: no traced path passes node %s (--via takes a node GUID or a node's name; a CA's port GUID differs from its node GUID)\n", l.NodeGUID)
 	}
 	out := output{n: 1, totals: results, mads: mads, // output.go: buffered, totals, a write error is exit 6
 		json: func() any {
