@@ -138,7 +138,7 @@ func (p pages) traces() http.Handler {
 		if query.link != nil {
 			l, err := resolveLink(*query.link, index)
 			if err != nil {
-				http.Error(w, fmt.Sprintf("/traces: link %q: %v", query.link.String(), err), nameStatus(err))
+				http.Error(w, fmt.Sprintf("/traces: link %q: %v", short(query.link.String()), err), nameStatus(err))
 				return
 			}
 			link = &l

@@ -61,6 +61,20 @@ func (s *destState) endsAt(g ibmad.GUID) bool {
 	return false
 }
 
+// short is at most 64 bytes of a value the request gave, for an error
+// that echoes it (cut on a rune boundary, "…" when cut).
+func short(s string) string {
+	const max = 64
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && s[cut]&0xc0 == 0x80 {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
 // nameStatus is the HTTP status of a failed lookup: 400 for a name
 // several nodes have (the request must say which), 404 for one no node
 // has.
@@ -101,7 +115,7 @@ func pick(dests []*destState, names []string, x *nodeIndex) ([]*destState, int, 
 		var unk *trace.UnknownNameError
 		switch {
 		case errors.As(err, &unk):
-			return nil, http.StatusNotFound, fmt.Errorf("no destination %q is configured, and %v", n, err)
+			return nil, http.StatusNotFound, fmt.Errorf("no destination %q is configured, and %v", short(n), err)
 		case err != nil:
 			return nil, nameStatus(err), fmt.Errorf("destination: %w", err)
 		}

@@ -56,6 +56,13 @@ func TestTracesFiltersByName(t *testing.T) {
 			t.Errorf("?%s: %d %v %q, want 200 %q", c.query, code, got, body, c.want)
 		}
 	}
+	// A long name is echoed cut short.
+	long := strings.Repeat("n", 20000)
+	for _, q := range []string{"link=" + long + ":1", "destination=" + long} {
+		if _, code, body := names(q); code != http.StatusNotFound || len(body) > 400 {
+			t.Errorf("?%.20s...: %d, %d bytes of error", q, code, len(body))
+		}
+	}
 	idle.record(&twin)
 	idle.observe(&twin)
 	for _, c := range []struct {
