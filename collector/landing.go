@@ -89,6 +89,7 @@ var landingTmpl = template.Must(template.New("landing").Funcs(pageFuncs).Parse(`
 <tr><td>{{.A}} → {{.B}}</td><td class="s-unhealthy">{{.Verdict}}</td><td>{{.Problems}}</td><td>{{.Paths}}</td><td><a href="traces?link={{.Filter}}">crossing it</a></td></tr>
 {{- end}}
 </tbody></table>
+{{- if .UnhealthyCut}}<p class="muted">and {{.UnhealthyCut}} more (ibtracer_link_healthy lists them all).</p>{{end}}
 {{- end}}
 </body></html>
 `))

@@ -139,11 +139,12 @@ func (n nodeLabels) end(g ibmad.GUID, port uint8) string {
 // destinations crossing it) and, with evidence on, the links the bad
 // paths name, the most suspected first.
 type fabricHealth struct {
-	HealthOn    bool
-	EvidenceOn  bool
-	Unhealthy   []linkRow
-	Suspected   []linkRow
-	SuspectsCut int // suspected links left out (maxSuspectRows)
+	HealthOn     bool
+	EvidenceOn   bool
+	Unhealthy    []linkRow
+	UnhealthyCut int // unhealthy links left out (maxSuspectRows)
+	Suspected    []linkRow
+	SuspectsCut  int // suspected links left out (maxSuspectRows)
 }
 
 // maxSuspectRows bounds the link tables of the landing page: at 2,000
@@ -155,13 +156,38 @@ const maxSuspectRows = 50
 // fabricHealth reads the link health and the evidence of dests.
 func (p pages) fabricHealth(dests []*destState) fabricHealth {
 	var fh fabricHealth
-	names := nodeLabels{}
-	type agg struct {
-		l     *linkhealth.Link
-		paths int
+	names := hopNames(dests)
+	unhealthy, states := linkStates(dests)
+	fh.HealthOn = states != nil
+	fh.Unhealthy, fh.UnhealthyCut = unhealthyRows(unhealthy)
+	on, latency := p.evidence()
+	if !on {
+		return fh
 	}
-	unhealthy := map[localize.Link]*agg{}
-	checked := map[localize.Link]string{} // every link a path health read, its verdict
+	fh.EvidenceOn = true
+	var acc localize.Accumulator
+	for _, s := range dests {
+		if ep, ok := s.evidence(latency); ok {
+			acc.Add(ep)
+		}
+	}
+	ranked := localize.Rank(acc.Evidence(), localize.BySuspicion)
+	if len(ranked) > maxSuspectRows {
+		fh.SuspectsCut = len(ranked) - maxSuspectRows
+		ranked = ranked[:maxSuspectRows]
+	}
+	for _, le := range ranked {
+		l := le.Link
+		fh.Suspected = append(fh.Suspected, linkRow{A: names.end(l.NodeGUID, l.Port), B: names.end(l.RemoteNodeGUID, l.RemotePort),
+			Filter: fmt.Sprintf("%s:%d", l.NodeGUID, l.Port), Verdict: states[l], Paths: le.Paths, BadPaths: le.BadPaths,
+			Suspicion: le.Suspicion})
+	}
+	return fh
+}
+
+// hopNames are the names and descriptions of the nodes on dests' paths.
+func hopNames(dests []*destState) nodeLabels {
+	names := nodeLabels{}
 	for _, s := range dests {
 		for _, r := range s.paths() {
 			if r == nil {
@@ -174,26 +200,55 @@ func (p pages) fabricHealth(dests []*destState) fabricHealth {
 				}
 			}
 		}
+	}
+	return names
+}
+
+// unhealthyLink is a link the path health calls unhealthy or congested,
+// as one path read it, and how many destinations' paths did.
+type unhealthyLink struct {
+	l     *linkhealth.Link
+	paths int
+}
+
+// linkStates reads the destinations' last path health: the unhealthy or
+// congested links, and the state (linkState) of every link read, an
+// unhealthy reading winning over a healthy one (states is nil when no
+// destination has a path health).
+func linkStates(dests []*destState) (map[localize.Link]*unhealthyLink, map[localize.Link]string) {
+	unhealthy := map[localize.Link]*unhealthyLink{}
+	var states map[localize.Link]string
+	for _, s := range dests {
 		ph := s.lastHealth()
 		if ph == nil {
 			continue
 		}
-		fh.HealthOn = true
+		if states == nil {
+			states = map[localize.Link]string{}
+		}
 		for i := range ph.Links {
 			l := &ph.Links[i]
 			k := localize.NewLink(l.A.NodeGUID, l.A.Port, l.B.NodeGUID, l.B.Port)
-			checked[k] = linkState(l.Verdict, l.Healthy)
+			if _, bad := unhealthy[k]; !bad {
+				states[k] = linkState(l.Verdict, l.Healthy)
+			}
 			if l.Healthy && !l.Congested {
 				continue
 			}
 			if unhealthy[k] == nil {
-				unhealthy[k] = &agg{l: l}
+				unhealthy[k] = &unhealthyLink{l: l}
 			}
 			unhealthy[k].paths++
 		}
 	}
+	return unhealthy, states
+}
+
+// unhealthyRows are the unhealthy links, the worst verdict first, then
+// the most crossed; at most maxSuspectRows of them, and how many more.
+func unhealthyRows(unhealthy map[localize.Link]*unhealthyLink) (rows []linkRow, cut int) {
 	for _, a := range unhealthy {
-		fh.Unhealthy = append(fh.Unhealthy, linkRow{A: endLabel(&a.l.A), B: endLabel(&a.l.B),
+		rows = append(rows, linkRow{A: endLabel(&a.l.A), B: endLabel(&a.l.B),
 			Filter: fmt.Sprintf("%s:%d", a.l.A.NodeGUID, a.l.A.Port), Verdict: linkState(a.l.Verdict, a.l.Healthy),
 			Problems: strings.Join(linkProblems(a.l), "; "), Paths: a.paths})
 	}
@@ -202,8 +257,8 @@ func (p pages) fabricHealth(dests []*destState) fabricHealth {
 		rank[v] = i
 	}
 	rank["errors"] = rank[linkhealth.LinkCongested] // over a limit: below the degradations, above congestion
-	sort.Slice(fh.Unhealthy, func(i, j int) bool {
-		a, b := fh.Unhealthy[i], fh.Unhealthy[j]
+	sort.Slice(rows, func(i, j int) bool {
+		a, b := rows[i], rows[j]
 		if rank[a.Verdict] != rank[b.Verdict] {
 			return rank[a.Verdict] < rank[b.Verdict]
 		}
@@ -212,34 +267,8 @@ func (p pages) fabricHealth(dests []*destState) fabricHealth {
 		}
 		return a.Filter < b.Filter
 	})
-	if len(fh.Unhealthy) > maxSuspectRows {
-		fh.Unhealthy = fh.Unhealthy[:maxSuspectRows]
+	if len(rows) > maxSuspectRows {
+		rows, cut = rows[:maxSuspectRows], len(rows)-maxSuspectRows
 	}
-	on, latency := p.evidence()
-	if !on {
-		return fh
-	}
-	fh.EvidenceOn = true
-	var acc localize.Accumulator
-	for _, s := range dests {
-		if ep, ok := s.evidence(latency); ok {
-			acc.Add(ep)
-		}
-	}
-	verdicts := checked
-	for k, a := range unhealthy { // the state the unhealthy table shows
-		verdicts[k] = linkState(a.l.Verdict, a.l.Healthy)
-	}
-	ranked := localize.Rank(acc.Evidence(), localize.BySuspicion)
-	if len(ranked) > maxSuspectRows {
-		fh.SuspectsCut = len(ranked) - maxSuspectRows
-		ranked = ranked[:maxSuspectRows]
-	}
-	for _, le := range ranked {
-		l := le.Link
-		fh.Suspected = append(fh.Suspected, linkRow{A: names.end(l.NodeGUID, l.Port), B: names.end(l.RemoteNodeGUID, l.RemotePort),
-			Filter: fmt.Sprintf("%s:%d", l.NodeGUID, l.Port), Verdict: verdicts[l], Paths: le.Paths, BadPaths: le.BadPaths,
-			Suspicion: le.Suspicion})
-	}
-	return fh
+	return rows, cut
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/ibtracer/ibtracer_exporter/linkhealth"
 	"github.com/ibtracer/ibtracer_exporter/trace"
 )
 
@@ -112,32 +113,7 @@ type breakCell struct {
 // (the latest trace's; nil for older paths), the crossing of the
 // filtered link l (nil: no filter).
 func draw(j *trace.JSONResult, h *PathHealthView, l *trace.LinkPort) pathDrawing {
-	d := pathDrawing{Hops: j.Hops, Error: j.Error, Links: make([]linkCell, len(j.Hops)), Cross: make([]bool, len(j.Hops))}
-	for i := range d.Links {
-		d.Links[i].Class = "l-none" // no health read for this path
-	}
-	if h != nil {
-		for _, lh := range h.Links {
-			if lh.Hop <= 0 || lh.Hop >= len(d.Links) {
-				continue
-			}
-			c := &d.Links[lh.Hop]
-			switch {
-			case lh.Verdict == "congested":
-				c.Class, c.Text = "l-congested", lh.Verdict
-			case lh.Verdict == "unknown":
-				c.Class, c.Text = "l-unknown", "?"
-			case !lh.Healthy:
-				c.Class, c.Text = "l-bad", "✗ "+linkState(lh.Verdict, lh.Healthy)
-			default:
-				c.Class = "l-ok"
-			}
-			c.Title = lh.From + " → " + lh.To + ": " + lh.Verdict
-			if len(lh.Problems) > 0 {
-				c.Title += ": " + strings.Join(lh.Problems, "; ")
-			}
-		}
-	}
+	d := pathDrawing{Hops: j.Hops, Error: j.Error, Links: linkCells(h, len(j.Hops)), Cross: make([]bool, len(j.Hops))}
 	n := len(j.Hops)
 	if n > 0 && !trace.Status(j.Status).Walked() {
 		last := j.Hops[n-1]
@@ -158,6 +134,39 @@ func draw(j *trace.JSONResult, h *PathHealthView, l *trace.LinkPort) pathDrawing
 		d.Cross[n-1], d.Break.Cross = true, true
 	}
 	return d
+}
+
+// linkCells are the arrows into n hops, coloured by h's link verdicts
+// (l-none for all without h).
+func linkCells(h *PathHealthView, n int) []linkCell {
+	cells := make([]linkCell, n)
+	for i := range cells {
+		cells[i].Class = "l-none" // no health read for this path
+	}
+	if h == nil {
+		return cells
+	}
+	for _, lh := range h.Links {
+		if lh.Hop <= 0 || lh.Hop >= n {
+			continue
+		}
+		c := &cells[lh.Hop]
+		switch {
+		case lh.Verdict == linkhealth.LinkCongested:
+			c.Class, c.Text = "l-congested", lh.Verdict
+		case lh.Verdict == linkhealth.LinkUnknown:
+			c.Class, c.Text = "l-unknown", "?"
+		case !lh.Healthy:
+			c.Class, c.Text = "l-bad", "✗ "+linkState(lh.Verdict, lh.Healthy)
+		default:
+			c.Class = "l-ok"
+		}
+		c.Title = lh.From + " → " + lh.To + ": " + lh.Verdict
+		if len(lh.Problems) > 0 {
+			c.Title += ": " + strings.Join(lh.Problems, "; ")
+		}
+	}
+	return cells
 }
 
 // destPage is one destination as the HTML view draws it: its view and
