@@ -51,10 +51,13 @@ func (s *destState) paths() []*trace.Result {
 }
 
 // endsAt says whether one of the destination's paths that reached it
-// ends at node g.
+// ends at node g, or at the port whose GUID is g.
 func (s *destState) endsAt(g ibmad.GUID) bool {
 	for _, r := range s.paths() {
-		if r != nil && reached(r) && len(r.Hops) > 0 && r.Hops[len(r.Hops)-1].NodeGUID == g {
+		if r == nil || !reached(r) || len(r.Hops) == 0 {
+			continue
+		}
+		if last := &r.Hops[len(r.Hops)-1]; last.NodeGUID == g || last.PortGUID == g {
 			return true
 		}
 	}

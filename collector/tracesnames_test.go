@@ -48,6 +48,7 @@ func TestTracesFiltersByName(t *testing.T) {
 		{"link=leaf-a:5", ""},                                    // another port of the node
 		{"destination=" + url.QueryEscape("db01 HCA-1"), "db01"}, // the destination's node, by description
 		{"destination=0x30", "db01"},                             // by node GUID
+		{"destination=0x31", "db01"},                             // by its port GUID
 		{"destination=db01", "db01"},                             // by its configured name, as before
 		{"destination=gone&link=me:1", "gone"},
 	} {
