@@ -129,7 +129,7 @@ func pick(dests []*destState, names []string, x *nodeIndex) ([]*destState, int, 
 			}
 		}
 		if !found {
-			label := ibmad.GUID(g).String()
+			label := "{" + g.String() + "}"
 			if nd, ok := x.get().Node(g); ok {
 				label = nd.Label()
 			}
