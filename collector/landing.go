@@ -48,7 +48,7 @@ var landingTmpl = template.Must(template.New("landing").Funcs(pageFuncs).Parse(`
 <p class="muted">Version: {{.Version}} · Device: {{.Device}}</p>
 <ul class="links">{{range .Links}}<li><a href="{{.Address}}">{{.Text}}</a>{{with .Description}}: {{.}}{{end}}</li>{{end}}</ul>
 <h2>Destinations <span class="muted">({{.NOK}} of {{len .Rows}} ok{{if .NUnhealthy}}, <span class="s-unhealthy">{{.NUnhealthy}} on an unhealthy path</span>{{end}}{{if .NFailing}}, <span class="s-failing">{{.NFailing}} failing</span>{{end}}{{if .NUntraced}}, {{.NUntraced}} not traced yet{{end}})</span></h2>
-<table class="status"><thead><tr><th>Destination</th><th>Address</th><th>Status</th><th>Path health</th><th>Hops</th><th>Last trace</th><th>Last path change</th><th>Verdicts</th></tr></thead>
+<table class="status"><thead><tr><th>Destination</th><th>Address</th><th>Status</th><th>Path health</th><th>Hops</th><th>Last trace</th><th>Last path change</th><th>Verdicts</th><th>Coverage</th></tr></thead>
 <tbody>
 {{- range .Rows}}
 <tr><td><a href="traces?destination={{.Query}}">{{.Name}}</a></td><td>{{.Address}}</td>
@@ -60,7 +60,8 @@ var landingTmpl = template.Must(template.New("landing").Funcs(pageFuncs).Parse(`
 {{- with .Health}}<td class="{{if .Healthy}}s-ok{{else}}s-unhealthy{{end}}">{{.Summary}}</td>{{else}}<td class="s-none">{{if $.HealthOn}}none{{else}}not checked{{end}}</td>{{end}}
 {{- with .Last}}<td>{{.PathHops}}</td><td>{{at .Time}}</td>{{else}}<td></td><td></td>{{end}}
 <td>{{when .LastChange}}{{if .PathChanges}} (changes: {{.PathChanges}}){{end}}</td>
-<td>{{range verdicts .Last}}<span class="verdict {{verdictClass .Verdict}}">{{.N}} {{.Verdict}}{{with .By}} ({{.}}){{end}}</span> {{end}}</td></tr>
+<td>{{range verdicts .Last}}<span class="verdict {{verdictClass .Verdict}}">{{.N}} {{.Verdict}}{{with .By}} ({{.}}){{end}}</span> {{end}}</td>
+<td>{{with .Last}}{{if .PathHops}}{{coverage .}}{{end}}{{end}}</td></tr>
 {{- end}}
 </tbody></table>
 <h2>Suspected links <span class="muted">(link evidence: the links the bad paths have in common, the most suspected first)</span></h2>

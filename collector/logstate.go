@@ -78,9 +78,9 @@ func (s *destState) observe(r *trace.Result) []opsEvent {
 		case st == "ok":
 			kv = append([]any{"msg", "destination recovered"}, append(kv, "failed_traces", o.failures)...)
 		case o.state == "ok" || !o.known:
-			kv = append([]any{"msg", "destination failing"}, append(kv, "status", r.Status, "reason", r.Reason, "err", r.Err)...)
+			kv = append([]any{"msg", "destination failing"}, append(append(kv, "status", r.Status, "reason", r.Reason), divergedKV(r, "err", r.Err)...)...)
 		default:
-			kv = append([]any{"msg", "destination failure changed"}, append(kv, "status", r.Status, "reason", r.Reason, "err", r.Err)...)
+			kv = append([]any{"msg", "destination failure changed"}, append(append(kv, "status", r.Status, "reason", r.Reason), divergedKV(r, "err", r.Err)...)...)
 		}
 		out = append(out, opsEvent{warn: st != "ok", kv: kv})
 		o.state, o.since, o.failures = st, now, 0
@@ -142,4 +142,20 @@ func logEvents(logger log.Logger, evs []opsEvent) {
 			level.Info(logger).Log(ev.kv...)
 		}
 	}
+}
+
+// divergedKV is kv followed, for a mismatch that names them, by the
+// diverging switches and where each was seen: diverging_switch "L0
+// (0x...)", seen_at "hop 2 S1" (trace.Divergence), one pair each.
+func divergedKV(r *trace.Result, kv ...any) []any {
+	if r.Status != trace.StatusMismatch {
+		return kv
+	}
+	for i := range r.Hops {
+		if h := &r.Hops[i]; h.Diverged != nil {
+			kv = append(kv, "diverging_switch", fmt.Sprintf("%s (%s)", h.Diverged.SwitchName, h.Diverged.Switch),
+				"seen_at", fmt.Sprintf("hop %d %s", h.Hop, hopLabelName(h)))
+		}
+	}
+	return kv
 }

@@ -83,21 +83,22 @@ td.arrow.cross { background: #f1dcff; }
 
 // verdictStyles are the colours of the hops' verdicts. A verdict not in
 // the list is drawn as v-other until it is given its own line here.
-var verdictStyles = []struct{ verdict, background, border string }{
-	{string(trace.AgentValidated), "#d8f5d0", "#3a3"},
-	{string(trace.AgentMismatch), "#fbd0d0", "#c22"},
-	{string(trace.AgentLost), "#fde3c0", "#d80"},
-	{string(trace.AgentUnsupported), "#e8e8e8", "#888"},
-	{string(trace.AgentIngressUnknown), "#fdf6c0", "#bb0"},
-	{string(trace.AgentNotAsked), "#f4f4f4", "#bbb"},
-	{string(trace.AgentSource), "#d8e8fb", "#36c"},
-	{"other", "#ffffff", "#666"},
+var verdictStyles = []struct{ verdict, background, border, extra string }{
+	{string(trace.AgentValidated), "#d8f5d0", "#3a3", ""},
+	{string(trace.AgentValidatedOtherLink), "#eaf5e6", "#8b8", " border-style: dashed !important;"},
+	{string(trace.AgentMismatch), "#fbd0d0", "#c22", ""},
+	{string(trace.AgentLost), "#fde3c0", "#d80", ""},
+	{string(trace.AgentUnsupported), "#e8e8e8", "#888", ""},
+	{string(trace.AgentIngressUnknown), "#fdf6c0", "#bb0", ""},
+	{string(trace.AgentNotAsked), "#f4f4f4", "#bbb", ""},
+	{string(trace.AgentSource), "#d8e8fb", "#36c", ""},
+	{"other", "#ffffff", "#666", ""},
 }
 
 var verdictCSS = func() string {
 	var b strings.Builder
 	for _, v := range verdictStyles {
-		fmt.Fprintf(&b, ".v-%s { background: %s; border-color: %s !important; }\n", v.verdict, v.background, v.border)
+		fmt.Fprintf(&b, ".v-%s { background: %s; border-color: %s !important;%s }\n", v.verdict, v.background, v.border, v.extra)
 	}
 	return b.String()
 }()
@@ -114,7 +115,7 @@ func verdictClass(v string) string {
 }
 
 // verdictOrder is the order verdicts are listed in.
-var verdictOrder = []trace.AgentStatus{trace.AgentValidated, trace.AgentMismatch, trace.AgentIngressUnknown,
+var verdictOrder = []trace.AgentStatus{trace.AgentValidated, trace.AgentValidatedOtherLink, trace.AgentMismatch, trace.AgentIngressUnknown,
 	trace.AgentLost, trace.AgentUnsupported, trace.AgentNotAsked}
 
 // validators are who may give a verdict, in the order they are listed.
@@ -127,6 +128,10 @@ type verdictCount struct {
 	N       int
 	By      string
 }
+
+// coverageText is a trace's coverage as the pages show it: "3/4 links
+// confirmed (75%)" (trace.Coverage).
+func coverageText(j *trace.JSONResult) string { return j.Coverage.String() }
 
 // verdicts counts the verdicts of a trace's hops after the source, and
 // each verdict's hops by who gave it.
@@ -180,6 +185,7 @@ func statusClass(j *trace.JSONResult) string {
 
 var pageFuncs = template.FuncMap{
 	"verdicts":     verdicts,
+	"coverage":     coverageText,
 	"statusClass":  statusClass,
 	"verdictClass": verdictClass,
 	"draw":         draw,      // tracespage.go

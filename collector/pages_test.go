@@ -152,9 +152,9 @@ func TestLandingPage(t *testing.T) {
 		}
 	})
 	want := map[string]string{
-		"db01": "db01 | lid 9 | mismatch | not checked | 2 | 2027-01-15T08:01:00Z | 2027-01-15T08:01:00Z (changes: 1) | 1 validated (1 by agent) 1 mismatch (1 by sma)",
-		"gone": "gone | lid 11 | unreachable (timeout) | not checked | 0 | 2027-01-15T08:00:00Z | never | ",
-		"idle": "idle | lid 10 | not traced yet | not checked |  |  | never | ",
+		"db01": "db01 | lid 9 | mismatch | not checked | 2 | 2027-01-15T08:01:00Z | 2027-01-15T08:01:00Z (changes: 1) | 1 validated (1 by agent) 1 mismatch (1 by sma) | 1/2 links confirmed (50%)",
+		"gone": "gone | lid 11 | unreachable (timeout) | not checked | 0 | 2027-01-15T08:00:00Z | never |  | ",
+		"idle": "idle | lid 10 | not traced yet | not checked |  |  | never |  | ",
 	}
 	for k, v := range want {
 		if rows[k] != v {

@@ -28,7 +28,7 @@ var (
 	tracesDest = template.Must(template.New("dest").Funcs(pageFuncs).Parse(`<section class="destination" id="d-{{.Name}}">
 <h2>{{.Name}} <span class="muted">{{.Address}}</span></h2>
 {{- with .Last}}
-<p>Status <span class="{{statusClass .}}">{{.Status}}</span>{{if .Reason}} ({{.Reason}}){{end}}, {{.PathHops}} hops, traced {{at .Time}}{{if .Error}}: {{.Error}}{{end}}</p>
+<p>Status <span class="{{statusClass .}}">{{.Status}}</span>{{if .Reason}} ({{.Reason}}){{end}}, {{.PathHops}} hops,{{if .PathHops}} {{coverage .}},{{end}} traced {{at .Time}}{{if .Error}}: {{.Error}}{{end}}</p>
 {{- end}}
 {{- with .PathHealth}}
 <p class="path-health">Path health: <span class="{{if .Healthy}}s-ok{{else}}s-unhealthy{{end}}">{{.Summary}}</span>{{range .Links}}{{if not .Healthy}}; link {{.Hop}} {{.From}} → {{.To}}: {{linkState .Verdict .Healthy}}{{range .Problems}}, {{.}}{{end}}{{end}}{{end}}</p>
@@ -64,7 +64,9 @@ var (
 <div class="ports">LID {{$h.LID}} · in {{$h.InPort}} · out {{$h.OutPort}}</div>
 <div class="verdict">{{$h.Verdict}}{{with $h.ValidatedBy}} <span class="by">by {{.}}</span>{{end}}</div>
 {{if and $h.ExpectedInPort $h.ActualInPort}}
-<div class="ports">expected in {{port $h.ExpectedInPort}}, arrived in {{port $h.ActualInPort}}</div>{{end}}</td>
+<div class="ports">expected in {{port $h.ExpectedInPort}}, arrived in {{port $h.ActualInPort}}</div>{{end}}
+{{- with $h.CheckedLink}}
+<div class="ports">checked link: {{with .FromName}}{{.}}{{else}}{{.FromGUID}}{{end}} port {{.FromPort}} → in {{.InPort}}; the traced link was not checked</div>{{end}}</td>
 {{- end}}
 {{- with .Break}}
 <td class="arrow l-broken{{if .Cross}} cross{{end}}">→ <span class="lv">✗</span></td>

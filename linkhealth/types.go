@@ -28,10 +28,19 @@ var LinkVerdicts = []string{LinkNotActive, LinkBelowExpected, LinkWidthDegraded,
 
 // Options configure Checker.
 type Options struct {
-	// ExpectWidth (lanes: 1, 2, 4, 8, 12) and ExpectSpeed, when set, make
-	// a narrower or slower link below_expected.
+	// ExpectWidth (lanes: 1, 2, 4, 8, 12) and ExpectSpeed, when set, are
+	// the standard every link is judged by, as ibdiagpath -lw/-ls judge:
+	// a narrower or slower link is below_expected, one as wide and fast is
+	// not degraded, whatever its ends could run. Unset, a link is judged
+	// by what both ends support (iblinkinfo's "could be": LinkWidthSupported
+	// and LinkSpeed(Ext)Supported, not the Enabled fields).
 	ExpectWidth int
 	ExpectSpeed Speed
+	// HostLinks and SwitchLinks override ExpectWidth and ExpectSpeed for
+	// one kind of link, field by field (0: the general one): host links
+	// have a CA or router at one end (a split HDR100 cable at 2X),
+	// switch links a switch at both (docs/metrics.md, "Link health").
+	HostLinks, SwitchLinks Expect
 	// Counters reads the PerfMgt counters of both ends of every link.
 	Counters bool
 	// Limits are per-counter limits (counter name to value): a link whose
@@ -53,6 +62,36 @@ type Options struct {
 	// interval): the cost is one read per distinct port per Share, however
 	// many destinations cross it. 0 reads afresh every time.
 	Share time.Duration
+}
+
+// Expect is the width (lanes) and speed a kind of link is cabled for; 0
+// and SpeedUnknown: not stated.
+type Expect struct {
+	Width int
+	Speed Speed
+}
+
+// Link kinds (Link.Kind).
+const (
+	KindHost   = "host"   // a CA or router at one end
+	KindSwitch = "switch" // switches at both ends
+)
+
+// expectFor is the width and speed link l is judged by: its kind's,
+// else the general ones.
+func (o *Options) expectFor(l *Link) Expect {
+	e := Expect{o.ExpectWidth, o.ExpectSpeed}
+	k := o.HostLinks
+	if l.Kind == KindSwitch {
+		k = o.SwitchLinks
+	}
+	if k.Width != 0 {
+		e.Width = k.Width
+	}
+	if k.Speed != SpeedUnknown {
+		e.Speed = k.Speed
+	}
+	return e
 }
 
 // LinkEnd is one end of a link.
@@ -107,11 +146,17 @@ func (p *PathHealth) NameEnds(name func(guid uint64) string) {
 // Link is one link of a traced path: A is the egress port of hop Hop-1,
 // B the ingress port of hop Hop.
 type Link struct {
-	Hop   int     `json:"hop"`
-	A     LinkEnd `json:"a"`
-	B     LinkEnd `json:"b"`
-	Width int     `json:"width_lanes"`
-	Speed Speed   `json:"speed"`
+	Hop int     `json:"hop"`
+	A   LinkEnd `json:"a"`
+	B   LinkEnd `json:"b"`
+	// Kind is host (a CA or router at an end) or switch (switches at
+	// both); ExpectWidth and ExpectSpeed what it was judged by (0, and
+	// absent: the "could be" comparison).
+	Kind        string `json:"kind"`
+	ExpectWidth int    `json:"expect_width_lanes,omitempty"`
+	ExpectSpeed Speed  `json:"expect_speed,omitempty"`
+	Width       int    `json:"width_lanes"`
+	Speed       Speed  `json:"speed"`
 	// RateBits is width × lane rate; CouldBeRateBits what both ends
 	// support (iblinkinfo's "Could be").
 	RateBits        float64  `json:"rate_bits"`

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 	"github.com/ibtracer/ibtracer_exporter/internal/ibopen"
+	"github.com/ibtracer/ibtracer_exporter/internal/manpage"
 	"github.com/ibtracer/ibtracer_exporter/internal/nodenamemap"
 	"github.com/ibtracer/ibtracer_exporter/internal/strictint"
 	"github.com/ibtracer/ibtracer_exporter/linkhealth"
@@ -59,6 +60,7 @@ var onOpened func(*ibopen.Opened)
 func run(args []string, stdout, stderr io.Writer) int {
 	var o options
 	app := kingpin.New("ibtracer", "Trace InfiniBand routes hop by hop and validate every hop with the ibtracer vendor agent.")
+	manpage.Use("ibtracer", "trace InfiniBand routes hop by hop and validate every hop")
 	app.UsageWriter(stdout)
 	app.ErrorWriter(stderr)
 	app.HelpFlag.Short('h')
