@@ -93,8 +93,10 @@ func (e *Engine) sendFailed(ctx context.Context, req *Request, class MgmtClass, 
 // replyWorkers send the agents' replies off the receive goroutine: the
 // kernel's write can block while it resolves an address (about a second
 // was seen on a RoCE port), and the receive goroutine must keep delivering
-// the answers other requests wait for. Several workers, so that one slow
-// requester does not hold up the replies to the others.
+// the answers other requests wait for. Several workers, so that one
+// reply that blocks does not hold up the others; a requester with as many
+// replies queued as there are workers, each blocking, still can, and a
+// full queue drops (counted).
 const (
 	replyWorkers = 4
 	replyQueue   = 256

@@ -24,6 +24,14 @@ func sendErr(devPath, op string, err error) error {
 	}
 	// The message names the device and the operation once: the errno
 	// stands for the *os.PathError that wrapped it.
+	switch {
+	case errno == unix.ENODEV && op == "write":
+		// Not the port: rdma_create_user_ah's address resolution of one
+		// RoCE destination found no network device for it (docs/protocol.md,
+		// "Send errors"). A port that is gone fails a write with EIO.
+		return fmt.Errorf("%w: %s: %s: the kernel found no network device for the destination's address: %w",
+			ibmad.ErrRequestRefused, devPath, op, errno)
+	}
 	switch errno {
 	case unix.EIO, unix.ENODEV, unix.ENXIO, unix.EPIPE:
 		// The port was removed (the file's agents are dead) or the HCA is

@@ -22,7 +22,7 @@ func TestUmadWriteErrnosAreSorted(t *testing.T) {
 		says  string
 	}{
 		{unix.EIO, ibmad.ErrDeviceLost, ""},
-		{unix.ENODEV, ibmad.ErrDeviceLost, ""},
+		{unix.ENODEV, ibmad.ErrRequestRefused, "network device"}, // address resolution, not the port
 		{unix.EPIPE, ibmad.ErrDeviceLost, ""},
 		{unix.EINVAL, ibmad.ErrRequestRefused, "cannot address"},
 		{unix.ENODATA, ibmad.ErrRequestRefused, "GID index"},

@@ -46,7 +46,7 @@ ldd "$busybox" > /dev/null 2>&1 && die "$busybox is not static: install busybox-
 # rdma_rxe's ICRC needs a crc32 shash: crc32_generic (QEMU's TCG CPU has
 # no PCLMUL for crc32-pclmul).
 mods="crc32_generic ib_core ib_uverbs udp_tunnel ip6_udp_tunnel rdma_rxe ib_umad e1000"
-have() { for m in $mods; do [ -f "$1/modules/$m.ko" ] || return 1; done; [ -f "$1/vmlinuz" ]; }
+have() { for m in $mods; do [ -s "$1/modules/$m.ko" ] || return 1; done; [ -s "$1/vmlinuz" ]; }
 fetch() { # package directory
 	local dl f m
 	dl=$(mktemp -d "$cache/.dl.XXXXXX") || return 1
@@ -63,7 +63,7 @@ fetch() { # package directory
 		*.ko.xz) xz -dc "$f" > "$dl/k/modules/$m.ko" ;;
 		*.ko.zst) zstd -qdc "$f" > "$dl/k/modules/$m.ko" ;;
 		*) cp "$f" "$dl/k/modules/$m.ko" ;;
-		esac
+		esac || { echo "run.sh: $1: cannot unpack $m" >&2; rm -rf "$dl"; return 1; }
 	done
 	rm -rf "$2"
 	mv "$dl/k" "$2"
