@@ -26,7 +26,7 @@ func healthPagesExporter(t *testing.T) *Exporter {
 	t.Helper()
 	e := New(log.NewNopLogger(), "seed")
 	t.Cleanup(e.Stop)
-	e.Apply(mustConfig(t, `
+	c := mustConfig(t, `
 interval: 1h
 evidence: {enabled: true}
 destinations:
@@ -35,8 +35,10 @@ destinations:
   - {name: slow, lid: 13}
   - {name: gone, lid: 11}
   - {name: idle, lid: 10}
-`))
-	e.cfg.NodeNames = map[uint64]string{0x20: "leaf-a-site"}
+`)
+	// Named before Apply: the scheduler reads the configuration from then on.
+	c.NodeNames = map[uint64]string{0x20: "leaf-a-site"}
+	e.Apply(c)
 	start := time.Unix(1800000000, 0)
 	hop := func(i int, guid ibmad.GUID, typ ibmad.NodeType, desc string, lid uint16, in, out uint8, st trace.AgentStatus) trace.Hop {
 		return trace.Hop{Hop: i, NodeGUID: guid, PortGUID: guid + 1, NodeType: typ, NodeDesc: desc, LID: lid, InPort: in,

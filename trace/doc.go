@@ -43,6 +43,9 @@
 //   - sawalk.go, sarecords.go, salinks.go: the walk without SMPs, from the SA's
 //     records, and the SA records it reads.
 //   - validate.go: asking the agents, and the expected routes it needs.
+//   - coverage.go: which link a validation MAD covered (validated or
+//     validated_other_link) and the trace's coverage of its links.
+//   - diverge.go: the switch whose forwarding diverged, behind a mismatch.
 //   - addressing.go: how the validation MADs are addressed: the SL (the
 //     PathRecord's unless configured) and the GRH a PathRecord asks for
 //     (Addressing).
