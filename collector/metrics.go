@@ -81,6 +81,9 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 				fabricstr.String(nodeName(nodeNames.Name(uint64(p.NodeGUID)), p.NodeDesc)))
 		}
 	}
+	if up == 0 {
+		ch <- prometheus.MustNewConstMetric(dDeviceDown, prometheus.GaugeValue, 1, deviceDownReason(devErr)) // devicedown.go
+	}
 	for i, r := range skipReasons {
 		ch <- prometheus.MustNewConstMetric(dSkipped, prometheus.CounterValue, float64(e.skips[i].Load()), r)
 	}

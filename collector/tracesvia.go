@@ -7,13 +7,13 @@ import (
 	"github.com/ibtracer/ibtracer_exporter/trace"
 )
 
-// parseLink reads /traces?link=NODE_GUID:PORT, once (trace.ParseLinkPort:
-// the same reading as ibtracer --via).
-func parseLink(v []string) (*trace.LinkPort, error) {
+// parseLink reads /traces?link=NODE:PORT, once, the node by name or GUID
+// (trace.ParseLinkRef: the same reading as ibtracer --via).
+func parseLink(v []string) (*trace.LinkRef, error) {
 	if len(v) > 1 {
 		return nil, errors.New("link: given twice (one link at a time)")
 	}
-	l, err := trace.ParseLinkPort(v[0])
+	l, err := trace.ParseLinkRef(v[0])
 	if err != nil {
 		return nil, fmt.Errorf("link %w", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
+	"github.com/ibtracer/ibtracer_exporter/trace"
 )
 
 // Link verdicts (docs/metrics.md, "Link health"); their values are metric
@@ -95,9 +96,11 @@ func (o *Options) expectFor(l *Link) Expect {
 
 // LinkEnd is one end of a link.
 type LinkEnd struct {
-	NodeGUID ibmad.GUID     `json:"-"`
-	GUID     string         `json:"node_guid"` // NodeGUID, as the hops' JSON writes it
-	NodeDesc string         `json:"node_desc,omitempty"`
+	NodeGUID ibmad.GUID `json:"-"`
+	GUID     string     `json:"node_guid"` // NodeGUID, as the hops' JSON writes it
+	NodeDesc string     `json:"node_desc,omitempty"`
+	// NodeName is its node-name-map name (NameEnds; empty without one).
+	NodeName string         `json:"node_name,omitempty"`
 	NodeType ibmad.NodeType `json:"-"`
 	LID      uint16         `json:"lid"`
 	Port     uint8          `json:"port"`
@@ -120,6 +123,24 @@ type LinkEnd struct {
 	speeds  portSpeeds
 	capMask uint32
 	ok      bool
+}
+
+// Label is the end's node for a person: its node-name-map name, else its
+// description, then its GUID (trace.NodeLabel).
+func (e *LinkEnd) Label() string { return trace.NodeLabel(e.NodeName, e.NodeDesc, e.NodeGUID) }
+
+// NameEnds gives every link end of ph its node-name-map name, name(node
+// GUID) ("" for none); a nil name or ph names nothing. The hops are
+// named after the check (trace.NameHops), so the ends are named here.
+func (p *PathHealth) NameEnds(name func(guid uint64) string) {
+	if p == nil || name == nil {
+		return
+	}
+	for i := range p.Links {
+		for _, e := range []*LinkEnd{&p.Links[i].A, &p.Links[i].B} {
+			e.NodeName = name(uint64(e.NodeGUID))
+		}
+	}
 }
 
 // Link is one link of a traced path: A is the egress port of hop Hop-1,
@@ -198,8 +219,8 @@ func (p *PathHealth) Unhealthy() []string {
 			if len(l.OverLimit) > 0 {
 				what += fmt.Sprintf(", over limit: %v", l.OverLimit)
 			}
-			s = append(s, fmt.Sprintf("link %d (%s port %d -> %s port %d): %s", l.Hop, l.A.NodeGUID, l.A.Port,
-				l.B.NodeGUID, l.B.Port, what))
+			s = append(s, fmt.Sprintf("link %d (%s port %d -> %s port %d): %s", l.Hop, l.A.Label(), l.A.Port,
+				l.B.Label(), l.B.Port, what))
 		}
 	}
 	return s

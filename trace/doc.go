@@ -43,6 +43,9 @@
 //   - sawalk.go, sarecords.go, salinks.go: the walk without SMPs, from the SA's
 //     records, and the SA records it reads.
 //   - validate.go: asking the agents, and the expected routes it needs.
+//   - coverage.go: which link a validation MAD covered (validated or
+//     validated_other_link) and the trace's coverage of its links.
+//   - diverge.go: the switch whose forwarding diverged, behind a mismatch.
 //   - addressing.go: how the validation MADs are addressed: the SL (the
 //     PathRecord's unless configured) and the GRH a PathRecord asks for
 //     (Addressing).
@@ -65,9 +68,12 @@
 //     multicast_report.go: Tracer.TraceMulticast, ibtracert -m's search
 //     over the multicast forwarding tables, the switch named when it
 //     misses the destination, and its report.
-//   - via.go: a link named by one end (LinkPort, ParseLinkPort) and
-//     where a traced path crosses it (Result.Crosses): ibtracer --via
-//     and /traces?link=.
+//   - via.go: a link named by one end (LinkPort, ParseLinkPort; by name
+//     or GUID, LinkRef) and where a traced path crosses it
+//     (Result.Crosses): ibtracer --via and /traces?link=.
+//   - nodenames.go: nodes for people, name first and GUID after
+//     (NodeLabel), and names looked up (Nodes; AmbiguousError lists the
+//     nodes a name fits).
 //   - subnet.go: a GID of another subnet: resolved to the router port's
 //     LID by the local SA, the walk stopped at the router (left_subnet),
 //     and the remote SA asked through the router (Beyond);

@@ -147,7 +147,7 @@ func writeHealthVerbose(w io.Writer, ph *linkhealth.PathHealth) {
 	}
 	fmt.Fprintln(w, healthSummary(ph))
 	for _, l := range ph.Links {
-		fmt.Fprintf(w, "  link %d: %s[%d] -> %s[%d] %s %s %s", l.Hop, l.A.NodeGUID, l.A.Port, l.B.NodeGUID, l.B.Port,
+		fmt.Fprintf(w, "  link %d: %s[%d] -> %s[%d] %s %s %s", l.Hop, l.A.Label(), l.A.Port, l.B.Label(), l.B.Port,
 			width(l.Width), l.Speed, rate(l.RateBits))
 		fmt.Fprintf(w, " %s/%s %s/%s mtu %d %s", l.A.State, l.A.PhysState, l.B.State, l.B.PhysState, l.MTUBytes, l.Verdict)
 		if l.Verdict == linkhealth.LinkWidthDegraded || l.Verdict == linkhealth.LinkSpeedDegraded {
@@ -157,7 +157,7 @@ func writeHealthVerbose(w io.Writer, ph *linkhealth.PathHealth) {
 		fmt.Fprintln(w)
 		for _, e := range []*linkhealth.LinkEnd{&l.A, &l.B} {
 			if e.Err != "" {
-				fmt.Fprintf(w, "    %s[%d]: %s\n", e.NodeGUID, e.Port, e.Err)
+				fmt.Fprintf(w, "    %s[%d]: %s\n", e.Label(), e.Port, e.Err)
 			}
 		}
 	}
