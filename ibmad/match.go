@@ -70,15 +70,6 @@ func (x *expected) match(pkt *Packet, lmc uint8) (DropReason, bool) {
 	if m.MgmtClass() != x.class {
 		return DropUnknownTID, false
 	}
-	if m.Method() != x.method {
-		return DropWrongMethod, false
-	}
-	if m.AttrID() != x.attr || m.AttrMod() != x.mod {
-		return DropWrongAttribute, false
-	}
-	if x.class.IsVendorRange2() && m.OUI() != x.oui {
-		return DropWrongAttribute, false
-	}
 	switch {
 	case x.dr:
 		if !m.DRDirection() || m.DRHopCount() != x.hops ||
@@ -98,6 +89,15 @@ func (x *expected) match(pkt *Packet, lmc uint8) (DropReason, bool) {
 		}
 	case x.lid != PermissiveLID && !sameLIDBlock(pkt.Addr.LID, x.lid, lmc):
 		return DropWrongResponder, false
+	}
+	if m.Method() != x.method {
+		return DropWrongMethod, false
+	}
+	if m.AttrID() != x.attr || m.AttrMod() != x.mod {
+		return DropWrongAttribute, false
+	}
+	if x.class.IsVendorRange2() && m.OUI() != x.oui {
+		return DropWrongAttribute, false
 	}
 	return 0, true
 }
