@@ -171,7 +171,7 @@ func pick(dests []*destState, names []string) ([]*destState, error) {
 	}
 	for _, n := range names {
 		if want[n] {
-			return nil, fmt.Errorf("no destination %q is configured", n)
+			return nil, fmt.Errorf("no destination %s is configured", echoed(n))
 		}
 	}
 	return out, nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"sort"
+	"unicode/utf8"
 
 	"github.com/ibtracer/ibtracer_exporter/trace"
 )
@@ -49,7 +50,7 @@ func parseTracesQuery(raw string) (tracesQuery, error) {
 				return tracesQuery{}, err
 			}
 		default:
-			return tracesQuery{}, fmt.Errorf("unknown parameter %q (want destination, format or link)", k)
+			return tracesQuery{}, fmt.Errorf("unknown parameter %s (want destination, format or link)", echoed(k))
 		}
 	}
 	return q, nil
@@ -60,7 +61,24 @@ func parseFormat(v []string) (string, error) {
 		return "", errors.New("format: given twice")
 	}
 	if v[0] != "html" && v[0] != "json" {
-		return "", fmt.Errorf("format %q: want html or json", v[0])
+		return "", fmt.Errorf("format %s: want html or json", echoed(v[0]))
 	}
 	return v[0], nil
+}
+
+// echoMax is the most bytes of a request's own text that an error
+// echoes: a 900 kB ?link= came back twice in a 1.8 MB answer.
+const echoMax = 64
+
+// echoed quotes s for an error, cut to echoMax bytes (at a character's
+// start) with its length said when longer.
+func echoed(s string) string {
+	if len(s) <= echoMax {
+		return fmt.Sprintf("%q", s)
+	}
+	cut := echoMax
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%q… (%d bytes)", s[:cut], len(s))
 }

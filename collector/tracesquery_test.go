@@ -49,3 +49,27 @@ func trim(s string) string {
 	}
 	return s
 }
+
+// What an error echoes of the request is bounded: a 900 kB ?link= was
+// echoed twice in a 1.8 MB answer, and a 900 kB name or parameter came
+// back whole.
+func TestTracesErrorsEchoLittle(t *testing.T) {
+	e := pagesExporter(t)
+	h := e.TracesHandler()
+	big := strings.Repeat("x", 900<<10)
+	for _, q := range []struct {
+		query string
+		code  int
+	}{
+		{"link=" + big, http.StatusBadRequest},
+		{"link=0x" + big + ":1", http.StatusBadRequest},
+		{"destination=" + big, http.StatusNotFound},
+		{big + "=1", http.StatusBadRequest},
+		{"format=" + big, http.StatusBadRequest},
+	} {
+		w := get(t, h, "/traces?"+q.query, "")
+		if w.Code != q.code || w.Body.Len() > 512 || !strings.Contains(w.Body.String(), "bytes)") {
+			t.Errorf("?%.20s…: %d with %d bytes %q, want %d with at most 512 naming the length", q.query, w.Code, w.Body.Len(), trim(w.Body.String()), q.code)
+		}
+	}
+}
