@@ -59,7 +59,7 @@ td.arrow { font-size: 1.4em; color: #666; }
 
 // verdictOrder is the order verdicts are listed in.
 var verdictOrder = []trace.AgentStatus{trace.AgentValidated, trace.AgentMismatch, trace.AgentIngressUnknown,
-	trace.AgentLost, trace.AgentUnsupported, trace.AgentNotAsked}
+	trace.AgentUnproven, trace.AgentLost, trace.AgentUnsupported, trace.AgentNotAsked}
 
 // validators are who may give a verdict, in the order they are listed.
 var validators = []trace.Validator{trace.ByAgent, trace.BySMA}

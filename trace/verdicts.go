@@ -16,6 +16,7 @@ type Verdicts struct {
 	Unsupported    int `json:"unsupported"`
 	Lost           int `json:"lost"`
 	NotAsked       int `json:"not_asked"`
+	Unproven       int `json:"unproven"`
 }
 
 // Verdicts counts r's hops after the source.
@@ -35,6 +36,8 @@ func (r *Result) Verdicts() Verdicts {
 			v.Lost++
 		case AgentNotAsked:
 			v.NotAsked++
+		case AgentUnproven:
+			v.Unproven++
 		}
 	}
 	return v
@@ -48,13 +51,14 @@ func (v *Verdicts) Add(o Verdicts) {
 	v.Unsupported += o.Unsupported
 	v.Lost += o.Lost
 	v.NotAsked += o.NotAsked
+	v.Unproven += o.Unproven
 }
 
 // NotValidated is the hops neither validated nor mismatched: no agent
 // (unsupported), no usable answer (lost), an agent that cannot tell the
-// port (ingress unknown), or not asked.
+// port (ingress unknown) or who it is (unproven), or not asked.
 func (v Verdicts) NotValidated() int {
-	return v.IngressUnknown + v.Unsupported + v.Lost + v.NotAsked
+	return v.IngressUnknown + v.Unsupported + v.Lost + v.NotAsked + v.Unproven
 }
 
 // String is the counts' text form: "3 validated, 2 not validated (1
@@ -71,7 +75,7 @@ func (v Verdicts) String() string {
 	for _, c := range []struct {
 		n    int
 		word string
-	}{{v.Unsupported, "unsupported"}, {v.Lost, "lost"}, {v.IngressUnknown, "ingress unknown"}, {v.NotAsked, "not asked"}} {
+	}{{v.Unsupported, "unsupported"}, {v.Lost, "lost"}, {v.IngressUnknown, "ingress unknown"}, {v.NotAsked, "not asked"}, {v.Unproven, "unproven"}} {
 		if c.n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", c.n, c.word))
 		}
