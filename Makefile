@@ -35,12 +35,20 @@ build:
 test: deps
 	$(GO) test -tags $(TESTTAGS) -race -count=1 -timeout 30m $(PKGS)
 
+# Under -short no external peer starts: ibsim, OpenSM, infiniband-diags and
+# Prometheus tests skip (ibsimtest.Require, promtest.RequireTool).
 test-short:
 	$(GO) test -tags $(TESTTAGS) -short -count=1 $(PKGS)
+
+# staticcheck, pinned: installed into $(GOPATH)/bin through the Go module proxy.
+STATICCHECK_VERSION ?= 2025.1.1
+STATICCHECK ?= $(shell $(GO) env GOPATH)/bin/staticcheck
 
 lint:
 	$(GO) vet $(PKGS)
 	$(GO) vet -tags $(TESTTAGS) $(PKGS)
+	@$(STATICCHECK) -version 2>/dev/null | grep -q '$(STATICCHECK_VERSION)' || $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	$(STATICCHECK) -tags $(TESTTAGS) $(PKGS)
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 bench:

@@ -165,7 +165,7 @@ ibtracer_trace_success{dest="c"} 0
 
 func TestPhaseIsDeterministicAndSpread(t *testing.T) {
 	iv := time.Minute
-	if phase("0x1", "db01", iv) != phase("0x1", "db01", iv) {
+	if a, b := phase("0x1", "db01", iv), phase("0x1", "db01", iv); a != b {
 		t.Fatal("not deterministic")
 	}
 	seen := map[time.Duration]bool{}

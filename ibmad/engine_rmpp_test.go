@@ -26,10 +26,9 @@ type scriptedSA struct {
 	// status, if set, answers the request with it in one MAD.
 	status ibmad.Status
 
-	mu      sync.Mutex
-	sent    uint32
-	acks    []uint32
-	started bool
+	mu   sync.Mutex
+	sent uint32
+	acks []uint32
 }
 
 func (s *scriptedSA) n() uint32 {
@@ -116,7 +115,7 @@ func tableReq() *ibmad.Request {
 	return req
 }
 
-func getTable(t *testing.T, sa *scriptedSA, tr ibmad.TableRequest) (*ibmad.Table, error, time.Duration) {
+func getTable(t *testing.T, sa *scriptedSA, tr ibmad.TableRequest) (*ibmad.Table, time.Duration, error) {
 	t.Helper()
 	e := ibmad.NewEngine(madtest.New(sa.answer), ibmad.Options{})
 	defer e.Close()
@@ -127,13 +126,13 @@ func getTable(t *testing.T, sa *scriptedSA, tr ibmad.TableRequest) (*ibmad.Table
 	if ctx.Err() != nil {
 		t.Fatalf("GetTable hung until the test's deadline: %v", err)
 	}
-	return tab, err, time.Since(start)
+	return tab, time.Since(start), err
 }
 
 func TestGetTableReassemblesAWindowedStream(t *testing.T) {
 	for _, n := range []int{0, 1, 2, 17, 300} {
 		sa := &scriptedSA{data: records(n, 112), recSize: 112}
-		tab, err, _ := getTable(t, sa, ibmad.TableRequest{Window: 4})
+		tab, _, err := getTable(t, sa, ibmad.TableRequest{Window: 4})
 		if err != nil {
 			t.Fatalf("%d records: %v", n, err)
 		}
@@ -152,7 +151,7 @@ func TestGetTableReassemblesAWindowedStream(t *testing.T) {
 
 func TestGetTableSAErrorStatus(t *testing.T) {
 	sa := &scriptedSA{status: ibmad.Status(uint16(ibmad.SAStatusReqInvalid) << 8)}
-	_, err, _ := getTable(t, sa, ibmad.TableRequest{})
+	_, _, err := getTable(t, sa, ibmad.TableRequest{})
 	var se *ibmad.StatusError
 	if !errors.As(err, &se) || se.Status.ClassSpecific() != ibmad.SAStatusReqInvalid {
 		t.Fatalf("err %v, want the SA's ReqInvalid status", err)
@@ -164,7 +163,7 @@ func TestGetTableSAErrorStatus(t *testing.T) {
 // context's deadline.
 func TestGetTableStreamStopsHalfway(t *testing.T) {
 	sa := &scriptedSA{data: records(20, 112), recSize: 112, stopAfter: 3}
-	tab, err, took := getTable(t, sa, ibmad.TableRequest{Window: 2})
+	tab, took, err := getTable(t, sa, ibmad.TableRequest{Window: 2})
 	if tab != nil || !errors.Is(err, ibmad.ErrRMPP) || !errors.Is(err, ibmad.ErrTimeout) {
 		t.Fatalf("table %v err %v, want ErrRMPP and ErrTimeout", tab, err)
 	}
@@ -186,7 +185,7 @@ func TestGetTableRecoversLostSegments(t *testing.T) {
 		}
 		return true
 	}
-	tab, err, _ := getTable(t, sa, ibmad.TableRequest{Window: 8})
+	tab, _, err := getTable(t, sa, ibmad.TableRequest{Window: 8})
 	if err != nil || !bytes.Equal(tab.Data, sa.data) {
 		t.Fatalf("err %v", err)
 	}
@@ -258,7 +257,7 @@ func TestGetTableMalformedStreams(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			sa := &scriptedSA{data: records(5, 112), recSize: 112, edit: edit}
-			tab, err, took := getTable(t, sa, ibmad.TableRequest{MaxBytes: 1 << 20})
+			tab, took, err := getTable(t, sa, ibmad.TableRequest{MaxBytes: 1 << 20})
 			if !errors.Is(err, ibmad.ErrRMPP) || tab != nil {
 				t.Fatalf("table %v, err %v; want ErrRMPP", tab, err)
 			}

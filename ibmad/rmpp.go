@@ -24,25 +24,26 @@ const (
 	RMPPFlagLast   = 1 << 2
 )
 
+// rmppOffset is where the RMPP header starts in a MAD (docs/protocol.md).
 const rmppOffset = 24
 
 func (r *RMPPHeader) marshalTo(b []byte) {
-	b[24] = r.Version
-	b[25] = r.Type
-	b[26] = r.RespTime<<3 | r.Flags&0x7
-	b[27] = r.Status
-	binary.BigEndian.PutUint32(b[28:], r.Data1)
-	binary.BigEndian.PutUint32(b[32:], r.Data2)
+	b[rmppOffset] = r.Version
+	b[rmppOffset+1] = r.Type
+	b[rmppOffset+2] = r.RespTime<<3 | r.Flags&0x7
+	b[rmppOffset+3] = r.Status
+	binary.BigEndian.PutUint32(b[rmppOffset+4:], r.Data1)
+	binary.BigEndian.PutUint32(b[rmppOffset+8:], r.Data2)
 }
 
 func (r *RMPPHeader) unmarshal(b []byte) {
-	r.Version = b[24]
-	r.Type = b[25]
-	r.RespTime = b[26] >> 3
-	r.Flags = b[26] & 0x7
-	r.Status = b[27]
-	r.Data1 = binary.BigEndian.Uint32(b[28:])
-	r.Data2 = binary.BigEndian.Uint32(b[32:])
+	r.Version = b[rmppOffset]
+	r.Type = b[rmppOffset+1]
+	r.RespTime = b[rmppOffset+2] >> 3
+	r.Flags = b[rmppOffset+2] & 0x7
+	r.Status = b[rmppOffset+3]
+	r.Data1 = binary.BigEndian.Uint32(b[rmppOffset+4:])
+	r.Data2 = binary.BigEndian.Uint32(b[rmppOffset+8:])
 }
 
 // RMPP types (IBA 13.6.2.1).

@@ -44,7 +44,7 @@ func TestAllRoutedListsWhatTheSAWould(t *testing.T) {
 
 	// Two faults: H1-0 is not forwarded by the local leaf; H3-1's route
 	// breaks at its own leaf.
-	tr, local := newTracer()
+	tr, _ := newTracer()
 	pathTo := func(name string) []trace.Hop {
 		lid, _ := f.LIDOf(name, 1)
 		r := tr.Trace(ctx, trace.Destination{LID: lid})
@@ -64,7 +64,7 @@ func TestAllRoutedListsWhatTheSAWould(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	tr, local = newTracer() // nothing kept from before the faults
+	tr, local := newTracer() // nothing kept from before the faults
 	o := &options{concurrency: 8}
 	dests, results, err := traceAllListed(ctx, tr, o, local, nil, nil)
 	if err != nil {

@@ -11,9 +11,13 @@ import (
 )
 
 // RequireTool returns the path of the program name, from Debian package
-// pkg. Without it the test is skipped, or fails under CI=true.
+// pkg. Without it the test is skipped, or fails under CI=true. Under
+// -short it is always skipped: go test -short starts no external peer.
 func RequireTool(t testing.TB, name, pkg string) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skipf("real-peer test (%s): skipped under -short", name)
+	}
 	p, err := exec.LookPath(name)
 	if err != nil {
 		if os.Getenv("CI") == "true" {

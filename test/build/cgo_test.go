@@ -22,10 +22,7 @@ func cgoPackages(t *testing.T, tags string) []string {
 	if err != nil {
 		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
-	var pkgs []string
-	for _, l := range strings.Fields(string(out)) {
-		pkgs = append(pkgs, l)
-	}
+	pkgs := strings.Fields(string(out))
 	sort.Strings(pkgs)
 	return pkgs
 }

@@ -231,17 +231,6 @@ func tracedOKSince(t0 time.Time, dests ...string) func(string) bool {
 	}
 }
 
-// latest is the latest last-trace time among dests.
-func latest(body string, dests ...string) time.Time {
-	var t time.Time
-	for _, d := range dests {
-		if lt := lastTrace(body, d); lt.After(t) {
-			t = lt
-		}
-	}
-	return t
-}
-
 // check waits up to d for cond and reports a failure (without stopping the
 // scenario) if it does not hold; it returns the last body, the time waited
 // and whether cond held.
@@ -455,7 +444,7 @@ func (m *matrix) ibsimRestart(t *testing.T) {
 	startAgents(t, m.fab, "host2", "host4")
 	ready := time.Now()
 	t.Logf("ibsim and OpenSM back %v after the kill", ready.Sub(t0).Round(time.Millisecond))
-	b, up, ok := m.check(t, 20*time.Second, "device_up 1 after ibsim restarted", func(b string) bool {
+	_, up, ok := m.check(t, 20*time.Second, "device_up 1 after ibsim restarted", func(b string) bool {
 		return metric(b, "ibtracer_device_up") == 1
 	})
 	if !ok {

@@ -42,8 +42,12 @@ func Umad2sim() string {
 }
 
 // Require skips (or, under CI=true, fails) t unless every peer is installed.
+// Under -short it always skips: go test -short starts no external peer.
 func Require(t testing.TB) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("real-peer test (ibsim, OpenSM, infiniband-diags): skipped under -short")
+	}
 	var missing []string
 	for _, r := range requirements {
 		if _, err := exec.LookPath(r.file); err != nil {

@@ -24,9 +24,13 @@ import (
 )
 
 // requireDiags skips (or fails under CI=true) unless libumad2sim and the
-// tools are installed.
+// tools are installed. Under -short it always skips: go test -short starts
+// no external peer.
 func requireDiags(t *testing.T) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("real-peer test (infiniband-diags under libumad2sim): skipped under -short")
+	}
 	lib := ibsimtest.Umad2sim()
 	var missing []string
 	if lib == "" {
