@@ -85,7 +85,7 @@ func (w *yieldingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter 
 // Accept-Encoding) is being rendered wait for it and send it too, rather
 // than render their own: a render at 10,000 destinations holds about
 // 170 MB at its peak, and four rendered side by side held 490 MB
-// (README, "Series budget"). Such a scrape's answer is at most one render
+// (docs/exporter.md, "Scrape memory"). Such a scrape's answer is at most one render
 // older than the scrape; each answer is sent whole to every one of them.
 func renderFirst(s *senders, h http.Handler) http.Handler {
 	var shared renders

@@ -260,7 +260,7 @@ func TestTracesHandlerJSON(t *testing.T) {
 // BenchmarkScrapeMemoryAtScale reports the peak heap that 1 and 4
 // concurrent /metrics scrapes add at 10,000 destinations with hop series
 // (about 280,000 series, 30 MB of OpenMetrics text), the figure of
-// README's series budget
+// docs/exporter.md, "Scrape memory"
 // (go test -run XXX -bench ScrapeMemoryAtScale -benchtime 1x ./collector).
 func BenchmarkScrapeMemoryAtScale(b *testing.B) {
 	e := bigExporter(b, 10000)

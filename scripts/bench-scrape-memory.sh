@@ -5,8 +5,8 @@
 # its own, the exporter attached over ibsim's socket protocol). After
 # the time to trace every destination, it reports the exporter's RSS
 # when idle, its peak RSS (VmHWM, reset first) during that many
-# concurrent scrapes, and the heap in use 10 s after (README, "Series
-# budget").
+# concurrent scrapes, and the heap in use 10 s after (docs/exporter.md,
+# "Scrape memory").
 # Loopback and abstract sockets only; everything it starts it stops.
 #   usage: scripts/bench-scrape-memory.sh [destinations=10000] [seconds-to-trace=300] [scrapes=4]
 #   SRC=<checkout> builds the exporter from another tree (before/after).
