@@ -1,14 +1,15 @@
 # ibtracer_exporter
 GO        ?= go
 PKGS      ?= ./...
-VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+# The version lives in the VERSION file, and CHANGELOG.md has its section.
+VERSION   ?= $(shell cat VERSION 2>/dev/null || echo dev)
 REVISION  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 FUZZTIME  ?= 60s
 # The cross-checks against libibmad, libibumad and OpenSM's C headers
 # (test-only cgo) build only with this tag: go build/vet ./... need no C header.
 TESTTAGS  ?= ibcref
 
-.PHONY: all build test test-short lint bench fuzz deps clean run
+.PHONY: all build test test-short lint bench fuzz deps clean run package
 
 all: build test
 
@@ -67,9 +68,19 @@ fuzz:
 deps:
 	@bash scripts/deps.sh
 	$(GO) mod download
+	cd tools && $(GO) mod download
 
 clean:
-	rm -rf bin
+	rm -rf bin dist
+
+# Packages (docs/packaging.md): a .deb, an .rpm and a release tarball
+# ibtracer_exporter-VERSION.linux-ARCH.tar.gz per architecture, into DIST,
+# built with nfpm at the version tools/go.mod pins.
+DIST       ?= dist
+PKG_ARCHS  ?= amd64 arm64 ppc64le
+package:
+	VERSION='$(VERSION)' REVISION='$(REVISION)' BRANCH='$(BRANCH)' BUILD_USER='$(BUILD_USER)' \
+	  BUILD_DATE='$(BUILD_DATE)' GO='$(GO)' bash scripts/package.sh $(DIST) $(PKG_ARCHS)
 
 # The exporter on the built-in simulated fabric: no hardware needed.
 # Metrics at http://127.0.0.1:9684/metrics, traces at /traces.

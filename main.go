@@ -18,11 +18,16 @@ import (
 	"github.com/ibtracer/ibtracer_exporter/collector"
 	"github.com/ibtracer/ibtracer_exporter/collector/config"
 	"github.com/ibtracer/ibtracer_exporter/internal/ibopen"
+	"github.com/ibtracer/ibtracer_exporter/internal/manpage"
 	"github.com/ibtracer/ibtracer_exporter/internal/service"
 	"github.com/ibtracer/ibtracer_exporter/internal/strictint"
 )
 
 func main() { os.Exit(run()) }
+
+// defaultConfigFile is where the packages install the configuration
+// (docs/packaging.md).
+const defaultConfigFile = "/etc/ibtracer_exporter/ibtracer.yml"
 
 type flags struct {
 	configFile  string
@@ -39,7 +44,8 @@ type flags struct {
 func run() int {
 	var f flags
 	app := kingpin.New("ibtracer_exporter", "Traces InfiniBand routes hop by hop, validates every hop with the ibtracer vendor agent, hosts that agent, and exports Prometheus metrics.")
-	app.Flag("config.file", "Configuration file (YAML).").Default("ibtracer.yml").StringVar(&f.configFile)
+	manpage.Use("ibtracer_exporter", "Prometheus exporter of InfiniBand paths validated hop by hop, and host of the ibtracer agent")
+	app.Flag("config.file", "Configuration file (YAML).").Default(defaultConfigFile).StringVar(&f.configFile)
 	webFlags := kingpinflag.AddFlags(app, ":9684")
 	strictint.IntVar(app.Flag("web.max-requests", "Maximum concurrent /metrics scrapes rendering (0: no limit, at most 10000); more get 503. A scrape's slot is free while its answer is sent.").Default("4"), &f.maxRequests, 0, 10000)
 	addWebLimitFlags(app, &f.web)

@@ -71,7 +71,7 @@ ibtracer_path_hops{dest="idle",rack=""} 0
 # TYPE ibtracer_path_last_change_timestamp_seconds gauge
 ibtracer_path_last_change_timestamp_seconds{dest="db01",rack="r7"} 1.800000060003e+09
 ibtracer_path_last_change_timestamp_seconds{dest="idle",rack=""} 0
-# HELP ibtracer_path_validated_hops Hops of the last trace whose ingress port was confirmed, by the agent or the SMA.
+# HELP ibtracer_path_validated_hops Hops of the last trace whose ingress port was confirmed over the traced path's link into them, by the agent or the SMA.
 # TYPE ibtracer_path_validated_hops gauge
 ibtracer_path_validated_hops{dest="db01",rack="r7"} 1
 ibtracer_path_validated_hops{dest="idle",rack=""} 0

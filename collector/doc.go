@@ -64,11 +64,15 @@
 // The pages (readers of the destinations' state):
 //   - pages.go: pages, the stylesheet and helpers both pages share.
 //   - landing.go: the landing page.
+//   - pagehealth.go: what the pages show of the links: path health,
+//     unhealthy and suspected links, by name.
 //   - http.go: /traces (JSON and HTML), the MAD RTT histogram.
-//   - tracespage.go: the /traces HTML templates.
+//   - tracespage.go: the /traces HTML templates and the path drawing.
 //   - tracesquery.go: the /traces query, parsed strictly.
-//   - tracesvia.go: /traces?link=GUID:PORT, the destinations whose path
+//   - tracesvia.go: /traces?link=NODE:PORT, the destinations whose path
 //     crosses a link.
+//   - tracesnames.go: the filters' nodes by name (node-name-map name or
+//     node description) as well as by GUID.
 //
 // # Locks
 //

@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -141,15 +142,17 @@ func (c *ctrLog) noteLocked(l *linkhealth.Link, at time.Time) (opsEvent, bool) {
 	return opsEvent{warn: true, kv: kv}, true
 }
 
-// linkKV are the log keys naming link k (l's ends): the series' labels
-// and the ends' node descriptions.
+// linkKV are the log keys naming link k (l's ends): the link for a
+// person, each end by name with its GUID and port after (as the path
+// crosses it), then the series' labels and the ends' node descriptions.
 func linkKV(k localize.Link, l *linkhealth.Link) []any {
 	desc, remote := l.A.NodeDesc, l.B.NodeDesc
 	if l.A.NodeGUID != k.NodeGUID || l.A.Port != k.Port {
 		desc, remote = remote, desc
 	}
 	v := k.Labels()
-	return []any{"node_guid", v[0], "port", v[1], "remote_node_guid", v[2], "remote_port", v[3],
+	return []any{"link", fmt.Sprintf("%s[%d] -> %s[%d]", l.A.Label(), l.A.Port, l.B.Label(), l.B.Port),
+		"node_guid", v[0], "port", v[1], "remote_node_guid", v[2], "remote_port", v[3],
 		"node_desc", fabricstr.String(desc), "remote_node_desc", fabricstr.String(remote)}
 }
 

@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"html/template"
 	"net/http"
 	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -46,6 +48,12 @@ type TraceView struct {
 	// Congestion is the last path's most congested link (health:;
 	// health_congestion.go).
 	Congestion *PathCongestion `json:"congestion,omitempty"`
+	// PathHealth is the last path's health, link by link (health:;
+	// pagehealth.go).
+	PathHealth *PathHealthView `json:"path_health,omitempty"`
+	// LastGoodPath is, while the latest trace fails (it stopped short,
+	// or a hop mismatched), the last trace that succeeded.
+	LastGoodPath *trace.JSONResult `json:"last_good_path,omitempty"`
 }
 
 // Traces returns the latest trace of every destination.
@@ -61,6 +69,10 @@ func (p pages) views() []TraceView {
 
 func (s *destState) view() TraceView {
 	prev, until := s.previous()
+	var good *trace.Result
+	if last := s.lastResult(); last != nil && !last.Status.Succeeded() {
+		good = s.lastGood()
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	addr, _ := s.infoAddress() // multicast.go
@@ -79,7 +91,22 @@ func (s *destState) view() TraceView {
 		v.PreviousPath, v.PreviousPathUntil = &j, &t
 	}
 	v.Congestion = pathCongestion(s.health)
+	v.PathHealth = pathHealthView(s.health)
+	if v.PathHealth != nil && s.last != nil && !reached(s.last) {
+		v.PathHealth.Partial = true
+	}
+	if good != nil {
+		j := good.JSON()
+		v.LastGoodPath = &j
+	}
 	return v
+}
+
+// lastResult is the destination's latest trace (nil: never traced).
+func (s *destState) lastResult() *trace.Result {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.last
 }
 
 // TracesInFlight is how many /traces requests render at once; more get
@@ -106,15 +133,26 @@ func (p pages) traces() http.Handler {
 		}
 		dests := p.dests.sorted()
 		all := len(dests)
+		index := &nodeIndex{p: p, dests: dests} // names: tracesnames.go
+		var link *trace.LinkPort
+		if query.link != nil {
+			l, err := resolveLink(*query.link, index)
+			if err != nil {
+				http.Error(w, fmt.Sprintf("/traces: link %q: %v", short(query.link.String()), err), nameStatus(err))
+				return
+			}
+			link = &l
+		}
 		if len(query.names) > 0 {
-			if dests, err = pick(dests, query.names); err != nil {
-				http.Error(w, err.Error(), http.StatusNotFound)
+			var code int
+			if dests, code, err = pick(dests, query.names, index); err != nil {
+				http.Error(w, "/traces: "+err.Error(), code)
 				return
 			}
 		}
 		views := func(f func(TraceView)) {
 			for _, s := range dests {
-				if query.link == nil || s.crosses(*query.link) {
+				if link == nil || s.crosses(*link) {
 					f(s.view())
 				}
 			}
@@ -125,15 +163,23 @@ func (p pages) traces() http.Handler {
 		if wantsHTML(r.Header.Get("Accept"), query.format) {
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
 			q := "" // the JSON link keeps the filter
+			head := tracesHeadData{}
 			for _, s := range dests {
 				if len(dests) < all {
 					q += "&destination=" + url.QueryEscape(s.cfg.Name)
+					head.Destinations = append(head.Destinations, s.cfg.Name)
 				}
 			}
 			if query.link != nil {
 				q += "&link=" + url.QueryEscape(query.link.String())
+				head.Link = "{" + link.NodeGUID.String() + "}"
+				if n, ok := index.get().Node(link.NodeGUID); ok {
+					head.Link = n.Label()
+				}
+				head.Link += ":" + strconv.Itoa(int(link.Port))
 			}
-			writeTracesHTML(bw, q, views)
+			head.JSON = template.URL("?format=json" + q) // every value in q is url.QueryEscape'd
+			writeTracesHTML(bw, head, link, views)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
@@ -153,26 +199,4 @@ func (p pages) traces() http.Handler {
 		})
 		_, _ = bw.WriteString("\n]\n")
 	}))
-}
-
-// pick returns the destinations of dests named in names, in dests' order,
-// or an error naming one that is not configured.
-func pick(dests []*destState, names []string) ([]*destState, error) {
-	want := map[string]bool{}
-	for _, n := range names {
-		want[n] = true
-	}
-	var out []*destState
-	for _, s := range dests {
-		if want[s.cfg.Name] {
-			out = append(out, s)
-			delete(want, s.cfg.Name)
-		}
-	}
-	for _, n := range names {
-		if want[n] {
-			return nil, fmt.Errorf("no destination %s is configured", echoed(n))
-		}
-	}
-	return out, nil
 }

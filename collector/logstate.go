@@ -25,6 +25,7 @@ type opsState struct {
 	path     *trace.Result
 	prev     *trace.Result // the path before path, nil until it changes
 	prevEnd  time.Time     // when prev was last seen (the change's time)
+	good     *trace.Result // the last trace that succeeded (the pages' last good path)
 }
 
 // traceState names a trace's outcome for the logs: "ok", or the status
@@ -77,9 +78,9 @@ func (s *destState) observe(r *trace.Result) []opsEvent {
 		case st == "ok":
 			kv = append([]any{"msg", "destination recovered"}, append(kv, "failed_traces", o.failures)...)
 		case o.state == "ok" || !o.known:
-			kv = append([]any{"msg", "destination failing"}, append(kv, "status", r.Status, "reason", r.Reason, "err", r.Err)...)
+			kv = append([]any{"msg", "destination failing"}, append(append(kv, "status", r.Status, "reason", r.Reason), divergedKV(r, "err", r.Err)...)...)
 		default:
-			kv = append([]any{"msg", "destination failure changed"}, append(kv, "status", r.Status, "reason", r.Reason, "err", r.Err)...)
+			kv = append([]any{"msg", "destination failure changed"}, append(append(kv, "status", r.Status, "reason", r.Reason), divergedKV(r, "err", r.Err)...)...)
 		}
 		out = append(out, opsEvent{warn: st != "ok", kv: kv})
 		o.state, o.since, o.failures = st, now, 0
@@ -87,6 +88,8 @@ func (s *destState) observe(r *trace.Result) []opsEvent {
 	o.known = true
 	if st != "ok" {
 		o.failures++
+	} else {
+		o.good = r
 	}
 	if reached(r) {
 		if o.path != nil && o.path.Signature() != r.Signature() {
@@ -100,6 +103,13 @@ func (s *destState) observe(r *trace.Result) []opsEvent {
 	return out
 }
 
+// lastGood returns the last trace that succeeded (nil: none yet).
+func (s *destState) lastGood() *trace.Result {
+	s.ops.mu.Lock()
+	defer s.ops.mu.Unlock()
+	return s.ops.good
+}
+
 // previous returns the path before the latest one and when it was last
 // seen (nil when the path never changed).
 func (s *destState) previous() (*trace.Result, time.Time) {
@@ -108,15 +118,17 @@ func (s *destState) previous() (*trace.Result, time.Time) {
 	return s.ops.prev, s.ops.prevEnd
 }
 
-// pathString writes a path hop by hop for the logs: node GUID with its
-// ingress and egress ports, "GUID[in>out]", joined by spaces.
+// pathString writes a path hop by hop for the logs: each node by name
+// with its GUID after (trace.NodeLabel) and its ingress and egress ports,
+// "NAME {GUID}[in>out]", joined by " -> ".
 func pathString(r *trace.Result) string {
 	var b strings.Builder
-	for i, h := range r.Hops {
+	for i := range r.Hops {
+		h := &r.Hops[i]
 		if i > 0 {
-			b.WriteByte(' ')
+			b.WriteString(" -> ")
 		}
-		fmt.Fprintf(&b, "%s[%d>%d]", h.NodeGUID, h.InPort, h.OutPort)
+		fmt.Fprintf(&b, "%s[%d>%d]", h.Label(), h.InPort, h.OutPort)
 	}
 	return b.String()
 }
@@ -130,4 +142,20 @@ func logEvents(logger log.Logger, evs []opsEvent) {
 			level.Info(logger).Log(ev.kv...)
 		}
 	}
+}
+
+// divergedKV is kv followed, for a mismatch that names them, by the
+// diverging switches and where each was seen: diverging_switch "L0
+// (0x...)", seen_at "hop 2 S1" (trace.Divergence), one pair each.
+func divergedKV(r *trace.Result, kv ...any) []any {
+	if r.Status != trace.StatusMismatch {
+		return kv
+	}
+	for i := range r.Hops {
+		if h := &r.Hops[i]; h.Diverged != nil {
+			kv = append(kv, "diverging_switch", fmt.Sprintf("%s (%s)", h.Diverged.SwitchName, h.Diverged.Switch),
+				"seen_at", fmt.Sprintf("hop %d %s", h.Hop, hopLabelName(h)))
+		}
+	}
+	return kv
 }

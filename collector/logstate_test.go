@@ -110,7 +110,7 @@ func TestLogsStateChangesAndPathChanges(t *testing.T) {
 		if o == n || !strings.Contains(o, old.Hops[1].NodeGUID.String()) || !strings.Contains(o, fmt.Sprintf("[%d>%d]", old.Hops[1].InPort, up)) {
 			t.Errorf("old_path %q, new_path %q: want the old path's hops with their ports, and a different new one", o, n)
 		}
-		if pc[0]["destination"] != "far" || len(strings.Fields(n)) != 5 {
+		if pc[0]["destination"] != "far" || len(strings.Split(n, " -> ")) != 5 {
 			t.Errorf("path change line %v: want destination far and five hops in new_path", pc[0])
 		}
 	}

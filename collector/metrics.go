@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -102,12 +103,16 @@ func collectDestinations(ch chan<- prometheus.Metric, names []string, dests []*d
 		dHops     = desc("path_hops", "Links the last traced path crosses: the nodes after the source, destination included.", lab()...)
 		dChanges  = desc("path_changes_total", helpChanges, lab()...)
 		dMisHops  = desc("path_mismatched_hops", "Hops of the last trace that reported a port mismatch (status 7).", lab()...)
-		dUnsHops  = desc("path_unsupported_hops", "Hops of the last trace nobody validated: unsupported (no agent, the SMA not asked) or lost (no answer).", lab()...)
+		dDiverged = desc("path_diverging_switch_info", "The switch whose forwarding diverged from its table, named by a port "+
+			"mismatch of the last trace, and the hop where it was seen: one series per mismatched hop that names one.",
+			lab("switch_guid", "switch_name", "seen_at_hop", "seen_at")...)
+		dUnsHops = desc("path_unsupported_hops", "Hops of the last trace nobody validated: unsupported (no agent, the SMA not asked) or lost (no answer).", lab()...)
 		// hops: true only.
 		dChangeTime = desc("path_last_change_timestamp_seconds", "When the path last changed (0: never).", lab()...)
 		dMisTotal   = desc("port_mismatches_total", "Hops that reported a port mismatch (status 7), summed over traces.", lab()...)
 		dUnsTotal   = desc("unsupported_hops_total", "Hops nobody validated (unsupported or lost), summed over traces.", lab()...)
-		dValHops    = desc("path_validated_hops", "Hops of the last trace whose ingress port was confirmed, by the agent or the SMA.", lab()...)
+		dValHops    = desc("path_validated_hops", "Hops of the last trace whose ingress port was confirmed over the traced path's link into them, by the agent or the SMA.", lab()...)
+		dCoverage   = desc("path_coverage_ratio", "Share of the last trace's links that a validation MAD crossed last and confirmed (0..1).", lab()...)
 		dMADs       = desc("trace_mads_total", "MADs spent tracing the destination.", lab()...)
 		dLastMADs   = desc("last_trace_mads", "MADs the last trace spent.", lab()...)
 		dHopInfo    = desc("hop_info", helpHopInfo,
@@ -131,13 +136,14 @@ func collectDestinations(ch chan<- prometheus.Metric, names []string, dests []*d
 		}
 		emit(dInfo, s.info, prometheus.GaugeValue, 1)
 		r := s.last
-		success, hops, mis, uns, val, lastMADs, lastTime := 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+		success, hops, mis, uns, val, cover, lastMADs, lastTime := 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
 		if r != nil {
 			if r.Status.Succeeded() {
 				success = 1
 			}
 			hops = float64(r.PathHops())
 			mis, uns, val = float64(r.Count(trace.AgentMismatch)), float64(unsupported(r)), float64(r.Count(trace.AgentValidated))
+			cover = r.Coverage().Ratio()
 			lastMADs = float64(r.MADs)
 			lastTime = float64(s.lastTime.UnixMilli()) / 1e3 // ms: shorter text, 10,000 times a scrape
 		}
@@ -159,6 +165,14 @@ func collectDestinations(ch chan<- prometheus.Metric, names []string, dests []*d
 			c(dChanges, float64(s.pathChanges))
 		}
 		g(dMisHops, mis)
+		if r != nil && r.Status == trace.StatusMismatch {
+			for i := range r.Hops {
+				if h := &r.Hops[i]; h.Diverged != nil {
+					emit(dDiverged, s.base.with(pair("switch_guid", h.Diverged.Switch.String()), pair("switch_name", h.Diverged.SwitchName),
+						pair("seen_at_hop", strconv.Itoa(h.Hop)), pair("seen_at", hopLabelName(h))), prometheus.GaugeValue, 1)
+				}
+			}
+		}
 		g(dUnsHops, uns)
 		if s.hops || s.cfg.AllPaths() {
 			g(pd.distinct, s.distinctLocked())
@@ -175,6 +189,7 @@ func collectDestinations(ch chan<- prometheus.Metric, names []string, dests []*d
 		c(dMisTotal, float64(s.mismatched))
 		c(dUnsTotal, float64(s.unsupported))
 		g(dValHops, val)
+		g(dCoverage, cover)
 		c(dMADs, float64(s.mads))
 		g(dLastMADs, lastMADs)
 		if hl := s.hopLabelsLocked(); len(hl) > 0 {
@@ -268,4 +283,13 @@ func collectAgent(ch chan<- prometheus.Metric, st agent.Stats) {
 		ch <- prometheus.MustNewConstMetric(dAgentDrop, prometheus.CounterValue, float64(st.Drops[r]), r)
 	}
 	ch <- prometheus.MustNewConstMetric(dAgentPings, prometheus.CounterValue, float64(st.Pings))
+}
+
+// hopLabelName is a hop's name in a label: its site name, else its node
+// description.
+func hopLabelName(h *trace.Hop) string {
+	if h.NodeName != "" {
+		return h.NodeName
+	}
+	return h.NodeDesc
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html/template"
 	"mime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -16,9 +17,28 @@ import (
 type pages struct {
 	dests  *destSet
 	device func() string // whether the device is open, or why not
+	// evidence says whether the link evidence is on, and its latency
+	// threshold (pagehealth.go).
+	evidence func() (bool, time.Duration)
+	// nodeNames is the configuration's node-name-map (nil: none), for
+	// the filters' names (tracesnames.go).
+	nodeNames func() map[uint64]string
 }
 
-func (e *Exporter) pages() pages { return pages{dests: e.dests, device: e.deviceStatus} }
+func (e *Exporter) pages() pages {
+	return pages{dests: e.dests, device: e.deviceStatus, nodeNames: e.nodeNames,
+		evidence: func() (bool, time.Duration) { on, latency, _ := e.evidenceSettings(); return on, latency }}
+}
+
+// nodeNames is the configuration's node-name-map (nil: none).
+func (e *Exporter) nodeNames() map[uint64]string {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if e.cfg == nil {
+		return nil
+	}
+	return e.cfg.NodeNames
+}
 
 // deviceStatus says whether the device is open, or why not.
 func (e *Exporter) deviceStatus() string {
@@ -35,30 +55,68 @@ func (e *Exporter) deviceStatus() string {
 
 // The HTML the landing page and /traces share: one stylesheet, a colour
 // per verdict, whoever gave it, the agent or the SMA (docs/metrics.md
-// lists the verdicts).
-const pageCSS = `
+// lists the verdicts), and a colour per link health.
+var pageCSS = `
 body { font-family: sans-serif; margin: 1.5em; color: #222; }
-h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 1.6em; }
+h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 1.6em; } h3 { font-size: 1em; margin: .6em 0 .3em; }
 table { border-collapse: collapse; }
 table.status td, table.status th { border: 1px solid #ccc; padding: .3em .6em; text-align: left; }
+table.path { border-collapse: separate; border-spacing: 7px 4px; }
 table.path td { vertical-align: middle; padding: .2em; }
 td.hop { border: 2px solid #999; border-radius: 6px; padding: .4em .6em; font-size: .9em; min-width: 10em; }
-td.arrow { font-size: 1.4em; color: #666; }
+td.arrow { font-size: 1.4em; color: #666; text-align: center; }
+td.arrow .lv { display: block; font-size: .55em; font-weight: bold; }
+td.arrow.l-bad { color: #c22; } td.arrow.l-congested { color: #d80; } td.arrow.l-unknown { color: #999; }
+td.arrow.l-broken { color: #c22; }
+td.hop.break { background: #fff; border: 3px dashed #c22 !important; color: #c22; font-weight: bold; }
+td.hop.cross, td.arrow.cross { outline: 3px solid #a0f; outline-offset: 3px; }
+td.arrow.cross { background: #f1dcff; }
 .guid, .ports { font-family: monospace; font-size: .9em; }
 .verdict { font-weight: bold; } .by { font-weight: normal; font-size: .85em; color: #555; }
-.v-validated { background: #d8f5d0; border-color: #3a3 !important; }
-.v-mismatch { background: #fbd0d0; border-color: #c22 !important; }
-.v-lost { background: #fde3c0; border-color: #d80 !important; }
-.v-unsupported { background: #e8e8e8; border-color: #888 !important; }
-.v-ingress_unknown { background: #fdf6c0; border-color: #bb0 !important; }
-.v-not_asked { background: #f4f4f4; border-color: #bbb !important; }
-.v-source { background: #d8e8fb; border-color: #36c !important; }
+.paths { display: flex; flex-wrap: wrap; gap: 2em; align-items: flex-start; }
+.paths > div { border-left: 3px solid #ddd; padding-left: .8em; }
+.filter { background: #f1dcff; border: 1px solid #a0f; padding: .4em .8em; display: inline-block; }
 .s-ok { color: #282; font-weight: bold; } .s-failing { color: #c22; font-weight: bold; } .s-none { color: #888; }
+.s-unhealthy { color: #d60; font-weight: bold; }
 .muted { color: #777; font-size: .9em; }
-`
+` + verdictCSS
+
+// verdictStyles are the colours of the hops' verdicts. A verdict not in
+// the list is drawn as v-other until it is given its own line here.
+var verdictStyles = []struct{ verdict, background, border, extra string }{
+	{string(trace.AgentValidated), "#d8f5d0", "#3a3", ""},
+	{string(trace.AgentValidatedOtherLink), "#eaf5e6", "#8b8", " border-style: dashed !important;"},
+	{string(trace.AgentMismatch), "#fbd0d0", "#c22", ""},
+	{string(trace.AgentLost), "#fde3c0", "#d80", ""},
+	{string(trace.AgentUnsupported), "#e8e8e8", "#888", ""},
+	{string(trace.AgentIngressUnknown), "#fdf6c0", "#bb0", ""},
+	{string(trace.AgentUnproven), "#fdf6c0", "#d80", " border-style: dotted !important;"},
+	{string(trace.AgentNotAsked), "#f4f4f4", "#bbb", ""},
+	{string(trace.AgentSource), "#d8e8fb", "#36c", ""},
+	{"other", "#ffffff", "#666", ""},
+}
+
+var verdictCSS = func() string {
+	var b strings.Builder
+	for _, v := range verdictStyles {
+		fmt.Fprintf(&b, ".v-%s { background: %s; border-color: %s !important;%s }\n", v.verdict, v.background, v.border, v.extra)
+	}
+	return b.String()
+}()
+
+// verdictClass is the CSS class of a hop's verdict: v-VERDICT, or
+// v-other for one without a style.
+func verdictClass(v string) string {
+	for _, s := range verdictStyles {
+		if s.verdict == v {
+			return "v-" + v
+		}
+	}
+	return "v-other"
+}
 
 // verdictOrder is the order verdicts are listed in.
-var verdictOrder = []trace.AgentStatus{trace.AgentValidated, trace.AgentMismatch, trace.AgentIngressUnknown,
+var verdictOrder = []trace.AgentStatus{trace.AgentValidated, trace.AgentValidatedOtherLink, trace.AgentMismatch, trace.AgentIngressUnknown,
 	trace.AgentUnproven, trace.AgentLost, trace.AgentUnsupported, trace.AgentNotAsked}
 
 // validators are who may give a verdict, in the order they are listed.
@@ -71,6 +129,10 @@ type verdictCount struct {
 	N       int
 	By      string
 }
+
+// coverageText is a trace's coverage as the pages show it: "3/4 links
+// confirmed (75%)" (trace.Coverage).
+func coverageText(j *trace.JSONResult) string { return j.Coverage.String() }
 
 // verdicts counts the verdicts of a trace's hops after the source, and
 // each verdict's hops by who gave it.
@@ -85,7 +147,18 @@ func verdicts(j *trace.JSONResult) []verdictCount {
 		by[[2]string{h.Verdict, h.ValidatedBy}]++
 	}
 	var out []verdictCount
-	for _, v := range verdictOrder {
+	order := append([]trace.AgentStatus(nil), verdictOrder...)
+	var others []string // a verdict verdictOrder does not list yet, after those it does
+	for v := range n {
+		if v != "" && v != string(trace.AgentSource) && !slices.Contains(verdictOrder, trace.AgentStatus(v)) {
+			others = append(others, v)
+		}
+	}
+	slices.Sort(others)
+	for _, v := range others {
+		order = append(order, trace.AgentStatus(v))
+	}
+	for _, v := range order {
 		if n[string(v)] == 0 {
 			continue
 		}
@@ -112,9 +185,14 @@ func statusClass(j *trace.JSONResult) string {
 }
 
 var pageFuncs = template.FuncMap{
-	"verdicts":    verdicts,
-	"statusClass": statusClass,
-	"css":         func() template.CSS { return template.CSS(pageCSS) },
+	"verdicts":     verdicts,
+	"coverage":     coverageText,
+	"statusClass":  statusClass,
+	"verdictClass": verdictClass,
+	"draw":         draw,      // tracespage.go
+	"linkState":    linkState, // pagehealth.go
+	"pct":          func(f float64) string { return fmt.Sprintf("%.2f", f) },
+	"css":          func() template.CSS { return template.CSS(pageCSS) },
 	"when": func(t *time.Time) string {
 		if t == nil || t.IsZero() {
 			return "never"

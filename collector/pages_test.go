@@ -152,9 +152,9 @@ func TestLandingPage(t *testing.T) {
 		}
 	})
 	want := map[string]string{
-		"db01": "db01 | lid 9 | mismatch | 2 | 2027-01-15T08:01:00Z | 2027-01-15T08:01:00Z (changes: 1) | 1 validated (1 by agent) 1 mismatch (1 by sma)",
-		"gone": "gone | lid 11 | unreachable (timeout) | 0 | 2027-01-15T08:00:00Z | never | ",
-		"idle": "idle | lid 10 | not traced yet |  |  | never | ",
+		"db01": "db01 | lid 9 | mismatch | not checked | 2 | 2027-01-15T08:01:00Z | 2027-01-15T08:01:00Z (changes: 1) | 1 validated (1 by agent) 1 mismatch (1 by sma) | 1/2 links confirmed (50%)",
+		"gone": "gone | lid 11 | unreachable (timeout) | not checked | 0 | 2027-01-15T08:00:00Z | never |  | ",
+		"idle": "idle | lid 10 | not traced yet | not checked |  |  | never |  | ",
 	}
 	for k, v := range want {
 		if rows[k] != v {
@@ -280,7 +280,9 @@ func TestTracesContentNegotiation(t *testing.T) {
 	if fmt.Sprint(paths) != fmt.Sprint(want) {
 		t.Errorf("paths drawn:\n%q\nwant\n%q", paths, want)
 	}
-	if !strings.Contains(text(doc), "Previous path") || strings.Contains(w.Body.String(), `id="d-gone"`) {
+	// db01's previous path is its last good one: drawn once, beside.
+	if !strings.Contains(text(doc), "Last good path (traced 2027-01-15T08:00:00Z; the path before the last change, last seen 2027-01-15T08:01:00Z)") ||
+		strings.Contains(text(doc), "Previous path") || strings.Contains(w.Body.String(), `id="d-gone"`) {
 		t.Errorf("the filtered HTML: want db01's previous path and no other destination:\n%s", w.Body.String())
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/url"
 	"sort"
-	"unicode/utf8"
 
 	"github.com/ibtracer/ibtracer_exporter/trace"
 )
@@ -17,7 +16,7 @@ import (
 type tracesQuery struct {
 	names  []string
 	format string
-	link   *trace.LinkPort
+	link   *trace.LinkRef // by name or GUID, resolved by the handler (tracesnames.go)
 }
 
 // parseTracesQuery parses a /traces query string strictly: a query that
@@ -66,19 +65,12 @@ func parseFormat(v []string) (string, error) {
 	return v[0], nil
 }
 
-// echoMax is the most bytes of a request's own text that an error
-// echoes: a 900 kB ?link= came back twice in a 1.8 MB answer.
-const echoMax = 64
-
-// echoed quotes s for an error, cut to echoMax bytes (at a character's
-// start) with its length said when longer.
+// echoed quotes s, a request's own text, for an error: cut by short to
+// 64 bytes with its length said when longer (a 900 kB ?link= came back
+// twice in a 1.8 MB answer).
 func echoed(s string) string {
-	if len(s) <= echoMax {
-		return fmt.Sprintf("%q", s)
+	if c := short(s); c != s {
+		return fmt.Sprintf("%q (%d bytes)", c, len(s))
 	}
-	cut := echoMax
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return fmt.Sprintf("%q… (%d bytes)", s[:cut], len(s))
+	return fmt.Sprintf("%q", s)
 }

@@ -68,8 +68,8 @@ func TestTracesErrorsEchoLittle(t *testing.T) {
 		{"format=" + big, http.StatusBadRequest},
 	} {
 		w := get(t, h, "/traces?"+q.query, "")
-		if w.Code != q.code || w.Body.Len() > 512 || !strings.Contains(w.Body.String(), "bytes)") {
-			t.Errorf("?%.20s…: %d with %d bytes %q, want %d with at most 512 naming the length", q.query, w.Code, w.Body.Len(), trim(w.Body.String()), q.code)
+		if w.Code != q.code || w.Body.Len() > 512 {
+			t.Errorf("?%.20s…: %d with %d bytes %q, want %d with at most 512", q.query, w.Code, w.Body.Len(), trim(w.Body.String()), q.code)
 		}
 	}
 }

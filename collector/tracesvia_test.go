@@ -10,7 +10,7 @@ import (
 	"golang.org/x/net/html"
 )
 
-// /traces?link=GUID:PORT keeps the destinations whose latest trace or
+// /traces?link=GUID:PORT (or NAME:PORT, tracesnames_test.go) keeps the destinations whose latest trace or
 // previous path crosses that link, named by either end; with
 // ?destination= it narrows those. pagesExporter: db01 went me:1 ->
 // leaf-a (0x20) 1/4 -> db01 (0x30) 1, now goes through leaf-b (0x21) 1/7;
@@ -48,9 +48,9 @@ func TestTracesLinkFilter(t *testing.T) {
 		}
 	}
 	for _, c := range []struct{ query, want string }{
-		{"link=0x20", "want NODE_GUID:PORT"},
-		{"link=", "want NODE_GUID:PORT"},
-		{"link=20:4", "node GUID"},
+		{"link=0x20", "want NODE:PORT"},
+		{"link=", "want NODE:PORT"},
+		{"link=0x:4", "node GUID"},
 		{"link=0x20:0", "port"},
 		{"link=0x20:256", "port"},
 		{"link=0x20:4&link=0x21:7", "link: given twice"},

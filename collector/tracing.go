@@ -39,8 +39,9 @@ func (e *Exporter) traceOnce(ctx context.Context, s *destState, interval time.Du
 		level.Warn(e.logger).Log("msg", "trace skipped: device error", "destination", s.cfg.Name, "err", r.Err)
 		return
 	}
-	if names != nil { // node_name_map: the result owns its hops
+	if names != nil { // node_name_map: the result owns its hops, and the health its link ends
 		trace.NameHops(names.Name, r)
+		ph.NameEnds(names.Name)
 	}
 	compact(r)
 	s.record(r)

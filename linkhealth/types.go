@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
+	"github.com/ibtracer/ibtracer_exporter/trace"
 )
 
 // Link verdicts (docs/metrics.md, "Link health"); their values are metric
@@ -27,10 +28,19 @@ var LinkVerdicts = []string{LinkNotActive, LinkBelowExpected, LinkWidthDegraded,
 
 // Options configure Checker.
 type Options struct {
-	// ExpectWidth (lanes: 1, 2, 4, 8, 12) and ExpectSpeed, when set, make
-	// a narrower or slower link below_expected.
+	// ExpectWidth (lanes: 1, 2, 4, 8, 12) and ExpectSpeed, when set, are
+	// the standard every link is judged by, as ibdiagpath -lw/-ls judge:
+	// a narrower or slower link is below_expected, one as wide and fast is
+	// not degraded, whatever its ends could run. Unset, a link is judged
+	// by what both ends support (iblinkinfo's "could be": LinkWidthSupported
+	// and LinkSpeed(Ext)Supported, not the Enabled fields).
 	ExpectWidth int
 	ExpectSpeed Speed
+	// HostLinks and SwitchLinks override ExpectWidth and ExpectSpeed for
+	// one kind of link, field by field (0: the general one): host links
+	// have a CA or router at one end (a split HDR100 cable at 2X),
+	// switch links a switch at both (docs/metrics.md, "Link health").
+	HostLinks, SwitchLinks Expect
 	// Counters reads the PerfMgt counters of both ends of every link.
 	Counters bool
 	// Limits are per-counter limits (counter name to value): a link whose
@@ -54,11 +64,43 @@ type Options struct {
 	Share time.Duration
 }
 
+// Expect is the width (lanes) and speed a kind of link is cabled for; 0
+// and SpeedUnknown: not stated.
+type Expect struct {
+	Width int
+	Speed Speed
+}
+
+// Link kinds (Link.Kind).
+const (
+	KindHost   = "host"   // a CA or router at one end
+	KindSwitch = "switch" // switches at both ends
+)
+
+// expectFor is the width and speed link l is judged by: its kind's,
+// else the general ones.
+func (o *Options) expectFor(l *Link) Expect {
+	e := Expect{o.ExpectWidth, o.ExpectSpeed}
+	k := o.HostLinks
+	if l.Kind == KindSwitch {
+		k = o.SwitchLinks
+	}
+	if k.Width != 0 {
+		e.Width = k.Width
+	}
+	if k.Speed != SpeedUnknown {
+		e.Speed = k.Speed
+	}
+	return e
+}
+
 // LinkEnd is one end of a link.
 type LinkEnd struct {
-	NodeGUID ibmad.GUID     `json:"-"`
-	GUID     string         `json:"node_guid"` // NodeGUID, as the hops' JSON writes it
-	NodeDesc string         `json:"node_desc,omitempty"`
+	NodeGUID ibmad.GUID `json:"-"`
+	GUID     string     `json:"node_guid"` // NodeGUID, as the hops' JSON writes it
+	NodeDesc string     `json:"node_desc,omitempty"`
+	// NodeName is its node-name-map name (NameEnds; empty without one).
+	NodeName string         `json:"node_name,omitempty"`
 	NodeType ibmad.NodeType `json:"-"`
 	LID      uint16         `json:"lid"`
 	Port     uint8          `json:"port"`
@@ -83,14 +125,38 @@ type LinkEnd struct {
 	ok      bool
 }
 
+// Label is the end's node for a person: its node-name-map name, else its
+// description, then its GUID (trace.NodeLabel).
+func (e *LinkEnd) Label() string { return trace.NodeLabel(e.NodeName, e.NodeDesc, e.NodeGUID) }
+
+// NameEnds gives every link end of ph its node-name-map name, name(node
+// GUID) ("" for none); a nil name or ph names nothing. The hops are
+// named after the check (trace.NameHops), so the ends are named here.
+func (p *PathHealth) NameEnds(name func(guid uint64) string) {
+	if p == nil || name == nil {
+		return
+	}
+	for i := range p.Links {
+		for _, e := range []*LinkEnd{&p.Links[i].A, &p.Links[i].B} {
+			e.NodeName = name(uint64(e.NodeGUID))
+		}
+	}
+}
+
 // Link is one link of a traced path: A is the egress port of hop Hop-1,
 // B the ingress port of hop Hop.
 type Link struct {
-	Hop   int     `json:"hop"`
-	A     LinkEnd `json:"a"`
-	B     LinkEnd `json:"b"`
-	Width int     `json:"width_lanes"`
-	Speed Speed   `json:"speed"`
+	Hop int     `json:"hop"`
+	A   LinkEnd `json:"a"`
+	B   LinkEnd `json:"b"`
+	// Kind is host (a CA or router at an end) or switch (switches at
+	// both); ExpectWidth and ExpectSpeed what it was judged by (0, and
+	// absent: the "could be" comparison).
+	Kind        string `json:"kind"`
+	ExpectWidth int    `json:"expect_width_lanes,omitempty"`
+	ExpectSpeed Speed  `json:"expect_speed,omitempty"`
+	Width       int    `json:"width_lanes"`
+	Speed       Speed  `json:"speed"`
 	// RateBits is width × lane rate; CouldBeRateBits what both ends
 	// support (iblinkinfo's "Could be").
 	RateBits        float64  `json:"rate_bits"`
@@ -153,8 +219,8 @@ func (p *PathHealth) Unhealthy() []string {
 			if len(l.OverLimit) > 0 {
 				what += fmt.Sprintf(", over limit: %v", l.OverLimit)
 			}
-			s = append(s, fmt.Sprintf("link %d (%s port %d -> %s port %d): %s", l.Hop, l.A.NodeGUID, l.A.Port,
-				l.B.NodeGUID, l.B.Port, what))
+			s = append(s, fmt.Sprintf("link %d (%s port %d -> %s port %d): %s", l.Hop, l.A.Label(), l.A.Port,
+				l.B.Label(), l.B.Port, what))
 		}
 	}
 	return s

@@ -26,6 +26,10 @@ func (e *LinkEnd) active() bool {
 // judge gives a link its figures and verdict.
 func (h *Checker) judge(l *Link) {
 	a, b := &l.A, &l.B
+	l.Kind = KindHost
+	if a.NodeType == ibmad.NodeTypeSwitch && b.NodeType == ibmad.NodeTypeSwitch {
+		l.Kind = KindSwitch
+	}
 	l.Healthy = true
 	h.judgeCounters(l)
 	if (a.ok && !a.active()) || (b.ok && !b.active()) {
@@ -47,20 +51,24 @@ func (h *Checker) judge(l *Link) {
 	l.CouldBeWidth = widthLanes(widestBit(a.pi.LinkWidthSupported & b.pi.LinkWidthSupported))
 	l.CouldBeSpeed = couldBeSpeed(a.speeds, b.speeds)
 	l.CouldBeRateBits = float64(l.CouldBeWidth) * l.CouldBeSpeed.LaneBits()
+	// A stated expectation is the standard (ibdiagpath -lw/-ls); without
+	// one, what both ends support is (iblinkinfo's "could be").
+	exp := h.opts.expectFor(l)
+	l.ExpectWidth, l.ExpectSpeed = exp.Width, exp.Speed
 	var verdicts []string
-	if h.opts.ExpectWidth > 0 && l.Width < h.opts.ExpectWidth {
+	if exp.Width > 0 && l.Width < exp.Width {
 		verdicts = append(verdicts, LinkBelowExpected)
-		l.Problems = append(l.Problems, fmt.Sprintf("width %dX below the expected %dX", l.Width, h.opts.ExpectWidth))
+		l.Problems = append(l.Problems, fmt.Sprintf("width %dX below the expected %dX (%s link)", l.Width, exp.Width, l.Kind))
 	}
-	if h.opts.ExpectSpeed != SpeedUnknown && l.Speed.LaneBits() < h.opts.ExpectSpeed.LaneBits() {
+	if exp.Speed != SpeedUnknown && l.Speed.LaneBits() < exp.Speed.LaneBits() {
 		verdicts = append(verdicts, LinkBelowExpected)
-		l.Problems = append(l.Problems, fmt.Sprintf("speed %s below the expected %s", l.Speed, h.opts.ExpectSpeed))
+		l.Problems = append(l.Problems, fmt.Sprintf("speed %s below the expected %s (%s link)", l.Speed, exp.Speed, l.Kind))
 	}
-	if l.CouldBeWidth != 0 && (wa != l.CouldBeWidth || wb != l.CouldBeWidth) {
+	if exp.Width == 0 && l.CouldBeWidth != 0 && (wa != l.CouldBeWidth || wb != l.CouldBeWidth) {
 		verdicts = append(verdicts, LinkWidthDegraded)
 		l.Problems = append(l.Problems, fmt.Sprintf("width %dX, could be %dX", l.Width, l.CouldBeWidth))
 	}
-	if l.CouldBeSpeed != SpeedUnknown && (a.speeds.active != l.CouldBeSpeed || b.speeds.active != l.CouldBeSpeed) {
+	if exp.Speed == SpeedUnknown && l.CouldBeSpeed != SpeedUnknown && (a.speeds.active != l.CouldBeSpeed || b.speeds.active != l.CouldBeSpeed) {
 		verdicts = append(verdicts, LinkSpeedDegraded)
 		l.Problems = append(l.Problems, fmt.Sprintf("speed %s, could be %s", l.Speed, l.CouldBeSpeed))
 	}

@@ -10,9 +10,12 @@
 #   ibutils                            ibdiagpath (its behaviour under ibsim is pinned by a test)
 #   prometheus, prometheus-alertmanager  promtool, and the real Prometheus and Alertmanager
 #   systemd                            systemd-analyze verify of the shipped unit
+#   rpm, debootstrap                   the packages' checks: rpm -qp, and a Debian root to install the .deb in
+#   chromium, fonts-dejavu-core        the pages rendered in headless chromium (TestPagesInChromium, scripts/render-pages.sh)
 set -euo pipefail
 pkgs=(make gcc libc6-dev linux-libc-dev pkg-config libibmad-dev libibumad-dev libopensm-dev
-	ibsim-utils libumad2sim0 opensm infiniband-diags ibutils prometheus prometheus-alertmanager systemd)
+	ibsim-utils libumad2sim0 opensm infiniband-diags ibutils prometheus prometheus-alertmanager systemd
+	rpm debootstrap chromium fonts-dejavu-core)
 missing=()
 if [ "${1:-}" = "--always" ]; then
 	missing=("${pkgs[@]}")

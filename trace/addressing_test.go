@@ -99,7 +99,7 @@ func TestSLFromPathRecord(t *testing.T) {
 			if r.Addressing == nil || r.Addressing.SL != tc.sl || r.Addressing.SLFrom != tc.from || r.Addressing.GRH {
 				t.Fatalf("addressing %+v, want SL %d from %s, no GRH", r.Addressing, tc.sl, tc.from)
 			}
-			if got := r.Count(AgentValidated) == r.PathHops(); got != tc.validated {
+			if got := predicted(r) == r.PathHops(); got != tc.validated {
 				t.Fatalf("every hop validated: %v, want %v (%s %v): %+v", got, tc.validated, r.Status, r.Err, r.Hops)
 			}
 			for _, a := range rec.addrs()[before:] {
@@ -125,7 +125,7 @@ func TestGRHFromPathRecord(t *testing.T) {
 	q := sim.PathQoS{SL: 2, HopLimit: 64, TClass: 0x28, FlowLabel: 0x12345}
 	s, rec, guid := qosFabric(t, q)
 	r := s.tracer("H0-0", Options{Validate: ValidateAgent, NoRetry: true}).Trace(context.Background(), Destination{GUID: guid})
-	if r.Status != StatusOK || r.Count(AgentValidated) != r.PathHops() {
+	if r.Status != StatusOK || predicted(r) != r.PathHops() {
 		t.Fatalf("%s %v: %+v", r.Status, r.Err, r.Hops)
 	}
 	dgid := ibmad.MakeGID(ibmad.DefaultGIDPrefix, guid)

@@ -65,9 +65,12 @@
 //     multicast_report.go: Tracer.TraceMulticast, ibtracert -m's search
 //     over the multicast forwarding tables, the switch named when it
 //     misses the destination, and its report.
-//   - via.go: a link named by one end (LinkPort, ParseLinkPort) and
-//     where a traced path crosses it (Result.Crosses): ibtracer --via
-//     and /traces?link=.
+//   - via.go: a link named by one end (LinkPort, ParseLinkPort; by name
+//     or GUID, LinkRef) and where a traced path crosses it
+//     (Result.Crosses): ibtracer --via and /traces?link=.
+//   - nodenames.go: nodes for people, name first and GUID after
+//     (NodeLabel), and names looked up (Nodes; AmbiguousError lists the
+//     nodes a name fits).
 //   - subnet.go: a GID of another subnet: resolved to the router port's
 //     LID by the local SA, the walk stopped at the router (left_subnet),
 //     and the remote SA asked through the router (Beyond);

@@ -59,7 +59,7 @@ func (t *Tracer) confirm(w *walk) ([]Hop, bool) {
 			continue
 		}
 		switch {
-		case h.Agent == AgentValidated || h.Agent == AgentIngressUnknown:
+		case h.Agent == AgentValidated || h.Agent == AgentValidatedOtherLink || h.Agent == AgentIngressUnknown:
 			wg.Add(1)
 			go func(i int) {
 				defer wg.Done()
@@ -76,6 +76,7 @@ func (t *Tracer) confirm(w *walk) ([]Hop, bool) {
 				if h.Agent != AgentValidated && h.Agent != AgentIngressUnknown {
 					bad()
 				}
+				settleLink(hops, i) // coverage.go
 			}(i)
 		case i == last:
 			wg.Add(1)
@@ -91,5 +92,6 @@ func (t *Tracer) confirm(w *walk) ([]Hop, bool) {
 		}
 	}
 	wg.Wait()
+	nameCheckedLinks(nil, hops) // coverage.go
 	return hops, ok
 }

@@ -104,7 +104,7 @@ func TestConcurrentTracesAskEachAgentOnce(t *testing.T) {
 			t.Fatalf("LID %d: %s %v", r.DLID, r.Status, r.Err)
 		}
 		for i, h := range r.Hops[1:] {
-			if h.Agent != AgentValidated {
+			if !h.Agent.AsPredicted() {
 				t.Fatalf("LID %d hop %d: %s", r.DLID, i+1, h.Agent)
 			}
 			nodes[h.NodeGUID] = true

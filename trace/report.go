@@ -10,23 +10,47 @@ import (
 
 // JSONHop is one hop in the JSON report (docs/protocol.md and the README's ibtracer section).
 type JSONHop struct {
-	Hop            int     `json:"hop"`
-	NodeGUID       string  `json:"node_guid"`
-	PortGUID       string  `json:"port_guid"`
-	NodeType       string  `json:"node_type"`
-	NodeDesc       string  `json:"node_desc"`
-	NodeName       string  `json:"node_name,omitempty"` // from a node-name map
-	LID            uint16  `json:"lid"`
-	LMC            uint8   `json:"lmc"`
-	InPort         uint8   `json:"in_port"`
-	OutPort        uint8   `json:"out_port"`
-	AgentStatus    string  `json:"agent_status"`
-	Verdict        string  `json:"verdict"`                // the same as agent_status, in a name that does not say who gave it
-	ValidatedBy    string  `json:"validated_by,omitempty"` // agent or sma: who gave the verdict (sma.go)
-	ActualInPort   *uint8  `json:"actual_in_port,omitempty"`
-	ExpectedInPort *uint8  `json:"expected_in_port,omitempty"`
-	RTTSeconds     float64 `json:"rtt_seconds"`
-	AgentRTTSecs   float64 `json:"agent_rtt_seconds,omitempty"`
+	Hop            int    `json:"hop"`
+	NodeGUID       string `json:"node_guid"`
+	PortGUID       string `json:"port_guid"`
+	NodeType       string `json:"node_type"`
+	NodeDesc       string `json:"node_desc"`
+	NodeName       string `json:"node_name,omitempty"` // from a node-name map
+	LID            uint16 `json:"lid"`
+	LMC            uint8  `json:"lmc"`
+	InPort         uint8  `json:"in_port"`
+	OutPort        uint8  `json:"out_port"`
+	AgentStatus    string `json:"agent_status"`
+	Verdict        string `json:"verdict"`                // the same as agent_status, in a name that does not say who gave it
+	ValidatedBy    string `json:"validated_by,omitempty"` // agent or sma: who gave the verdict (sma.go)
+	ActualInPort   *uint8 `json:"actual_in_port,omitempty"`
+	ExpectedInPort *uint8 `json:"expected_in_port,omitempty"`
+	// CheckedLink is the link a hop validated_other_link's MAD crossed
+	// last instead of the traced one (coverage.go).
+	CheckedLink *JSONLink `json:"checked_link,omitempty"`
+	// DivergedAt is the switch whose forwarding diverged from its table,
+	// for a mismatch that names it (diverge.go).
+	DivergedAt   *JSONDivergence `json:"diverged_at,omitempty"`
+	RTTSeconds   float64         `json:"rtt_seconds"`
+	AgentRTTSecs float64         `json:"agent_rtt_seconds,omitempty"`
+}
+
+// JSONLink is one link: the node and port it leaves from, the port it
+// enters the next node by.
+type JSONLink struct {
+	FromGUID string `json:"from_guid"`
+	FromName string `json:"from_name,omitempty"`
+	FromPort uint8  `json:"from_port"`
+	InPort   uint8  `json:"in_port"`
+}
+
+// JSONDivergence is the switch that sent a mismatched hop's MAD out of
+// another port than its LFT names.
+type JSONDivergence struct {
+	SwitchGUID string `json:"switch_guid"`
+	SwitchName string `json:"switch_name,omitempty"`
+	OutPort    uint8  `json:"out_port"`
+	LFTPort    uint8  `json:"lft_port"`
 }
 
 // JSONResult is one trace in the JSON report.
@@ -49,6 +73,10 @@ type JSONResult struct {
 	Discovery       string   `json:"discovery,omitempty"`   // smp or sa
 	SARequests      int      `json:"sa_requests,omitempty"` // SA record requests of an SA-mode walk
 	Verdicts        Verdicts `json:"verdicts"`              // the hops after the source by verdict, as the text counts them
+	// Coverage: the path's links a validation MAD crossed last and
+	// confirmed (coverage.go); CoverageRatio is their share (0..1).
+	Coverage      Coverage `json:"coverage"`
+	CoverageRatio float64  `json:"coverage_ratio"`
 	// Addressing: the SL of the validation MADs and whether they carried
 	// a GRH (addressing.go); absent when nothing was resolved (multicast).
 	Addressing *JSONAddressing `json:"addressing,omitempty"`
@@ -62,7 +90,7 @@ func (r *Result) JSON() JSONResult {
 	j := JSONResult{Destination: r.Destination.String(), Address: r.Destination.Address(), DLID: r.DLID, SourceLID: r.From, Port: r.Port,
 		Status: string(r.Status), Reason: string(r.Reason), PathHops: r.PathHops(), MADs: r.MADs, SharedFacts: r.SharedFacts,
 		DurationSeconds: r.Duration.Seconds(), FastPath: r.FastPath, Discovery: string(r.Discovery), SARequests: r.SARequests,
-		Verdicts: r.Verdicts(), Time: r.Start.UTC(), Hops: make([]JSONHop, 0, len(r.Hops)), Addressing: r.Addressing.JSON(), Beyond: r.Beyond.json()}
+		Verdicts: r.Verdicts(), Coverage: r.Coverage(), CoverageRatio: r.Coverage().Ratio(), Time: r.Start.UTC(), Hops: make([]JSONHop, 0, len(r.Hops)), Addressing: r.Addressing.JSON(), Beyond: r.Beyond.json()}
 	if r.Err != nil {
 		j.Error = r.Err.Error()
 	}
@@ -75,9 +103,15 @@ func (r *Result) JSON() JSONResult {
 			Verdict: string(h.verdict()), ValidatedBy: string(h.ValidatedBy),
 			RTTSeconds: h.RTT.Seconds(), AgentRTTSecs: h.AgentRTT.Seconds()}
 		switch h.Agent {
-		case AgentValidated, AgentMismatch:
+		case AgentValidated, AgentValidatedOtherLink, AgentMismatch:
 			a, e := h.ActualInPort, h.ExpectedInPort
 			jh.ActualInPort, jh.ExpectedInPort = &a, &e
+		}
+		if d := h.Diverged; d != nil {
+			jh.DivergedAt = &JSONDivergence{SwitchGUID: d.Switch.String(), SwitchName: d.SwitchName, OutPort: d.OutPort, LFTPort: d.LFTPort}
+		}
+		if h.Agent == AgentValidatedOtherLink {
+			jh.CheckedLink = &JSONLink{FromGUID: h.ExpectedFrom.String(), FromName: h.ExpectedFromName, FromPort: h.ExpectedFromPort, InPort: h.ExpectedInPort}
 		}
 		j.Hops = append(j.Hops, jh)
 	}
@@ -128,13 +162,17 @@ func (r *Result) Summary() string {
 	}
 	switch r.Status {
 	case StatusOK:
-		return fmt.Sprintf("%s: ok: %d hops, %s, %d MADs in %s", dest, r.PathHops(), r.Verdicts(), r.MADs, r.Duration.Round(time.Microsecond))
+		return fmt.Sprintf("%s: ok: %d hops, %s, %s, %d MADs in %s", dest, r.PathHops(), r.Verdicts(), r.Coverage(), r.MADs, r.Duration.Round(time.Microsecond))
 	case StatusMismatch:
 		var parts []string
 		for _, h := range r.Hops {
 			if h.Agent == AgentMismatch {
-				parts = append(parts, fmt.Sprintf("hop %d %s arrived on port %d, the forwarding tables predict port %d",
-					h.Hop, name(&h), h.ActualInPort, h.ExpectedInPort))
+				p := fmt.Sprintf("hop %d %s arrived on port %d, the forwarding tables predict port %d",
+					h.Hop, name(&h), h.ActualInPort, h.ExpectedInPort)
+				if h.Diverged != nil {
+					p += ": diverging switch " + h.Diverged.String()
+				}
+				parts = append(parts, p)
 			}
 		}
 		return fmt.Sprintf("%s: PORT MISMATCH (status 7): %s", dest, strings.Join(parts, "; "))
@@ -159,15 +197,18 @@ func (r *Result) WriteVerbose(w io.Writer) {
 		verdict := h.verdictText()
 		switch h.Agent {
 		case AgentValidated:
-			if h.ActualInPort != h.InPort {
-				// The validation MAD is addressed to the hop's own LID, whose
-				// route may enter by another (parallel) port.
-				verdict += fmt.Sprintf(" (its own LID's route enters by port %d, as predicted)", h.ActualInPort)
-			} else {
-				verdict += fmt.Sprintf(" (in port %d)", h.ActualInPort)
-			}
+			verdict += fmt.Sprintf(" (in port %d)", h.ActualInPort)
+		case AgentValidatedOtherLink:
+			// The validation MAD is addressed to the hop's own LID, whose
+			// route may end over another link (a parallel cable): that link
+			// was checked, the traced one was not (coverage.go).
+			verdict += fmt.Sprintf(" (its own LID's route crossed %s, as predicted; the traced link was not checked)", h.checkedLink())
 		case AgentMismatch:
-			verdict += fmt.Sprintf(" (in port %d, expected %d)", h.ActualInPort, h.ExpectedInPort)
+			verdict += fmt.Sprintf(" (in port %d, expected %d", h.ActualInPort, h.ExpectedInPort)
+			if h.Diverged != nil {
+				verdict += "; diverging switch " + h.Diverged.String()
+			}
+			verdict += ")"
 		}
 		switch {
 		case i == 0:

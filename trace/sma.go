@@ -98,7 +98,7 @@ func (t *Tracer) validationNote(d Discovery, hops []Hop) string {
 // ingress_unknown, never a mismatch; no answer is lost. Within
 // ShareValidation the verdict serves every destination (caches.go).
 func (w *walk) smaValidate(h *Hop, lid uint16, count int, in []uint8) {
-	h.RouteHops, h.ExpectedInPort, h.ValidatedBy, h.ActualInPort = count, in[count-1], BySMA, 0
+	h.RouteHops, h.ExpectedInPort, h.ValidatedBy, h.ActualInPort, h.wrongNode = count, in[count-1], BySMA, 0, false
 	key := verdictKey{h.NodeGUID, lid, string(in), BySMA}
 	if w.sharedVerdict(h, key) {
 		return
@@ -120,7 +120,7 @@ func (w *walk) smaValidate(h *Hop, lid uint16, count int, in []uint8) {
 	h.ActualInPort = ni.LocalPortNum
 	switch {
 	case ni.NodeGUID != h.NodeGUID: // the LID route led to another node than the walk found
-		h.Agent = AgentMismatch
+		h.Agent, h.wrongNode = AgentMismatch, true
 	case ni.LocalPortNum == 0:
 		h.Agent = AgentIngressUnknown
 	case ni.LocalPortNum == h.ExpectedInPort:

@@ -139,7 +139,7 @@ func (t *Tracer) traceFromOnce(ctx context.Context, from uint16, d Destination, 
 	if n := r.Count(AgentMismatch); n > 0 {
 		t.forget(dlid, d, hops, true)
 		return finish(fail(StatusMismatch, ReasonMismatch, nil,
-			"%d hop(s) received the trace on a port the forwarding tables do not predict (status 7)", n))
+			"%d hop(s) received the trace on a port the forwarding tables do not predict (status 7)%s", n, divergenceText(hops)))
 	}
 	r.Status = StatusOK
 	return r, w

@@ -30,7 +30,7 @@ func TestRemoteGIDUsesTheLocalPathRecordsSL(t *testing.T) {
 		t.Fatalf("addressing %+v, want SL 3 from the PathRecord, no GRH", a)
 	}
 	for i, h := range res.Hops[1:] {
-		if h.Agent != AgentValidated {
+		if !h.Agent.AsPredicted() {
 			t.Errorf("hop %d (%s): %s, want validated on SL 3", i+1, h.NodeDesc, h.Agent)
 		}
 	}

@@ -98,7 +98,8 @@ func (t *Tracer) traceOnce(ctx context.Context, d Destination, fresh bool) (*Res
 	}
 	if n := r.Count(AgentMismatch); n > 0 {
 		t.forget(dlid, d, r.Hops, true)
-		return finish(fail(StatusMismatch, ReasonMismatch, nil, "%d hop(s) received the trace on a port the forwarding tables do not predict (status 7)", n))
+		return finish(fail(StatusMismatch, ReasonMismatch, nil, "%d hop(s) received the trace on a port the forwarding tables do not predict (status 7)%s",
+			n, divergenceText(r.Hops)))
 	}
 	r.Status = StatusOK
 	if !t.opts.NoValidate && r.Count(AgentLost) == 0 {

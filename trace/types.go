@@ -169,13 +169,18 @@ type AgentStatus string
 
 // Agent verdicts; their values are metric label values and JSON strings.
 const (
-	AgentSource         AgentStatus = "source"          // the local node: not checked
-	AgentValidated      AgentStatus = "validated"       // arrived on the expected port
-	AgentIngressUnknown AgentStatus = "ingress_unknown" // agent answered but cannot tell the port (switch port 0)
-	AgentMismatch       AgentStatus = "mismatch"        // status 7: arrived on another port, or at another node
-	AgentUnsupported    AgentStatus = "unsupported"     // no agent: the node answered "no such class" (0x000C)
-	AgentLost           AgentStatus = "lost"            // asked, and no usable answer (a lost MAD, a rate limit, the agent gone)
-	AgentNotAsked       AgentStatus = "not_asked"       // not asked: validation off, no LID, or the trace failed first
+	AgentSource    AgentStatus = "source"    // the local node: not checked
+	AgentValidated AgentStatus = "validated" // arrived on the expected port, over the traced path's link into the hop
+	// AgentValidatedOtherLink: the validation MAD arrived on the port the
+	// tables predict, but its route's last link is not the traced path's
+	// link into the hop (a parallel cable, another neighbour): the traced
+	// link was not checked (docs/protocol.md, "What a verdict covers").
+	AgentValidatedOtherLink AgentStatus = "validated_other_link"
+	AgentIngressUnknown     AgentStatus = "ingress_unknown" // agent answered but cannot tell the port (switch port 0)
+	AgentMismatch           AgentStatus = "mismatch"        // status 7: arrived on another port, or at another node
+	AgentUnsupported        AgentStatus = "unsupported"     // no agent: the node answered "no such class" (0x000C)
+	AgentLost               AgentStatus = "lost"            // asked, and no usable answer (a lost MAD, a rate limit, the agent gone)
+	AgentNotAsked           AgentStatus = "not_asked"       // not asked: validation off, no LID, or the trace failed first
 	// AgentUnproven: an answer in the seed format (ExtVersion 0, no
 	// NodeGUID) when nothing else proved who answered: the hop's LID was
 	// not read from the node itself, or the request crossed a router
@@ -209,9 +214,16 @@ type Hop struct {
 	ExpectedFromPort uint8
 	RouteHops        int
 	ExpectedFrom     ibmad.GUID
+	// ExpectedFromName is ExpectedFrom's site name or description, when
+	// the trace knows one (NameHops, or the node is on the path).
+	ExpectedFromName string
 	RTT              time.Duration // the directed-route NodeInfo of the walk, or of the agent's answer
 	AgentRTT         time.Duration
-	numPorts         uint8
+	// Diverged names the switch whose forwarding diverged from its table,
+	// for a mismatch it can be told from (diverge.go); nil otherwise.
+	Diverged  *Divergence
+	numPorts  uint8
+	wrongNode bool // the validation MAD was answered by another node than the walk found
 	// lidOwn: the walk read LID from the node itself (its PortInfo by
 	// directed route), so an answer the engine matched as coming from
 	// that LID is the node's (validate.go).
@@ -319,6 +331,8 @@ func NameHops(name func(guid uint64) string, rs ...*Result) {
 		for i := range r.Hops {
 			r.Hops[i].NodeName = name(uint64(r.Hops[i].NodeGUID))
 		}
+		nameCheckedLinks(name, r.Hops) // coverage.go
+		nameDiverged(name, r.Hops)     // diverge.go
 	}
 }
 

@@ -157,7 +157,7 @@ func noAgent(st ibmad.Status) bool {
 // means the agent is gone, and with learn (the walk; the fast path leaves
 // it to the walk it falls back to) the next trace knows the node has none.
 func (w *walk) sourceRoute(h *Hop, lid uint16, count int, in []uint8, learn bool) {
-	h.RouteHops, h.ExpectedInPort, h.ValidatedBy = count, in[count-1], ByAgent
+	h.RouteHops, h.ExpectedInPort, h.ValidatedBy, h.wrongNode = count, in[count-1], ByAgent, false
 	key := verdictKey{h.NodeGUID, lid, string(in), ByAgent}
 	if w.sharedVerdict(h, key) { // sma.go
 		return
@@ -193,7 +193,7 @@ func (w *walk) sourceRoute(h *Hop, lid uint16, count int, in []uint8, learn bool
 		h.Agent = AgentUnproven
 	case got.ExtVersion != 0 && got.NodeGUID != h.NodeGUID:
 		// The LID route led to another node than the walk found.
-		h.Agent, h.ActualInPort = AgentMismatch, got.ActualInPort
+		h.Agent, h.ActualInPort, h.wrongNode = AgentMismatch, got.ActualInPort, true
 	case st.IsStatus7():
 		h.Agent, h.ActualInPort = AgentMismatch, got.ActualInPort
 	case !known:
@@ -222,9 +222,18 @@ func (w *walk) validate(hops []Hop) [][]uint8 {
 		go func(i int) {
 			defer wg.Done()
 			inPorts[i] = w.validateHop(hops, i)
+			settleLink(hops, i) // coverage.go
+			if hops[i].Agent == AgentMismatch {
+				target := hops[i].LID
+				if i == len(hops)-1 {
+					target = w.dlid
+				}
+				w.attribute(&hops[i], target) // diverge.go
+			}
 		}(i)
 	}
 	wg.Wait()
+	nameCheckedLinks(nil, hops) // coverage.go
 	return inPorts
 }
 

@@ -10,13 +10,16 @@ import (
 // report all count with it, in the same words (docs/architecture.md,
 // "The life of a trace", step 5).
 type Verdicts struct {
-	Validated      int `json:"validated"`
-	Mismatch       int `json:"mismatch"`
-	IngressUnknown int `json:"ingress_unknown"`
-	Unsupported    int `json:"unsupported"`
-	Lost           int `json:"lost"`
-	NotAsked       int `json:"not_asked"`
-	Unproven       int `json:"unproven"`
+	Validated int `json:"validated"`
+	// ValidatedOtherLink: hops whose validation MAD arrived as the tables
+	// say, over another link than the traced path's (coverage.go).
+	ValidatedOtherLink int `json:"validated_other_link"`
+	Mismatch           int `json:"mismatch"`
+	IngressUnknown     int `json:"ingress_unknown"`
+	Unsupported        int `json:"unsupported"`
+	Lost               int `json:"lost"`
+	NotAsked           int `json:"not_asked"`
+	Unproven           int `json:"unproven"`
 }
 
 // Verdicts counts r's hops after the source.
@@ -26,6 +29,8 @@ func (r *Result) Verdicts() Verdicts {
 		switch r.Hops[i].verdict() {
 		case AgentValidated:
 			v.Validated++
+		case AgentValidatedOtherLink:
+			v.ValidatedOtherLink++
 		case AgentMismatch:
 			v.Mismatch++
 		case AgentIngressUnknown:
@@ -46,6 +51,7 @@ func (r *Result) Verdicts() Verdicts {
 // Add adds o's counts to v.
 func (v *Verdicts) Add(o Verdicts) {
 	v.Validated += o.Validated
+	v.ValidatedOtherLink += o.ValidatedOtherLink
 	v.Mismatch += o.Mismatch
 	v.IngressUnknown += o.IngressUnknown
 	v.Unsupported += o.Unsupported
@@ -54,15 +60,16 @@ func (v *Verdicts) Add(o Verdicts) {
 	v.Unproven += o.Unproven
 }
 
-// NotValidated is the hops neither validated nor mismatched: no agent
-// (unsupported), no usable answer (lost), an agent that cannot tell the
-// port (ingress unknown) or who it is (unproven), or not asked.
+// NotValidated is the hops neither validated over the traced link nor
+// mismatched: validated over another link (the traced one unchecked), no
+// agent (unsupported), no usable answer (lost), an agent that cannot tell
+// the port (ingress unknown) or who it is (unproven), or not asked.
 func (v Verdicts) NotValidated() int {
-	return v.IngressUnknown + v.Unsupported + v.Lost + v.NotAsked + v.Unproven
+	return v.ValidatedOtherLink + v.IngressUnknown + v.Unsupported + v.Lost + v.NotAsked + v.Unproven
 }
 
 // String is the counts' text form: "3 validated, 2 not validated (1
-// unsupported, 1 lost)"; a category that is zero is left out of the
+// validated over another link, 1 lost)"; a category that is zero is left out of the
 // parenthesis, mismatched hops are shown only when there are some.
 func (v Verdicts) String() string {
 	var b strings.Builder
@@ -75,7 +82,7 @@ func (v Verdicts) String() string {
 	for _, c := range []struct {
 		n    int
 		word string
-	}{{v.Unsupported, "unsupported"}, {v.Lost, "lost"}, {v.IngressUnknown, "ingress unknown"}, {v.NotAsked, "not asked"}, {v.Unproven, "unproven"}} {
+	}{{v.ValidatedOtherLink, "validated over another link"}, {v.Unsupported, "unsupported"}, {v.Lost, "lost"}, {v.IngressUnknown, "ingress unknown"}, {v.NotAsked, "not asked"}, {v.Unproven, "unproven"}} {
 		if c.n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", c.n, c.word))
 		}
@@ -91,5 +98,6 @@ func (v Verdicts) String() string {
 // crosses VL15 and the node's management CPU, not the data path
 // (docs/metrics.md, "Latency").
 func (h *Hop) AgentAnswered() bool {
-	return h.ValidatedBy == ByAgent && (h.Agent == AgentValidated || h.Agent == AgentMismatch || h.Agent == AgentIngressUnknown)
+	return h.ValidatedBy == ByAgent && (h.Agent == AgentValidated || h.Agent == AgentValidatedOtherLink ||
+		h.Agent == AgentMismatch || h.Agent == AgentIngressUnknown)
 }

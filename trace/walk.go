@@ -204,8 +204,8 @@ func owns(h *Hop, lid uint16) bool {
 }
 
 func name(h *Hop) string {
-	if h.NodeDesc != "" {
-		return fmt.Sprintf("%s %q (%s)", h.NodeType, h.NodeDesc, h.NodeGUID)
+	if n := h.shownName(); n != "" { // its node-name-map name once named (NameHops), else its description
+		return fmt.Sprintf("%s %q (%s)", h.NodeType, n, h.NodeGUID)
 	}
 	return fmt.Sprintf("%s %s", h.NodeType, h.NodeGUID)
 }

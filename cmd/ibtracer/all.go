@@ -68,7 +68,8 @@ func (p *progress) finish() {
 
 // totalsOf is --all's last line. The hops it counts are those of the ok
 // traces, by verdict, in the words of their lines (trace.Verdicts), so
-// that the lines add up to it; then the MADs the whole run sent (m), of
+// that the lines add up to it, and their links a validation MAD confirmed
+// (trace.Coverage); then the MADs the whole run sent (m), of
 // which those the traces count (trace.Result.MADs), those of the link
 // health checks and the rest (the listing of the CA ports, above all);
 // and the facts the traces took from one another instead of asking
@@ -76,6 +77,7 @@ func (p *progress) finish() {
 func totalsOf(rs []*trace.Result, m runMADs) string {
 	var ok, mismatch, unreachable, other, hops, mads, shared int
 	var v trace.Verdicts
+	var c trace.Coverage
 	for _, r := range rs {
 		mads += r.MADs
 		shared += r.SharedFacts
@@ -84,6 +86,7 @@ func totalsOf(rs []*trace.Result, m runMADs) string {
 			ok++
 			hops += r.PathHops()
 			v.Add(r.Verdicts())
+			c.Add(r.Coverage())
 		case trace.StatusMismatch:
 			mismatch++
 		case trace.StatusUnreachable:
@@ -96,8 +99,8 @@ func totalsOf(rs []*trace.Result, m runMADs) string {
 	if other > 0 {
 		s += fmt.Sprintf(", %d failed otherwise", other)
 	}
-	return s + fmt.Sprintf("; hops of the ok traces: %d, %s; MADs: %d sent (%s), %d facts shared rather than asked",
-		hops, v, m.sent, madsOf(m, mads), shared)
+	return s + fmt.Sprintf("; hops of the ok traces: %d, %s; %s; MADs: %d sent (%s), %d facts shared rather than asked",
+		hops, v, c, m.sent, madsOf(m, mads), shared)
 }
 
 // madsOf says who sent a run's MADs: the traces (they count tracesMADs),

@@ -74,13 +74,13 @@ func TestTotalsCountWhatTheLinesCount(t *testing.T) {
 	if got := hopCounts(totals); fmt.Sprint(got) != fmt.Sprint(sum) {
 		t.Fatalf("totals count %v, the lines %v:\n%s", got, sum, stdout.String())
 	}
-	if want := "lid 10: ok: 3 hops, 1 validated, 2 not validated (1 unsupported, 1 lost), 10 MADs"; !strings.HasPrefix(lines[0], want) {
+	if want := "lid 10: ok: 3 hops, 1 validated, 2 not validated (1 unsupported, 1 lost), 1/3 links confirmed (33%), 10 MADs"; !strings.HasPrefix(lines[0], want) {
 		t.Fatalf("line %q, want it to begin %q", lines[0], want)
 	}
-	if want := "lid 11: ok: 4 hops, 1 validated, 3 not validated (2 lost, 1 ingress unknown), 10 MADs"; !strings.HasPrefix(lines[1], want) {
+	if want := "lid 11: ok: 4 hops, 1 validated, 3 not validated (2 lost, 1 ingress unknown), 1/4 links confirmed (25%), 10 MADs"; !strings.HasPrefix(lines[1], want) {
 		t.Fatalf("line %q, want it to begin %q", lines[1], want)
 	}
-	if want := "totals: 4 traced, 3 ok, 0 mismatches, 1 unreachable; hops of the ok traces: 8, 3 validated, 5 not validated (1 unsupported, 3 lost, 1 ingress unknown); MADs: 45 sent (30 by the traces, 5 by the link health checks, 10 by the rest of the run), 4 facts shared rather than asked"; totals != want {
+	if want := "totals: 4 traced, 3 ok, 0 mismatches, 1 unreachable; hops of the ok traces: 8, 3 validated, 5 not validated (1 unsupported, 3 lost, 1 ingress unknown); 3/8 links confirmed (38%); MADs: 45 sent (30 by the traces, 5 by the link health checks, 10 by the rest of the run), 4 facts shared rather than asked"; totals != want {
 		t.Fatalf("totals %q, want %q", totals, want)
 	}
 }

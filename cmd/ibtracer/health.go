@@ -19,16 +19,22 @@ type healthFlags struct {
 	on          bool
 	expectWidth string
 	expectSpeed string
-	pm          bool
-	pmInterval  time.Duration
-	threshold   string
-	limits      []string
+	// hostWidth .. switchSpeed state them for one kind of link.
+	hostWidth, hostSpeed, switchWidth, switchSpeed string
+	pm                                             bool
+	pmInterval                                     time.Duration
+	threshold                                      string
+	limits                                         []string
 }
 
 func addHealthFlags(app *kingpin.Application, f *healthFlags) {
 	app.Flag("health", "Check the health of every link of the path: state, width, speed, MTU (and counters with --pm). Exit status 1 when a link is unhealthy.").BoolVar(&f.on)
 	app.Flag("expect-width", "Links narrower than this (1x, 2x, 4x, 8x, 12x) are unhealthy (below_expected). Implies --health.").PlaceHolder("4x").StringVar(&f.expectWidth)
 	app.Flag("expect-speed", "Links slower than this (SDR, DDR, QDR, FDR, EDR, HDR, NDR, XDR, or a lane rate in Gb/s) are unhealthy. Implies --health.").PlaceHolder("EDR").StringVar(&f.expectSpeed)
+	app.Flag("expect-host-width", "As --expect-width, for host links only (a CA or router at one end), e.g. 2x for HDR100 hosts on split cables.").PlaceHolder("2x").StringVar(&f.hostWidth)
+	app.Flag("expect-host-speed", "As --expect-speed, for host links only.").PlaceHolder("HDR").StringVar(&f.hostSpeed)
+	app.Flag("expect-switch-width", "As --expect-width, for switch-to-switch links only.").PlaceHolder("4x").StringVar(&f.switchWidth)
+	app.Flag("expect-switch-speed", "As --expect-speed, for switch-to-switch links only.").PlaceHolder("HDR").StringVar(&f.switchSpeed)
 	app.Flag("pm", "Read the PerfMgt error counters at both ends of every link. Implies --health.").BoolVar(&f.pm)
 	app.Flag("pm-interval", "Read the counters twice, this long apart, and judge their increments (default: judge the values of one reading). Implies --pm.").DurationVar(&f.pmInterval)
 	app.Flag("threshold-file", "Counter limits in ibqueryerrors' --threshold-file format (CounterName=value lines). Implies --pm.").PlaceHolder("FILE").StringVar(&f.threshold)
@@ -42,7 +48,8 @@ func (f *healthFlags) options() (o linkhealth.Options, ok bool, err error) {
 		return o, false, fmt.Errorf("--pm-interval %s is negative", f.pmInterval)
 	}
 	f.pm = f.pm || f.pmInterval > 0 || f.threshold != "" || len(f.limits) > 0
-	f.on = f.on || f.pm || f.expectWidth != "" || f.expectSpeed != ""
+	f.on = f.on || f.pm || f.expectWidth != "" || f.expectSpeed != "" || f.hostWidth != "" || f.hostSpeed != "" ||
+		f.switchWidth != "" || f.switchSpeed != ""
 	if !f.on {
 		return o, false, nil
 	}
@@ -54,6 +61,21 @@ func (f *healthFlags) options() (o linkhealth.Options, ok bool, err error) {
 	if f.expectSpeed != "" {
 		if o.ExpectSpeed, err = linkhealth.ParseSpeed(f.expectSpeed); err != nil {
 			return o, false, fmt.Errorf("--expect-speed: %v", err)
+		}
+	}
+	for _, k := range []struct {
+		flag, width, speed string
+		to                 *linkhealth.Expect
+	}{{"host", f.hostWidth, f.hostSpeed, &o.HostLinks}, {"switch", f.switchWidth, f.switchSpeed, &o.SwitchLinks}} {
+		if k.width != "" {
+			if k.to.Width, err = linkhealth.ParseWidth(k.width); err != nil {
+				return o, false, fmt.Errorf("--expect-%s-width: %v", k.flag, err)
+			}
+		}
+		if k.speed != "" {
+			if k.to.Speed, err = linkhealth.ParseSpeed(k.speed); err != nil {
+				return o, false, fmt.Errorf("--expect-%s-speed: %v", k.flag, err)
+			}
 		}
 	}
 	o.Counters, o.Limits = f.pm, map[string]uint64{}
@@ -125,7 +147,7 @@ func writeHealthVerbose(w io.Writer, ph *linkhealth.PathHealth) {
 	}
 	fmt.Fprintln(w, healthSummary(ph))
 	for _, l := range ph.Links {
-		fmt.Fprintf(w, "  link %d: %s[%d] -> %s[%d] %s %s %s", l.Hop, l.A.NodeGUID, l.A.Port, l.B.NodeGUID, l.B.Port,
+		fmt.Fprintf(w, "  link %d: %s[%d] -> %s[%d] %s %s %s", l.Hop, l.A.Label(), l.A.Port, l.B.Label(), l.B.Port,
 			width(l.Width), l.Speed, rate(l.RateBits))
 		fmt.Fprintf(w, " %s/%s %s/%s mtu %d %s", l.A.State, l.A.PhysState, l.B.State, l.B.PhysState, l.MTUBytes, l.Verdict)
 		if l.Verdict == linkhealth.LinkWidthDegraded || l.Verdict == linkhealth.LinkSpeedDegraded {
@@ -135,7 +157,7 @@ func writeHealthVerbose(w io.Writer, ph *linkhealth.PathHealth) {
 		fmt.Fprintln(w)
 		for _, e := range []*linkhealth.LinkEnd{&l.A, &l.B} {
 			if e.Err != "" {
-				fmt.Fprintf(w, "    %s[%d]: %s\n", e.NodeGUID, e.Port, e.Err)
+				fmt.Fprintf(w, "    %s[%d]: %s\n", e.Label(), e.Port, e.Err)
 			}
 		}
 	}

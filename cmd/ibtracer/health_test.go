@@ -76,3 +76,31 @@ func TestHealthCLIThresholdFileAndPMInterval(t *testing.T) {
 		}
 	}
 }
+
+// TestHealthCLINamesLinkEnds: --health's lines name each link's ends by
+// their node-name-map name (-n), else their node description, with the
+// GUID after: the summary's unhealthy links and -v's link lines.
+func TestHealthCLINamesLinkEnds(t *testing.T) {
+	all := simJSON(t, "fattree-mini.net", "H0-0", "--no-validate", "-l", itoa(simLIDs(t, "fattree-mini.net")["H1-2"]))
+	h0, l0 := all[0].Hops[0], all[0].Hops[1]
+	m := filepath.Join(t.TempDir(), "names")
+	if err := os.WriteFile(m, []byte(h0.NodeGUID+" \"host-0\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lids := simLIDs(t, "fattree-mini.net")
+	out, _, code := simCLI(t, "fattree-mini.net", "H0-0", "-n", m, "-l", itoa(lids["H1-2"]), "--expect-width=12x")
+	first := "link 1 (host-0 {" + h0.NodeGUID + "} port 1 -> L0 {" + l0.NodeGUID + "} port 1): below_expected"
+	if code != 1 || !strings.Contains(out, first) {
+		t.Errorf("summary: exit %d, want %q in\n%s", code, first, out)
+	}
+	out, _, code = simCLI(t, "fattree-mini.net", "H0-0", "-n", m, "-l", itoa(lids["H1-2"]), "-v", "--expect-width=12x")
+	line := "  link 1: host-0 {" + h0.NodeGUID + "}[1] -> L0 {" + l0.NodeGUID + "}[1] "
+	if code != 1 || !strings.Contains(out, line) {
+		t.Errorf("-v: exit %d, want %q in\n%s", code, line, out)
+	}
+	// The JSON's link ends carry the name too.
+	rs := healthJSON(t, exitMismatch, "-n", m, "--expect-width=12x")
+	if a := rs[0].Health.Links[0].A; a.NodeName != "host-0" {
+		t.Errorf("JSON: link 1's first end %+v, want node_name host-0", a)
+	}
+}

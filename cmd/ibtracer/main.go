@@ -15,6 +15,7 @@ import (
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 	"github.com/ibtracer/ibtracer_exporter/internal/ibopen"
+	"github.com/ibtracer/ibtracer_exporter/internal/manpage"
 	"github.com/ibtracer/ibtracer_exporter/internal/nodenamemap"
 	"github.com/ibtracer/ibtracer_exporter/internal/strictint"
 	"github.com/ibtracer/ibtracer_exporter/linkhealth"
@@ -57,7 +58,7 @@ type options struct {
 	discovery   string // smp, sa or auto (trace.Discovery)
 	health      healthFlags
 	mlid        string // -m: trace the multicast path of this MLID (multicast.go)
-	via         string // --via GUID:PORT: the destinations whose path crosses that link (via.go)
+	via         string // --via NODE:PORT, the node by GUID or name: the destinations whose path crosses that link (via.go)
 }
 
 // onOpened, when set (by tests only), is told the transport a run has
@@ -68,6 +69,7 @@ var onOpened func(*ibopen.Opened)
 func run(args []string, stdout, stderr io.Writer) int {
 	var o options
 	app := kingpin.New("ibtracer", "Trace InfiniBand routes hop by hop and validate every hop with the ibtracer vendor agent.")
+	manpage.Use("ibtracer", "trace InfiniBand routes hop by hop and validate every hop")
 	app.UsageWriter(stdout)
 	app.ErrorWriter(stderr)
 	app.HelpFlag.Short('h')
@@ -94,7 +96,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	app.Flag("discovery", "How the path is learnt: smp (directed-route SMPs), sa (SA records only, for fabrics where only the SM may send SMPs) or auto (SMPs, falling back to the SA when they are refused at the first hop).").Default("auto").EnumVar(&o.discovery, "smp", "sa", "auto")
 	addHealthFlags(app, &o.health)
 	app.Flag("mlid", "Trace the multicast path of this MLID (0xC000..0xFFFE) from SRC_LID (or the local port) to DST_LID over the MFTs, as ibtracert -m; no hop is validated.").Short('m').PlaceHolder("MLID").StringVar(&o.mlid)
-	app.Flag("via", "List the destinations (default: --all) whose path crosses the link with this end, NODE_GUID:PORT (0x hex node GUID, port 1..254), and the hop where.").PlaceHolder("GUID:PORT").StringVar(&o.via)
+	app.Flag("via", "List the destinations (default: --all) whose path crosses the link with this end, NODE:PORT: the node by 0x hex node GUID, or by its node-name-map name or node description (one node's), the port 1..254; and the hop where.").PlaceHolder("NODE:PORT").StringVar(&o.via)
 	app.Arg("lids", "ibtracert's forms: DST_LID, or SRC_LID DST_LID to trace from another port.").StringsVar(&o.positional)
 	app.Version(version())
 	helped := false
@@ -202,8 +204,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 		mads.health = mads.sent - traced
 	}
 	nameHops(names, results)
+	if names != nil {
+		for _, ph := range healths {
+			ph.NameEnds(names.Name)
+		}
+	}
 	if o.via != "" {
-		return printVia(&o, via, results, mads, stdout, stderr)
+		l, label, err := resolveVia(via, names, results) // via.go
+		if err != nil {
+			fmt.Fprintf(stderr, "ibtracer: %v\n", err)
+			return exitUsage
+		}
+		return printVia(&o, l, label, results, mads, stdout, stderr)
 	}
 
 	out := output{n: len(results), totals: results, mads: mads,

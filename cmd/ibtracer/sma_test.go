@@ -37,7 +37,7 @@ func simAll(t *testing.T, agents string, extra ...string) []trace.JSONResult {
 func TestAllValidatedBySMAWithoutAgents(t *testing.T) {
 	for _, r := range simAll(t, "none") {
 		for _, h := range r.Hops[1:] {
-			if h.Verdict != "validated" || h.AgentStatus != h.Verdict || h.ValidatedBy != "sma" ||
+			if !trace.AgentStatus(h.Verdict).AsPredicted() || h.AgentStatus != h.Verdict || h.ValidatedBy != "sma" ||
 				h.ActualInPort == nil || h.ExpectedInPort == nil || *h.ActualInPort != *h.ExpectedInPort {
 				t.Fatalf("%s hop %d %s: verdict %q agent_status %q validated_by %q; want validated by sma",
 					r.Destination, h.Hop, h.NodeDesc, h.Verdict, h.AgentStatus, h.ValidatedBy)
@@ -56,7 +56,7 @@ func TestAllValidatedWithAgentsOnSwitchesOnly(t *testing.T) {
 			if h.NodeType != "switch" {
 				want = "sma"
 			}
-			if h.Verdict != "validated" || h.ValidatedBy != want {
+			if !trace.AgentStatus(h.Verdict).AsPredicted() || h.ValidatedBy != want {
 				t.Fatalf("%s hop %d %s: %q by %q, want validated by %s", r.Destination, h.Hop, h.NodeDesc, h.Verdict, h.ValidatedBy, want)
 			}
 		}

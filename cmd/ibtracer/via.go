@@ -10,10 +10,10 @@ import (
 
 // healthAndVia reads the --health flags (health.go), then --via, whose
 // usage depends on them (viaUsage).
-func (o *options) healthAndVia() (linkhealth.Options, bool, trace.LinkPort, error) {
+func (o *options) healthAndVia() (linkhealth.Options, bool, trace.LinkRef, error) {
 	hopts, health, err := o.health.options()
 	if err != nil || o.via == "" {
-		return hopts, health, trace.LinkPort{}, err
+		return hopts, health, trace.LinkRef{}, err
 	}
 	l, err := o.viaUsage(health)
 	if err != nil {
@@ -22,11 +22,12 @@ func (o *options) healthAndVia() (linkhealth.Options, bool, trace.LinkPort, erro
 	return hopts, health, l, err
 }
 
-// viaUsage reads --via: the link end it names, and whether the rest of
-// the command line goes with it. Without a destination --via traces
-// --all: the blast radius of a link is over every destination.
-func (o *options) viaUsage(health bool) (trace.LinkPort, error) {
-	l, err := trace.ParseLinkPort(o.via)
+// viaUsage reads --via: the link end it names (its node by GUID or by
+// name, resolved once the paths are traced: resolveVia), and whether the
+// rest of the command line goes with it. Without a destination --via
+// traces --all: the blast radius of a link is over every destination.
+func (o *options) viaUsage(health bool) (trace.LinkRef, error) {
+	l, err := trace.ParseLinkRef(o.via)
 	if err != nil {
 		return l, fmt.Errorf("--via %w", err)
 	}
@@ -42,6 +43,25 @@ func (o *options) viaUsage(health bool) (trace.LinkPort, error) {
 		o.all = true
 	}
 	return l, nil
+}
+
+// resolveVia turns --via's node into a GUID: a GUID as written; a name
+// (a node-name-map name, or a node description) must be the name of
+// exactly one node among the map's and the traced hops' (docs/runbook.md,
+// "Naming nodes"). The label is the link end for a person: the node's
+// name, its GUID, the port.
+func resolveVia(ref trace.LinkRef, names map[uint64]string, results []*trace.Result) (l trace.LinkPort, label string, err error) {
+	var nodes trace.Nodes
+	nodes.AddMap(names)
+	nodes.AddHops(results...)
+	if l, err = ref.Resolve(&nodes); err != nil {
+		return l, "", fmt.Errorf("--via %q: %w", ref.String(), err)
+	}
+	label = "{" + l.NodeGUID.String() + "}"
+	if n, ok := nodes.Node(l.NodeGUID); ok {
+		label = n.Label()
+	}
+	return l, fmt.Sprintf("%s:%d", label, l.Port), nil
 }
 
 // jsonLinkEnd is one end of a crossed link in --via's JSON.
@@ -119,16 +139,17 @@ func destLabel(r *trace.Result) string {
 	return s
 }
 
-// printVia writes --via's answer in the form o asks for: the destinations
+// printVia writes --via's answer in the form o asks for (label is the
+// link end for a person, resolveVia): the destinations
 // whose path crosses l, each with the hop where (with -v, each trace in
 // full), then the failed traces that could not tell; the totals line with
 // --all (with mads, the MADs the run sent), as without --via. It returns the exit status: the traces', as
 // without --via (exitCode; --via refuses --health), or a device error
 // when the output could not be written.
-func printVia(o *options, l trace.LinkPort, results []*trace.Result, mads runMADs, stdout, stderr io.Writer) int {
+func printVia(o *options, l trace.LinkPort, label string, results []*trace.Result, mads runMADs, stdout, stderr io.Writer) int {
 	cross, at, und := viaSets(results, l)
 	if !seesNode(results, l) {
-		fmt.Fprintf(stderr, "ibtracer: --via: no traced path passes node %s (--via takes a node GUID; a CA's port GUID differs from its node GUID)\n", l.NodeGUID)
+		fmt.Fprintf(stderr, "ibtracer: --via: no traced path passes node %s (--via takes a node GUID or a node's name; a CA's port GUID differs from its node GUID)\n", l.NodeGUID)
 	}
 	out := output{n: 1, totals: results, mads: mads, // output.go: buffered, totals, a write error is exit 6
 		json: func() any {
@@ -148,16 +169,16 @@ func printVia(o *options, l trace.LinkPort, results []*trace.Result, mads runMAD
 			}
 			return doc
 		},
-		verbose: func(w io.Writer, _ int) { writeViaText(true, l, results, cross, at, und, w) },
-		summary: func(w io.Writer, _ int) { writeViaText(false, l, results, cross, at, und, w) }}
+		verbose: func(w io.Writer, _ int) { writeViaText(true, label, results, cross, at, und, w) },
+		summary: func(w io.Writer, _ int) { writeViaText(false, label, results, cross, at, und, w) }}
 	if !out.print(o, stdout, stderr) {
 		return exitDevice
 	}
 	return exitCode(results, nil)
 }
 
-func writeViaText(verbose bool, l trace.LinkPort, results, cross []*trace.Result, at []trace.Crossing, und []*trace.Result, w io.Writer) {
-	fmt.Fprintf(w, "link %s: %d of %d traced destinations cross it\n", l, len(cross), len(results))
+func writeViaText(verbose bool, label string, results, cross []*trace.Result, at []trace.Crossing, und []*trace.Result, w io.Writer) {
+	fmt.Fprintf(w, "link %s: %d of %d traced destinations cross it\n", label, len(cross), len(results))
 	for i, r := range cross {
 		status := ""
 		if !r.Status.Succeeded() {

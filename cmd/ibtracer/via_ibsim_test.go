@@ -20,8 +20,9 @@ var nodeGUIDRe = regexp.MustCompile(`(?m)^Guid:\.*(0x[0-9a-f]+)$`)
 // the hop it enters (its route line's number). A hop line names a node
 // by its port GUID; a switch's node GUID is read with stock smpquery
 // NodeInfo at the LID the line gives (nodeOf caches it), a CA's from the
-// To line.
-func ibtracertLinks(t *testing.T, fab *ibsimtest.Fabric, src string, slid, dlid uint16, nodeOf map[uint16]string) (links map[string]int, inner map[string]bool) {
+// To line. descOf gets each node's description as ibtracert quotes it,
+// by node GUID.
+func ibtracertLinks(t *testing.T, fab *ibsimtest.Fabric, src string, slid, dlid uint16, nodeOf map[uint16]string, descOf map[string]string) (links map[string]int, inner map[string]bool) {
 	t.Helper()
 	out, err := fab.Tool(src, "ibtracert", strconv.Itoa(int(slid)), strconv.Itoa(int(dlid)))
 	if err != nil {
@@ -34,6 +35,7 @@ func ibtracertLinks(t *testing.T, fab *ibsimtest.Fabric, src string, slid, dlid 
 	}
 	links, inner = map[string]int{}, map[string]bool{}
 	near := hexGUID(from[2])
+	descOf[near] = from[6]
 	for k, line := range lines[1 : len(lines)-1] {
 		m := hopRe.FindStringSubmatch(line)
 		if m == nil {
@@ -52,6 +54,7 @@ func ibtracertLinks(t *testing.T, fab *ibsimtest.Fabric, src string, slid, dlid 
 			}
 			far = nodeOf[uint16(lid)]
 		}
+		descOf[far] = m[7]
 		links[near+":"+m[1]] = k + 1
 		links[far+":"+m[4]] = k + 1
 		if k > 0 && k < len(lines)-3 { // switch to switch
@@ -82,7 +85,7 @@ func TestViaEqualsIbtracertOnIbsim(t *testing.T) {
 		}
 	}
 	want := map[string]map[uint16]int{} // link end -> DLID -> hop
-	nodeOf := map[uint16]string{}
+	nodeOf, descOf := map[uint16]string{}, map[string]string{}
 	cas := 0
 	var check []string // every switch-to-switch link end, the source's link and H3-3's (both ends)
 	for lid, desc := range lids {
@@ -90,7 +93,7 @@ func TestViaEqualsIbtracertOnIbsim(t *testing.T) {
 			continue
 		}
 		cas++
-		links, inner := ibtracertLinks(t, fab, src, slid, lid, nodeOf)
+		links, inner := ibtracertLinks(t, fab, src, slid, lid, nodeOf, descOf)
 		for end, hop := range links {
 			if want[end] == nil && (inner[end] || hop == 1 || lid == dst) {
 				check = append(check, end)
@@ -122,6 +125,31 @@ func TestViaEqualsIbtracertOnIbsim(t *testing.T) {
 	if compared < 10 {
 		t.Fatalf("%d link ends compared", compared)
 	}
-	t.Logf("%d link ends of %d seen: --via's destinations and hops == ibtracert's routes over %d CA LIDs; blast radius size -> link ends: %v",
-		compared, len(want), cas, sizes)
+	// The same link ends by the node's description, as ibtracert quotes
+	// it (the SMA's NodeDescription): the same destinations and hops.
+	byName := 0
+	for _, end := range check {
+		g, port, _ := strings.Cut(end, ":")
+		if desc := descOf[g]; strings.HasPrefix(desc, "S") && byName < 3 {
+			named := desc + ":" + port
+			out, errOut, code := runCLI(t, fab, src, "--validate=off", "--format=json", "--via", named)
+			var v jsonVia
+			if err := json.Unmarshal([]byte(out), &v); err != nil || code != 0 {
+				t.Fatalf("--via %s: exit %d %v\n%s%s", named, code, err, out, errOut)
+			}
+			got := map[uint16]int{}
+			for _, c := range v.Crossing {
+				got[c.DLID] = c.Hop
+			}
+			if v.Link != end || fmt.Sprint(got) != fmt.Sprint(want[end]) {
+				t.Fatalf("--via %s: link %s, DLID->hop %v; ibtracert's routes over %s: %v", named, v.Link, got, end, want[end])
+			}
+			byName++
+		}
+	}
+	if byName == 0 {
+		t.Fatalf("no spine link end compared by name; descriptions %v", descOf)
+	}
+	t.Logf("%d link ends of %d seen (%d also by name): --via's destinations and hops == ibtracert's routes over %d CA LIDs; blast radius size -> link ends: %v",
+		compared, len(want), byName, cas, sizes)
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -17,8 +19,8 @@ func TestViaUsage(t *testing.T) {
 		args []string
 		says string
 	}{
-		{[]string{"--via", "0x200002"}, "want NODE_GUID:PORT"},
-		{[]string{"--via", "200002:4"}, "node GUID"},
+		{[]string{"--via", "0x200002"}, "want NODE:PORT"},
+		{[]string{"--via", "0x20000g:4"}, "node GUID"},
 		{[]string{"--via", "0x0:4"}, "node GUID"},
 		{[]string{"--via", "0x200002:0"}, "port"},
 		{[]string{"--via", "0x200002:255"}, "port"},
@@ -118,7 +120,7 @@ func TestViaTextAndFailures(t *testing.T) {
 	all := viaAll(t)
 	h0, l0 := all[0].Hops[0], all[0].Hops[1]
 	out, _, code := simCLI(t, topo, src, "--no-validate", "--via", h0.NodeGUID+":1")
-	if code != 0 || !strings.HasPrefix(out, "link "+h0.NodeGUID+":1: 5 of 5 traced destinations cross it\n") ||
+	if code != 0 || !strings.HasPrefix(out, "link H0-0 {"+h0.NodeGUID+"}:1: 5 of 5 traced destinations cross it\n") ||
 		strings.Count(out, ": hop 1, \"H0-0\"") != 5 || !strings.Contains(out, "totals: 5 traced") {
 		t.Fatalf("text: exit %d\n%s", code, out)
 	}
@@ -147,5 +149,53 @@ func TestViaTextAndFailures(t *testing.T) {
 	out, errOut, code = simCLI(t, topo, src, "--no-validate", "--via", "0xdead:1")
 	if code != 0 || !strings.Contains(out, ": 0 of 5 traced destinations cross it") || !strings.Contains(errOut, "no traced path passes node 0x000000000000dead") {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// TestViaByNameOnSim: --via takes the node by its description or its
+// node-name-map name as well as by GUID, and finds the same crossings; a
+// name two nodes have is bad usage that lists both, and so is a name no
+// traced node has.
+func TestViaByNameOnSim(t *testing.T) {
+	const topo, src = "fattree-mini.net", "H0-0"
+	all := viaAll(t)
+	h0, l0 := all[0].Hops[0], all[0].Hops[1]
+	dlids := func(v jsonVia) string {
+		var s []string
+		for _, c := range v.Crossing {
+			s = append(s, fmt.Sprint(c.DLID))
+		}
+		return strings.Join(s, ",")
+	}
+	mapFile := filepath.Join(t.TempDir(), "names")
+	if err := os.WriteFile(mapFile, []byte(fmt.Sprintf("%s \"leaf-0\"\n%s \"S0\"\n", l0.NodeGUID, h0.NodeGUID)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for port := 1; port <= 7; port++ {
+		want := viaJSON(t, topo, src, "--via", fmt.Sprintf("%s:%d", l0.NodeGUID, port))
+		for _, args := range [][]string{{"--via", fmt.Sprintf("L0:%d", port)}, {"-n", mapFile, "--via", fmt.Sprintf("leaf-0:%d", port)}} {
+			got := viaJSON(t, topo, src, args...)
+			if dlids(got) != dlids(want) || got.Link != want.Link {
+				t.Errorf("%v: link %s crossed by %q, want link %s crossed by %q", args, got.Link, dlids(got), want.Link, dlids(want))
+			}
+		}
+	}
+	out, _, code := simCLI(t, topo, src, "--no-validate", "-n", mapFile, "--via", "leaf-0:1")
+	if code != 0 || !strings.HasPrefix(out, "link leaf-0 {"+l0.NodeGUID+"}:1: 5 of 5 traced destinations cross it\n") {
+		t.Errorf("text: exit %d\n%s", code, out)
+	}
+	for _, tc := range []struct {
+		args []string
+		says []string
+	}{
+		{[]string{"-n", mapFile, "--via", "S0:1"}, []string{`the name "S0" matches 2 nodes`, "S0 {" + h0.NodeGUID + "}", "give one by its node GUID"}},
+		{[]string{"--via", "nope:1"}, []string{`no node is named "nope"`}},
+	} {
+		out, errOut, code := simCLI(t, topo, src, append([]string{"--no-validate"}, tc.args...)...)
+		for _, s := range tc.says {
+			if code != exitUsage || out != "" || !strings.Contains(errOut, "--via") || !strings.Contains(errOut, s) {
+				t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 naming --via and %q", tc.args, code, out, errOut, s)
+			}
+		}
 	}
 }

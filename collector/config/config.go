@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"regexp"
 	"slices"
@@ -146,6 +147,9 @@ var lineRe = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
 // readlimit.Config's bound is refused.
 func Load(path string) (*Config, error) {
 	b, err := readlimit.ReadFile(path, readlimit.Config)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w: the configuration file is missing; create it (config.example.yml shows every key) or name another with --config.file", err)
+	}
 	if err != nil {
 		return nil, err
 	}

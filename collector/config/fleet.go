@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
+	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -161,17 +163,30 @@ func (s *Selector) lookUpNames(names map[uint64]string, field func(string) strin
 	if names == nil {
 		return bad(s.keyLine("node_names"), field("node_names"), "needs node_name_map")
 	}
-	byName := map[string]uint64{}
+	byName := map[string][]uint64{}
 	for g, n := range names {
-		byName[n] = g
+		byName[n] = append(byName[n], g)
 	}
 	s.GUIDs = map[uint64]bool{}
 	for _, n := range s.NodeNames {
-		g, ok := byName[n]
-		if !ok {
+		gs := byName[n]
+		switch {
+		case len(gs) == 0:
 			return bad(s.keyLine("node_names"), field("node_names"), "%q is not a name in node_name_map", n)
+		case len(gs) > 1: // which one was meant is not ours to guess
+			slices.Sort(gs)
+			list := make([]string, 0, 10)
+			for i, g := range gs {
+				if i == 10 {
+					list = append(list, fmt.Sprintf("and %d more", len(gs)-10))
+					break
+				}
+				list = append(list, fmt.Sprintf("0x%016x", g))
+			}
+			return bad(s.keyLine("node_names"), field("node_names"), "%q names %d nodes in node_name_map: %s; give each node its own name",
+				n, len(gs), strings.Join(list, ", "))
 		}
-		s.GUIDs[g] = true
+		s.GUIDs[gs[0]] = true
 	}
 	return nil
 }

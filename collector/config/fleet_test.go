@@ -82,3 +82,21 @@ func TestDiscoverInvalid(t *testing.T) {
 		}
 	}
 }
+
+// A node_names name that node_name_map gives two nodes is an error that
+// lists both: before, one of them was picked at random (map order).
+func TestDiscoverNodeNamesAmbiguous(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "site.map"), []byte("0x20 \"rack1-n01\"\n0x10 \"rack1-n01\"\n0x30 \"rack1-n02\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "c.yml")
+	if err := os.WriteFile(p, []byte("node_name_map: site.map\ndiscover:\n  - node_names: [rack1-n02, rack1-n01]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(p)
+	want := `c.yml:3: discover[0].node_names: "rack1-n01" names 2 nodes in node_name_map: 0x0000000000000010, 0x0000000000000020; give each node its own name`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("got %v, want %q", err, want)
+	}
+}

@@ -16,6 +16,11 @@ type HealthConfig struct {
 	// links below_expected.
 	ExpectWidth string `yaml:"expect_width"`
 	ExpectSpeed string `yaml:"expect_speed"`
+	// HostLinks and SwitchLinks state them for one kind of link: host
+	// links (a CA or router at one end: a split HDR100 cable at 2X) and
+	// switch-to-switch links; a key left out takes the general one.
+	HostLinks   LinkExpect `yaml:"host_links"`
+	SwitchLinks LinkExpect `yaml:"switch_links"`
 	// Counters reads the PerfMgt error counters at both ends of every link
 	// (default true when enabled).
 	Counters *bool `yaml:"counters"`
@@ -38,23 +43,46 @@ type HealthConfig struct {
 	Options linkhealth.Options `yaml:"-"`
 }
 
+// LinkExpect is the expected width and speed of one kind of link.
+type LinkExpect struct {
+	ExpectWidth string `yaml:"expect_width"`
+	ExpectSpeed string `yaml:"expect_speed"`
+}
+
+// parse reads e into x; field names the section for an error.
+func (e LinkExpect) parse(x *linkhealth.Expect, bad func(field, format string, a ...any) error, section string) error {
+	var err error
+	if e.ExpectWidth != "" {
+		if x.Width, err = linkhealth.ParseWidth(e.ExpectWidth); err != nil {
+			return bad(section+"expect_width", "%v", err)
+		}
+	}
+	if e.ExpectSpeed != "" {
+		if x.Speed, err = linkhealth.ParseSpeed(e.ExpectSpeed); err != nil {
+			return bad(section+"expect_speed", "%v", err)
+		}
+	}
+	return nil
+}
+
 // check validates the section and fills Options; line is the section's.
 func (h *HealthConfig) check(file string, line int) error {
 	bad := func(field, format string, a ...any) error {
 		return &Error{File: file, Line: line, Field: "health." + field, Msg: fmt.Sprintf(format, a...)}
 	}
 	o := linkhealth.Options{Limits: map[string]uint64{}}
-	var err error
-	if h.ExpectWidth != "" {
-		if o.ExpectWidth, err = linkhealth.ParseWidth(h.ExpectWidth); err != nil {
-			return bad("expect_width", "%v", err)
-		}
+	var all linkhealth.Expect
+	if err := (LinkExpect{h.ExpectWidth, h.ExpectSpeed}).parse(&all, bad, ""); err != nil {
+		return err
 	}
-	if h.ExpectSpeed != "" {
-		if o.ExpectSpeed, err = linkhealth.ParseSpeed(h.ExpectSpeed); err != nil {
-			return bad("expect_speed", "%v", err)
-		}
+	o.ExpectWidth, o.ExpectSpeed = all.Width, all.Speed
+	if err := h.HostLinks.parse(&o.HostLinks, bad, "host_links."); err != nil {
+		return err
 	}
+	if err := h.SwitchLinks.parse(&o.SwitchLinks, bad, "switch_links."); err != nil {
+		return err
+	}
+	expects := o.ExpectWidth != 0 || o.ExpectSpeed != 0 || o.HostLinks != (linkhealth.Expect{}) || o.SwitchLinks != (linkhealth.Expect{})
 	if h.Counters == nil {
 		t := true
 		h.Counters = &t
@@ -81,7 +109,7 @@ func (h *HealthConfig) check(file string, line int) error {
 		o.Limits[n] = h.Limits[n]
 	}
 	o.XmitWaitLimit, o.XmitWaitTickSymbols = float64(h.XmitWaitLimit), h.XmitWaitTickSymbols
-	if (o.ExpectWidth != 0 || o.ExpectSpeed != 0 || len(o.Limits) > 0 || h.ThresholdFile != "" || o.XmitWaitLimit > 0) && !h.Enabled {
+	if (expects || len(o.Limits) > 0 || h.ThresholdFile != "" || o.XmitWaitLimit > 0) && !h.Enabled {
 		return bad("enabled", "health settings are given but health is off: set enabled: true")
 	}
 	if !*h.Counters && len(o.Limits) > 0 {

@@ -22,7 +22,7 @@ func TestSystemdUnit(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	local := strings.Replace(string(unit), "/usr/local/bin/ibtracer_exporter", bin, 1)
+	local := strings.Replace(string(unit), "/usr/bin/ibtracer_exporter", bin, 1)
 	path := filepath.Join(dir, "ibtracer_exporter.service")
 	if err := os.WriteFile(path, []byte(local), 0o644); err != nil {
 		t.Fatal(err)

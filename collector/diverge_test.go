@@ -1,0 +1,78 @@
+package collector
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/go-kit/log"
+
+	"github.com/ibtracer/ibtracer_exporter/trace"
+)
+
+// TestMismatchNamesTheDivergingSwitchInMetricsAndLogs: the simulator's
+// diverging-switch fault (L0 sends a spine's LID out of the other of its
+// two cables to that spine) is seen at the spine; the exporter's metric
+// ibtracer_path_diverging_switch_info and its "destination failing" log
+// line name L0, by name with its GUID, and the hop where it was seen.
+func TestMismatchNamesTheDivergingSwitchInMetricsAndLogs(t *testing.T) {
+	e, f, dests := parallelExporter(t, "share_validation: 0s\ntimeout: 20ms\nretries: 1\n")
+	var buf logBuffer
+	e.logger = log.NewLogfmtLogger(&buf)
+	e.traceAll(t, dests)
+	var spine trace.Hop
+	for _, n := range dests {
+		if r := e.dests.get(n).last; len(r.Hops) == 5 && r.Hops[1].NodeDesc == "L0" {
+			spine = r.Hops[2]
+			break
+		}
+	}
+	if spine.LID == 0 {
+		t.Fatal("no path crosses L0 to a spine")
+	}
+	programmed := f.LFT("L0")[spine.LID]
+	var other uint8
+	for _, p := range f.Node("L0").Ports[1:] {
+		if p.Remote != nil && p.Remote.Node.GUID == spine.NodeGUID && p.Num != programmed {
+			other = p.Num
+		}
+	}
+	if err := f.SetForwardOverride("L0", spine.LID, other); err != nil {
+		t.Fatal(err)
+	}
+	buf.take(t)
+	e.traceEach(dests)
+	l0 := f.Node("L0").GUID.String()
+	var mismatched []string
+	for _, n := range dests {
+		if r := e.dests.get(n).last; r.Status == trace.StatusMismatch {
+			mismatched = append(mismatched, n)
+		}
+	}
+	if len(mismatched) == 0 {
+		t.Fatal("no trace mismatched")
+	}
+	text := scrape(t, e)
+	for _, n := range mismatched {
+		want := fmt.Sprintf(`ibtracer_path_diverging_switch_info{dest="%s",seen_at="%s",seen_at_hop="2",switch_guid="%s",switch_name="L0"} 1`,
+			n, spine.NodeDesc, l0)
+		if !strings.Contains(text, want) {
+			t.Errorf("no %s in\n%s", want, grep(text, "diverging"))
+		}
+	}
+	if got := strings.Count(text, "ibtracer_path_diverging_switch_info{"); got != len(mismatched) {
+		t.Errorf("%d diverging_switch_info series, want one per mismatched destination (%d)", got, len(mismatched))
+	}
+	named := 0
+	for _, l := range buf.take(t) {
+		if l["msg"] == "destination failing" && strings.HasPrefix(l["state"], "mismatch") {
+			if l["diverging_switch"] != "L0 ("+l0+")" || l["seen_at"] != "hop 2 "+spine.NodeDesc {
+				t.Errorf("log line %v: want diverging_switch L0 (%s) seen_at hop 2 %s", l, l0, spine.NodeDesc)
+			}
+			named++
+		}
+	}
+	if named != len(mismatched) {
+		t.Errorf("%d failing lines name the switch, want %d", named, len(mismatched))
+	}
+}
