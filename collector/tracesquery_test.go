@@ -57,19 +57,10 @@ func TestTracesErrorsEchoLittle(t *testing.T) {
 	e := pagesExporter(t)
 	h := e.TracesHandler()
 	big := strings.Repeat("x", 900<<10)
-	for _, q := range []struct {
-		query string
-		code  int
-	}{
-		{"link=" + big, http.StatusBadRequest},
-		{"link=0x" + big + ":1", http.StatusBadRequest},
-		{"destination=" + big, http.StatusNotFound},
-		{big + "=1", http.StatusBadRequest},
-		{"format=" + big, http.StatusBadRequest},
-	} {
-		w := get(t, h, "/traces?"+q.query, "")
-		if w.Code != q.code || w.Body.Len() > 512 {
-			t.Errorf("?%.20s…: %d with %d bytes %q, want %d with at most 512", q.query, w.Code, w.Body.Len(), trim(w.Body.String()), q.code)
+	for _, q := range []string{"link=" + big, "link=0x" + big + ":1", "link=" + big + ":1", "destination=" + big, big + "=1", "format=" + big} {
+		w := get(t, h, "/traces?"+q, "")
+		if w.Code/100 != 4 || w.Body.Len() > 512 {
+			t.Errorf("?%.20s…: %d with %d bytes %q, want a 4xx with at most 512", q, w.Code, w.Body.Len(), trim(w.Body.String()))
 		}
 	}
 }

@@ -7,19 +7,11 @@ import (
 	"github.com/ibtracer/ibtracer_exporter/trace"
 )
 
-// maxLinkText bounds a ?link= value: a link end is a node GUID or name
-// (names are cut to 64 bytes, nodenamemap) and a port.
-const maxLinkText = 256
-
 // parseLink reads /traces?link=NODE:PORT, once, the node by name or GUID
 // (trace.ParseLinkRef: the same reading as ibtracer --via).
 func parseLink(v []string) (*trace.LinkRef, error) {
 	if len(v) > 1 {
 		return nil, errors.New("link: given twice (one link at a time)")
-	}
-	if len(v[0]) > maxLinkText {
-		// Not echoed: the parser's error quotes the value twice.
-		return nil, fmt.Errorf("link %s: longer than a link end can be written (at most %d bytes)", echoed(v[0]), maxLinkText)
 	}
 	l, err := trace.ParseLinkRef(v[0])
 	if err != nil {
