@@ -18,7 +18,8 @@ import (
 type Config struct {
 	// OUI of the ibtracer class; default 0x001405 (OpenIB).
 	OUI ibmad.OUI
-	// RatePerSource limits the requests answered per source LID per
+	// RatePerSource limits the requests answered per source (its GID
+	// when the request has a GRH, its LID otherwise) per
 	// second (a token bucket of Burst, in whole requests: a fraction is
 	// dropped); 0 means 200/s, burst 400.
 	RatePerSource float64
@@ -57,7 +58,7 @@ type Agent struct {
 	now func() time.Time // cfg.Clock's
 
 	limMu   sync.Mutex
-	buckets map[uint16]*rate.Limiter // per source LID
+	buckets map[source]*rate.Limiter // per source (sourceOf)
 
 	mu       sync.Mutex
 	requests map[[2]string]uint64 // (attribute, result) -> count
@@ -94,7 +95,7 @@ func New(e *ibmad.Engine, cfg Config) (*Agent, error) {
 	if cfg.Hostname == "" {
 		cfg.Hostname = DefaultHostname()
 	}
-	a := &Agent{e: e, cfg: cfg, now: ibmad.ClockOr(cfg.Clock).Now, buckets: map[uint16]*rate.Limiter{}, requests: map[[2]string]uint64{}, drops: map[string]uint64{}}
+	a := &Agent{e: e, cfg: cfg, now: ibmad.ClockOr(cfg.Clock).Now, buckets: map[source]*rate.Limiter{}, requests: map[[2]string]uint64{}, drops: map[string]uint64{}}
 	if _, err := e.Port(); err != nil {
 		return nil, fmt.Errorf("agent: %w", err)
 	}
@@ -121,20 +122,38 @@ func (a *Agent) Close() {
 }
 
 // maxSources bounds the per-source buckets: past it they all start again
-// full (a LID is 16 bits, so this only guards the memory's order).
+// full (bounded memory against a flood of forged GIDs).
 const maxSources = 65536
 
-// allow takes a token from slid's bucket, made full on its first request.
-func (a *Agent) allow(slid uint16) bool {
+// source identifies a requester for the rate limit: its GID when the
+// request came with a GRH (a requester beyond a router arrives with the
+// router's LID, and one on a fabric without LIDs with LID 0), its LID
+// otherwise (docs/protocol.md, "What the agent answers").
+type source struct {
+	lid uint16
+	gid ibmad.GID
+}
+
+func sourceOf(addr ibmad.Address) source {
+	if addr.GRHPresent && !addr.GID.IsZero() {
+		return source{gid: addr.GID}
+	}
+	return source{lid: addr.LID}
+}
+
+// allow takes a token from the source's bucket, made full on its first
+// request.
+func (a *Agent) allow(from ibmad.Address) bool {
+	src := sourceOf(from)
 	a.limMu.Lock()
 	defer a.limMu.Unlock()
-	b := a.buckets[slid]
+	b := a.buckets[src]
 	if b == nil {
 		if len(a.buckets) > maxSources {
-			a.buckets = map[uint16]*rate.Limiter{} // bounded memory
+			a.buckets = map[source]*rate.Limiter{} // bounded memory
 		}
 		b = rate.NewLimiter(rate.Limit(a.cfg.RatePerSource), int(min(a.cfg.Burst, math.MaxInt32)))
-		a.buckets[slid] = b
+		a.buckets[src] = b
 	}
 	return b.AllowN(a.now(), 1)
 }
@@ -172,7 +191,7 @@ func (a *Agent) serve(req, resp *ibmad.Packet) bool {
 		a.drop(DropMalformed)
 		return false
 	}
-	if !a.allow(req.Addr.LID) {
+	if !a.allow(req.Addr) {
 		a.drop(DropRateLimited)
 		return false
 	}
@@ -248,7 +267,7 @@ func (a *Agent) sourceRoute(req, resp *ibmad.Packet) {
 // ping answers ibping as `ibping -S` does: GetResp (a Set too) with the
 // host name in the 216 data bytes, same TID, attribute and OUI.
 func (a *Agent) ping(req, resp *ibmad.Packet) bool {
-	if !a.allow(req.Addr.LID) {
+	if !a.allow(req.Addr) {
 		a.drop(DropRateLimited)
 		return false
 	}

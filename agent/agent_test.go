@@ -193,3 +193,42 @@ func TestPingLikeIbpingServer(t *testing.T) {
 		t.Fatal("pings not counted")
 	}
 }
+
+// TestRateLimitPerSourceGID: requesters known by GID (LID 0 on RoCE-like
+// fabrics, or the router's LID for a requester beyond it) each get their
+// own bucket: the source is its GID when it came with a GRH.
+func TestRateLimitPerSourceGID(t *testing.T) {
+	r := newRig(t, ibmad.NodeTypeCA, Config{RatePerSource: 10, Burst: 2})
+	ask := func(lid uint16, gid string) bool {
+		t.Helper()
+		g, err := ibmad.ParseGID(gid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := ibmad.NewVendorGet(ibmad.ClassIBTracer, ibmad.OUIOpenIB, ibmad.AttrClassPortInfo, 0)
+		p := &ibmad.Packet{Addr: ibmad.Address{LID: lid, QPN: 1, GRHPresent: true, GID: g, HopLimit: 255},
+			InPort: 1, InPortKnown: true}
+		_ = v.MarshalTo(p.MAD[:])
+		r.tr.Inject(p)
+		select {
+		case <-r.out:
+			return true
+		case <-time.After(200 * time.Millisecond):
+			return false
+		}
+	}
+	for _, src := range []struct {
+		lid uint16
+		gid string
+	}{{0, "fe80::1"}, {0, "fe80::2"}, {7, "fec0::1:3"}, {7, "fec0::1:4"}} {
+		answered := 0
+		for range 3 {
+			if ask(src.lid, src.gid) {
+				answered++
+			}
+		}
+		if answered != 2 {
+			t.Errorf("source lid %d gid %s: answered %d of 3 with a burst of 2 (its own bucket)", src.lid, src.gid, answered)
+		}
+	}
+}

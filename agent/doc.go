@@ -9,7 +9,8 @@
 // What each file holds:
 //   - agent.go: Config, New and Close; the answers (serve, sourceRoute,
 //     ping); the per-source rate limit (allow: a golang.org/x/time/rate
-//     bucket per source LID on Config.Clock); the counters (Stats).
+//     bucket per source, its GID with a GRH or its LID, on Config.Clock);
+//     the counters (Stats).
 //   - agent_test.go: the answers and the rate limit on a fake transport
 //     and a fake clock; block_test.go: a slow Port of the transport
 //     does not block the answers (handlers run on the receive goroutine).

@@ -55,6 +55,7 @@
 //
 // The scrape:
 //   - metrics.go: Collect and the per-destination series.
+//   - devicedown.go: device_down_reason, why no device is open.
 //   - labels.go: label sets shared across scrapes.
 //   - registry.go: the registry and the /metrics handler.
 //   - scrape_errors.go: series a scrape leaves out, counted and logged.

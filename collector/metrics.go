@@ -56,6 +56,9 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 		up = 1
 	}
 	ch <- prometheus.MustNewConstMetric(desc("device_up", "1 when the InfiniBand device (or simulator) is open."), prometheus.GaugeValue, up)
+	if up == 0 {
+		ch <- prometheus.MustNewConstMetric(dDeviceDown, prometheus.GaugeValue, 1, deviceDownReason(devErr)) // devicedown.go
+	}
 	for i, r := range skipReasons {
 		ch <- prometheus.MustNewConstMetric(dSkipped, prometheus.CounterValue, float64(e.skips[i].Load()), r)
 	}

@@ -3,6 +3,8 @@ package ibmad_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -12,11 +14,12 @@ import (
 	"github.com/ibtracer/ibtracer_exporter/ibmad/madtest"
 )
 
-// TestSendErrorIsDeviceFailure: a transport that cannot send (ibsim gone:
-// "transport endpoint is not connected") is a device failure, never a
-// timeout or a routing verdict, and is not retried.
+// TestSendErrorIsDeviceFailure: a transport that reports its device gone
+// (ibsim gone, umad EIO/ENODEV) is a device failure, never a timeout or a
+// routing verdict, and is not retried.
 func TestSendErrorIsDeviceFailure(t *testing.T) {
-	for _, cause := range []error{syscall.ENOTCONN, syscall.EIO, errors.New("boom")} {
+	wrapped := fmt.Errorf("%w: ibsim at x: send: %w", ibmad.ErrDeviceLost, syscall.ENOTCONN)
+	for _, cause := range []error{wrapped, syscall.EIO, syscall.ENODEV} {
 		tr := madtest.New(madtest.Echo)
 		tr.SendErr.Store(&cause)
 		e := ibmad.NewEngine(tr, ibmad.Options{})
@@ -26,7 +29,105 @@ func TestSendErrorIsDeviceFailure(t *testing.T) {
 		if !errors.Is(err, ibmad.ErrDeviceLost) || !errors.Is(err, cause) {
 			t.Errorf("send error %v: Do returned %v, want an error wrapping ErrDeviceLost and the cause", cause, err)
 		}
+		if e.Err() == nil {
+			t.Errorf("send error %v: the engine is not lost", cause)
+		}
 		e.Close()
+	}
+}
+
+// TestRefusedRequestFailsAlone: the kernel refuses one request (EINVAL for
+// an address it cannot use, ENODATA for a GID index not in the table,
+// ETIMEDOUT for an address it could not resolve; docs/protocol.md, "Send
+// errors"). That request fails with the reason and its address, GID
+// included, and is counted; the next one on the same engine succeeds.
+func TestRefusedRequestFailsAlone(t *testing.T) {
+	gid, _ := ibmad.ParseGID("fe80::2:c903:a1:b2c3")
+	for _, cause := range []error{syscall.EINVAL, syscall.ENODATA, syscall.ETIMEDOUT,
+		fmt.Errorf("%w: /dev/infiniband/umad0: write: %w", ibmad.ErrRequestRefused, syscall.EINVAL)} {
+		tr := madtest.New(madtest.Echo)
+		e := ibmad.NewEngine(tr, ibmad.Options{})
+		req := nodeInfoReq(0)
+		req.Addr = ibmad.Address{LID: 0, QPN: 1, QKey: ibmad.QP1QKey, GRHPresent: true, GID: gid, HopLimit: 255}
+		req.Retries = 3
+		tr.SendErr.Store(&cause)
+		err := e.Do(context.Background(), req, &ibmad.Response{})
+		if err == nil || errors.Is(err, ibmad.ErrDeviceLost) || !errors.Is(err, ibmad.ErrRequestRefused) || !errors.Is(err, cause) {
+			t.Errorf("send error %v: Do returned %v, want ErrRequestRefused wrapping the cause", cause, err)
+		} else if !strings.Contains(err.Error(), gid.String()) {
+			t.Errorf("send error %v: %q does not name the destination GID %s", cause, err, gid)
+		}
+		if n := tr.Sent.Load(); n != 0 {
+			t.Errorf("send error %v: %d sends went through", cause, n)
+		}
+		tr.SendErr.Store(nil)
+		var resp ibmad.Response
+		if err := e.Do(context.Background(), nodeInfoReq(1), &resp); err != nil {
+			t.Errorf("send error %v: the next request failed: %v", cause, err)
+		}
+		if err := e.Err(); err != nil {
+			t.Errorf("send error %v: the engine is lost: %v", cause, err)
+		}
+		st := e.Stats()
+		if len(st.Classes) != 1 || st.Classes[0].SendErrors != 1 {
+			t.Errorf("send error %v: class stats %+v, want one send error", cause, st.Classes)
+		}
+		e.Close()
+	}
+}
+
+// TestTryAgainSendIsRetried: a send the kernel asks to repeat (EAGAIN,
+// ENOMEM, EINTR) costs an attempt, not the request.
+func TestTryAgainSendIsRetried(t *testing.T) {
+	tr := madtest.New(madtest.Echo)
+	e := ibmad.NewEngine(tr, ibmad.Options{})
+	defer e.Close()
+	again := error(syscall.EAGAIN)
+	tr.SendErr.Store(&again)
+	req := nodeInfoReq(1)
+	req.Timeout, req.Retries = 50*time.Millisecond, 3
+	done := make(chan error, 1)
+	go func() { done <- e.Do(context.Background(), req, &ibmad.Response{}) }()
+	for len(e.Stats().Classes) == 0 || e.Stats().Classes[0].SendErrors == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	tr.SendErr.Store(nil)
+	if err := <-done; err != nil {
+		t.Fatalf("a send refused for now, then accepted: %v", err)
+	}
+	if e.Err() != nil {
+		t.Fatalf("engine lost: %v", e.Err())
+	}
+}
+
+// TestRefusedReplyIsDropped: the agent's reply that the kernel refuses is
+// counted as dropped and leaves the engine working.
+func TestRefusedReplyIsDropped(t *testing.T) {
+	tr := madtest.New(nil)
+	e := ibmad.NewEngine(tr, ibmad.Options{})
+	defer e.Close()
+	if err := e.Handle(ibmad.ClassSubnLID, 1, 0, []ibmad.Method{ibmad.MethodGet}, false,
+		func(req, resp *ibmad.Packet) bool {
+			*resp = *req
+			resp.MAD.SetMethod(ibmad.MethodGetResp)
+			return true
+		}); err != nil {
+		t.Fatal(err)
+	}
+	refused := error(syscall.EINVAL)
+	tr.SendErr.Store(&refused)
+	p := &ibmad.Packet{Addr: ibmad.SMPAddress(9)}
+	p.MAD = nodeInfoReq(9).MAD
+	tr.Inject(p)
+	deadline := time.Now().Add(5 * time.Second)
+	for e.Stats().Drops[ibmad.DropSendFailed] != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("drops %v", e.Stats().Drops)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err := e.Err(); err != nil {
+		t.Fatalf("a refused reply lost the engine: %v", err)
 	}
 }
 
@@ -66,5 +167,46 @@ func TestTransportDropsAndReceiveErrors(t *testing.T) {
 	}
 	if err := e.Do(context.Background(), nodeInfoReq(1), &ibmad.Response{}); !errors.Is(err, ibmad.ErrDeviceLost) {
 		t.Fatalf("a request on a lost device: %v", err)
+	}
+}
+
+// blockingReplies is a transport whose writes of responses block until
+// released, as the kernel's write did for about a second while it
+// resolved an address on a RoCE port.
+type blockingReplies struct {
+	*madtest.Transport
+	release chan struct{}
+}
+
+func (b *blockingReplies) Send(p *ibmad.Packet) error {
+	if p.MAD.Method().IsResponse() {
+		<-b.release
+	}
+	return b.Transport.Send(p)
+}
+
+// TestBlockingReplyDoesNotStallRequests: an agent's reply whose write
+// blocks must not hold up the answers other requests wait for.
+func TestBlockingReplyDoesNotStallRequests(t *testing.T) {
+	tr := &blockingReplies{Transport: madtest.New(madtest.Echo), release: make(chan struct{})}
+	e := ibmad.NewEngine(tr, ibmad.Options{})
+	defer e.Close()
+	defer close(tr.release)
+	if err := e.Handle(ibmad.ClassSubnLID, 1, 0, []ibmad.Method{ibmad.MethodGet}, false,
+		func(req, resp *ibmad.Packet) bool {
+			*resp = *req
+			resp.MAD.SetMethod(ibmad.MethodGetResp)
+			return true
+		}); err != nil {
+		t.Fatal(err)
+	}
+	p := &ibmad.Packet{Addr: ibmad.SMPAddress(9)}
+	p.MAD = nodeInfoReq(9).MAD
+	tr.Inject(p) // its reply blocks
+	time.Sleep(50 * time.Millisecond)
+	req := nodeInfoReq(3)
+	req.Timeout, req.Retries = 300*time.Millisecond, -1
+	if err := e.Do(context.Background(), req, &ibmad.Response{}); err != nil {
+		t.Fatalf("a request while a reply's write blocks: %v", err)
 	}
 }

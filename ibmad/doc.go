@@ -58,6 +58,9 @@
 //     random TIDs (docs/protocol.md, "Which answer is ours").
 //   - engine_device.go: the port's attributes (Port, CachedPort, the
 //     refresh loop) and device loss (Lost, Err).
+//   - engine_senderr.go: what a failed send means (gone, refused, try
+//     again; docs/protocol.md "Send errors") and the reply workers that
+//     send the handlers' answers off the receive goroutine.
 //   - engine_budget.go: the MAD budget (Budget, SetBudget, BudgetStats),
 //     golang.org/x/time/rate buckets on the budget's Clock.
 //   - engine_rmpp.go: GetTable, an SA table over RMPP (tableCall: sends,

@@ -2,7 +2,6 @@ package ibmad
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -64,7 +63,8 @@ type Response struct {
 
 // Handler serves an unsolicited request. It fills resp (MAD and Addr) and
 // returns true to send it. Handlers run on the receive goroutine: they must
-// not block (no transport call: read the local port with CachedPort).
+// not block (no transport call: read the local port with CachedPort). The
+// reply is written by the engine's reply workers (engine_senderr.go).
 type Handler func(req *Packet, resp *Packet) bool
 
 // Engine multiplexes requests over one Transport. Responses are found by
@@ -74,8 +74,9 @@ type Handler func(req *Packet, resp *Packet) bool
 // where it was sent (match.go). Every attempt gets its own TID, so a late
 // answer to an earlier attempt still completes the request.
 //
-// Device loss: a send error, a receive error or a failed port read that
-// wraps ErrDeviceLost marks the engine lost for good: Lost is closed, Err
+// Device loss: a send error of a device that is gone (engine_senderr.go),
+// a receive error or a failed port read that wraps ErrDeviceLost marks
+// the engine lost for good: Lost is closed, Err
 // says why, outstanding and later requests fail with an error wrapping
 // ErrDeviceLost. Whoever owns the engine then closes it and opens a new
 // transport (the exporter does so with backoff).
@@ -113,6 +114,7 @@ type Engine struct {
 	packets sync.Pool
 	slots   sync.Pool // idle *targetSlot, their semaphores empty
 	done    chan struct{}
+	replies chan *Packet // the agents' replies, sent by replyLoop
 }
 
 type handlerKey struct {
@@ -178,6 +180,7 @@ func NewEngine(t Transport, opts Options) *Engine {
 		pending: make(map[uint32]*call),
 		targets: make(map[uint64]*targetSlot),
 		done:    make(chan struct{}),
+		replies: make(chan *Packet, replyQueue),
 	}
 	e.calls.New = func() any {
 		t := time.NewTimer(time.Hour)
@@ -190,6 +193,9 @@ func NewEngine(t Transport, opts Options) *Engine {
 	e.handlers.Store(&empty)
 	go e.recvLoop()
 	go e.portLoop()
+	for range replyWorkers {
+		go e.replyLoop()
+	}
 	return e
 }
 
@@ -259,7 +265,9 @@ func (e *Engine) release(target uint64, ts *targetSlot, held bool) {
 
 // Do sends req and waits for its response, retrying on timeout. It returns
 // an error wrapping ErrTimeout after the last attempt, ErrClosed after
-// Close, ctx.Err() on cancellation, or the transport's send error. A
+// Close, ctx.Err() on cancellation, an error wrapping ErrRequestRefused
+// when the transport refuses this request (it alone fails), or one
+// wrapping ErrDeviceLost when the device is gone. A
 // response with a non-zero status is returned as a response, not an error.
 func (e *Engine) Do(ctx context.Context, req *Request, resp *Response) error {
 	timeout, retries := e.attempts(req)
@@ -307,14 +315,11 @@ func (e *Engine) Do(ctx context.Context, req *Request, resp *Response) error {
 		c.sent = time.Now()
 		if err := e.t.Send(pkt); err != nil {
 			cs.sendErrors.Add(1)
-			if errors.Is(err, ErrClosed) {
+			if err := e.sendFailed(ctx, req, class, timeout, err); err != nil {
 				return err
 			}
-			// The device cannot send: a device failure, not a routing
-			// verdict, and no retry against it.
-			err = deviceErr("send", err)
-			e.markLost(err)
-			return err
+			lastErr = fmt.Errorf("send: %w", err)
+			continue
 		} else {
 			c.timer.Reset(timeout)
 			select {

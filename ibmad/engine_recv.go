@@ -180,13 +180,5 @@ func (e *Engine) dispatch(pkt, resp *Packet) {
 		e.stats.handled.Add(1) // the handler declined and counts why
 		return
 	}
-	if err := e.t.Send(resp); err != nil {
-		e.stats.drops[DropSendFailed].Add(1)
-		if !errors.Is(err, ErrClosed) {
-			e.markLost(deviceErr("send", err))
-		}
-		return
-	}
-	e.stats.handled.Add(1)
-	e.stats.responses.Add(1)
+	e.reply(resp) // engine_senderr.go
 }

@@ -149,9 +149,19 @@ func (t *tableCall) send() error {
 		if errors.Is(err, ErrClosed) {
 			return err
 		}
-		err = deviceErr("send", err)
-		e.markLost(err)
-		return err
+		switch classifySend(err) {
+		case sendGone:
+			err = deviceErr("send", err)
+			e.markLost(err)
+			return err
+		case sendAgain:
+			// Refused for now: the timer's silence sends it again, at
+			// the cost of one of its retries, as Do does.
+			t.timer.Reset(t.timeout)
+			return nil
+		}
+		// Refused: the table request fails alone.
+		return refusedErr(req.MAD.MgmtClass(), &req.MAD, req.Addr, err)
 	}
 	t.timer.Reset(t.timeout)
 	return nil

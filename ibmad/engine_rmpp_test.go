@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -354,5 +355,42 @@ func TestGetTableSendsNoACKWhenTheKernelDoesRMPP(t *testing.T) {
 	defer sa.mu.Unlock()
 	if len(sa.acks) != 0 || tr.Sent.Load() != 1 {
 		t.Fatalf("sent %d MADs, ACKs %v; want the request only", tr.Sent.Load(), sa.acks)
+	}
+}
+
+// TestGetTableRetriesASendRefusedForNow: a GetTable whose send the kernel
+// refuses for now (EAGAIN) is sent again within its retries, as Do's
+// requests are (docs/protocol.md, "Send errors"), not failed as refused.
+func TestGetTableRetriesASendRefusedForNow(t *testing.T) {
+	sa := &scriptedSA{data: records(3, 112), recSize: 112}
+	tr := madtest.New(sa.answer)
+	e := ibmad.NewEngine(tr, ibmad.Options{})
+	defer e.Close()
+	again := error(syscall.EAGAIN)
+	tr.SendErr.Store(&again)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	type result struct {
+		tab *ibmad.Table
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		tab, err := e.GetTable(ctx, tableReq(), ibmad.TableRequest{})
+		done <- result{tab, err}
+	}()
+	for len(e.Stats().Classes) == 0 || e.Stats().Classes[0].SendErrors == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	tr.SendErr.Store(nil)
+	r := <-done
+	if r.err != nil {
+		t.Fatalf("a GetTable whose send was refused for now, then accepted: %v", r.err)
+	}
+	if r.tab.Len() != 3 {
+		t.Fatalf("%d records, want 3", r.tab.Len())
+	}
+	if e.Err() != nil {
+		t.Fatalf("engine lost: %v", e.Err())
 	}
 }

@@ -3,6 +3,7 @@ package ibmad
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Transport errors.
@@ -14,6 +15,10 @@ var (
 	// ErrDeviceLost means the device went away (umad EIO/POLLERR); the
 	// transport may come back, outstanding requests are failed.
 	ErrDeviceLost = errors.New("ibmad: device lost")
+	// ErrRequestRefused means the transport refused one request (the
+	// kernel cannot address it, or the port cannot send its class): that
+	// request fails, the device stays (docs/protocol.md, "Send errors").
+	ErrRequestRefused = errors.New("ibmad: request refused")
 )
 
 // Well-known queue pair numbers and the GSI Q_Key (IBA 13.4.6).
@@ -52,11 +57,28 @@ func GSIAddress(lid uint16, sl uint8) Address {
 	return Address{LID: lid, QPN: QP1, QKey: QP1QKey, SL: sl}
 }
 
+// String names the destination as the kernel is given it: the LID (left
+// out when 0 and a GRH is present, as for a requester known by GID), the
+// GID and the GRH's fields, the QP and a non-zero SL.
 func (a Address) String() string {
 	if a.LID == PermissiveLID && a.QPN == QP0 {
 		return "DR"
 	}
-	return fmt.Sprintf("lid %d qp %d", a.LID, a.QPN)
+	var b strings.Builder
+	if a.LID != 0 || !a.GRHPresent {
+		fmt.Fprintf(&b, "lid %d ", a.LID)
+	}
+	if a.GRHPresent {
+		fmt.Fprintf(&b, "gid %s ", a.GID)
+	}
+	fmt.Fprintf(&b, "qp %d", a.QPN)
+	if a.SL != 0 {
+		fmt.Fprintf(&b, " sl %d", a.SL)
+	}
+	if a.GRHPresent {
+		fmt.Fprintf(&b, " (GRH: sgid index %d, hop limit %d, tclass %d, flow label %d)", a.GIDIndex, a.HopLimit, a.TClass, a.FlowLabel)
+	}
+	return b.String()
 }
 
 // Packet is a MAD with its address and transport metadata. Packets are

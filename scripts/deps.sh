@@ -12,10 +12,13 @@
 #   systemd                            systemd-analyze verify of the shipped unit
 #   rpm, debootstrap                   the packages' checks: rpm -qp, and a Debian root to install the .deb in
 #   chromium, fonts-dejavu-core        the pages rendered in headless chromium (TestPagesInChromium, scripts/render-pages.sh)
+#   qemu-system-x86, busybox-static, cpio, iproute2, xz-utils, zstd  the real-kernel test (test/kernel): QEMU guests on
+#                                      Debian's kernel (fetched there with apt-get download), busybox and
+#                                      rdma (iproute2) in their initramfs
 set -euo pipefail
 pkgs=(make gcc libc6-dev linux-libc-dev pkg-config libibmad-dev libibumad-dev libopensm-dev
 	ibsim-utils libumad2sim0 opensm infiniband-diags ibutils prometheus prometheus-alertmanager systemd
-	rpm debootstrap chromium fonts-dejavu-core)
+	rpm debootstrap chromium fonts-dejavu-core qemu-system-x86 busybox-static cpio iproute2 xz-utils zstd)
 missing=()
 if [ "${1:-}" = "--always" ]; then
 	missing=("${pkgs[@]}")

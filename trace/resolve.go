@@ -73,7 +73,7 @@ func (w *walk) sa(attr ibmad.AttrID, mask uint64, fill func([]byte)) (*ibmad.Res
 
 func (w *walk) saFail(d Destination, what string, err error, st ibmad.Status) *Error {
 	if err != nil {
-		if errors.Is(err, ibmad.ErrClosed) || errors.Is(err, ibmad.ErrDeviceLost) {
+		if errors.Is(err, ibmad.ErrClosed) || errors.Is(err, ibmad.ErrDeviceLost) || errors.Is(err, ibmad.ErrRequestRefused) {
 			return fail(StatusDevice, ReasonDevice, err, "resolving %s: %v", d.Address(), err)
 		}
 		return fail(StatusResolve, ReasonSA, err, "resolving %s: SA %s at LID %d: %v", d.Address(), what, w.src.SMLID, err)

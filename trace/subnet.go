@@ -179,7 +179,7 @@ func (t *Tracer) beyond(w *walk, r *Result) {
 func remoteFail(d Destination, where string, dgid ibmad.GID, err error, resp *ibmad.Response) *Error {
 	prefix := prefixString(dgid.Prefix())
 	switch {
-	case errors.Is(err, ibmad.ErrClosed) || errors.Is(err, ibmad.ErrDeviceLost):
+	case errors.Is(err, ibmad.ErrClosed) || errors.Is(err, ibmad.ErrDeviceLost) || errors.Is(err, ibmad.ErrRequestRefused):
 		return fail(StatusDevice, ReasonDevice, err, "%s: asking the SA of subnet %s: %v", d.Address(), prefix, err)
 	case errors.Is(err, ibmad.ErrTimeout):
 		return fail(StatusUnreachable, ReasonRouter, err,

@@ -214,7 +214,9 @@ func name(h *Hop) string {
 func (w *walk) smpFail(err error, format string, a ...any) *Error {
 	what := fmt.Sprintf(format, a...)
 	switch {
-	case errors.Is(err, ibmad.ErrClosed), errors.Is(err, ibmad.ErrDeviceLost):
+	case errors.Is(err, ibmad.ErrClosed), errors.Is(err, ibmad.ErrDeviceLost), errors.Is(err, ibmad.ErrRequestRefused):
+		// Lost, closed, or this request refused by the local kernel
+		// (docs/protocol.md, "Send errors"): nothing about the fabric.
 		return fail(StatusDevice, ReasonDevice, err, "%s: %v", what, err)
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return fail(StatusUnreachable, ReasonTimeout, err, "%s: %v", what, err)

@@ -28,14 +28,17 @@ type Transport struct {
 	port    Port
 	devPath string
 
-	mu      sync.Mutex
-	dev     device
-	hdr     int
-	agents  map[agentKey]uint32 // agent used to send each class
-	regs    []ibmad.Registration
-	lost    bool
-	closed  atomic.Bool
-	closeCh chan struct{}
+	mu     sync.Mutex
+	dev    device
+	hdr    int
+	agents map[agentKey]uint32 // agent used to send each class
+	// unsupported holds the classes the port cannot send (no QP0), with
+	// the error every send of them returns; reset on reopen.
+	unsupported map[agentKey]error
+	regs        []ibmad.Registration
+	lost        bool
+	closed      atomic.Bool
+	closeCh     chan struct{}
 
 	rbuf  []byte
 	wbufs sync.Pool
@@ -117,6 +120,7 @@ func (t *Transport) attach(dev device) error {
 		t.hdr = hdrSizeOld // kernel without P_Key support (docs/protocol.md)
 	}
 	t.agents = map[agentKey]uint32{}
+	t.unsupported = map[agentKey]error{}
 	for _, r := range t.regs {
 		if _, err := t.registerLocked(r); err != nil {
 			return err
@@ -215,9 +219,22 @@ func (t *Transport) agentFor(m *ibmad.MAD) (uint32, int, error) {
 	if id, ok := t.agents[k]; ok {
 		return id, t.hdr, nil
 	}
+	if err := t.unsupported[k]; err != nil {
+		return 0, 0, err
+	}
 	id, err := t.registerLocked(ibmad.Registration{Class: k.class, Version: k.version, OUI: k.oui})
 	if err != nil {
-		return 0, 0, err
+		if errors.Is(err, unix.EPROTONOSUPPORT) && qpnFor(k.class) == 0 {
+			// Asked once: the port's answer does not change while open.
+			err = noSMIErr(t.devPath, err)
+			t.unsupported[k] = err
+			return 0, 0, err
+		}
+		if errors.Is(err, unix.ENOMEM) {
+			// The descriptor's 32 agents are taken: not for now, for good.
+			return 0, 0, fmt.Errorf("%w: %w", ibmad.ErrRequestRefused, err)
+		}
+		return 0, 0, sendErr(t.devPath, "register a send agent", err)
 	}
 	t.agents[k] = id
 	return id, t.hdr, nil
@@ -253,10 +270,7 @@ func (t *Transport) Send(p *ibmad.Packet) error {
 		if t.closed.Load() {
 			return ibmad.ErrClosed
 		}
-		if errors.Is(err, unix.EIO) || errors.Is(err, unix.ENODEV) {
-			return fmt.Errorf("%w: %s: %v", ibmad.ErrDeviceLost, t.devPath, err)
-		}
-		return fmt.Errorf("%s: write: %w", t.devPath, err)
+		return sendErr(t.devPath, "write", err)
 	}
 	return nil
 }

@@ -15,9 +15,13 @@
 // What each file holds:
 //   - options.go: Options, what Open is given.
 //   - sysfs.go: CA and Port read from sysfs (ListCAs, ReadCA, ReadPort),
-//     ChoosePort (the OFED tools' choice) and DeviceIndex.
+//     ChoosePort (the OFED tools' choice, RoCE ports skipped: ErrRoCEPort,
+//     ErrNoDevice) and DeviceIndex.
 //   - conn_linux.go: Transport and Open: registering agents, Send and Recv,
 //     and device loss and reopening.
+//   - senderr_linux.go: the kernel's errnos of write and registration
+//     sorted into device gone, request refused and try again
+//     (docs/protocol.md, "Send errors").
 //   - abi_linux.go: ib_user_mad_hdr (both sizes) and the agent registration
 //     requests, marshalled; the QP and RMPP choice per class.
 //   - device_linux.go: device, the open umad file (read, write, ioctl;

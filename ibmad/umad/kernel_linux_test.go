@@ -28,6 +28,11 @@ type fakeKernel struct {
 	agents []agentReg
 	pkeyOn bool
 	hdr    int
+	// writeErr, if set, is what the kernel's write returns for a message
+	// with this header (nil: accepted); regErr likewise for a registration.
+	writeErr func(h header) error
+	regErr   func(r agentReg) error
+	regs     int // registration ioctls seen
 }
 
 type agentReg struct {
@@ -46,6 +51,20 @@ type pairDevice struct {
 }
 
 func (d *pairDevice) Ioctl(req uintptr, arg unsafe.Pointer) error { return d.k.ioctl(req, arg) }
+
+func (d *pairDevice) Write(b []byte) (int, error) {
+	d.k.mu.Lock()
+	fn, hs := d.k.writeErr, d.k.hdr
+	d.k.mu.Unlock()
+	if fn != nil && len(b) >= hs {
+		var h header
+		h.unmarshal(b, hs)
+		if err := fn(h); err != nil {
+			return 0, err
+		}
+	}
+	return d.fileDevice.Write(b)
+}
 
 func newFakeKernel(t *testing.T, oldABI bool) *fakeKernel {
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
@@ -95,6 +114,12 @@ func (k *fakeKernel) ioctl(req uintptr, arg unsafe.Pointer) error {
 // register applies the kernel's registration rules (docs/protocol.md, "The
 // umad kernel interface").
 func (k *fakeKernel) register(r agentReg) (uint32, error) {
+	k.regs++
+	if k.regErr != nil {
+		if err := k.regErr(r); err != nil {
+			return 0, err
+		}
+	}
 	if len(k.agents) >= maxAgents {
 		return 0, unix.ENOMEM
 	}

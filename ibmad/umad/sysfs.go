@@ -86,7 +86,7 @@ func ListCAs(root string) ([]CA, error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("no InfiniBand devices: %s does not exist; load the HCA driver and ib_umad (modprobe mlx5_ib ib_umad)", dir)
+			return nil, missing(fmt.Sprintf("no InfiniBand devices: %s does not exist; load the HCA driver and ib_umad (modprobe mlx5_ib ib_umad)", dir))
 		}
 		return nil, err
 	}
@@ -174,58 +174,115 @@ func ReadPort(root, ca string, num uint8) (Port, error) {
 	return p, nil
 }
 
+// ErrNoDevice is wrapped by the errors that find no InfiniBand device, or
+// not the CA asked for.
+var ErrNoDevice = errors.New("no InfiniBand devices")
+
+// missing is an error about a device that is not there, whose message
+// says what to do; it wraps ErrNoDevice.
+type missing string
+
+func (m missing) Error() string        { return string(m) }
+func (m missing) Is(target error) bool { return target == ErrNoDevice }
+
+// ErrRoCEPort is wrapped by the errors of a port choice that found RoCE
+// ports and no InfiniBand port to use: a permanent condition, that the
+// exporter reports once and retries slowly (docs/runbook.md).
+var ErrRoCEPort = errors.New("ibtracer needs an InfiniBand port: a RoCE port has no subnet manager, LIDs or SMPs to trace")
+
 // ChoosePort picks the port to use as the OFED tools do (libibumad's
-// umad_get_port / resolve_ca_port): with ca == "" the first CA that has a
-// usable port; a switch uses port 0; otherwise the first Active IB port,
-// else the first LinkUp one, else the first that is not Disabled. RoCE
-// (Ethernet link layer) ports are skipped. An explicit ca or port that
-// cannot be used is an error that says why.
+// resolve_ca_name / resolve_ca_port): with ca == "" the first CA that has
+// an Active InfiniBand port, else the first CA with a port it could use;
+// within a CA the first Active IB port, else the first LinkUp one, else
+// the first that is not Disabled; a switch uses port 0. RoCE (Ethernet
+// link layer) ports are skipped. An explicit ca or port that cannot be
+// used is an error that says why; finding nothing is one error that names
+// every port it passed over and why.
 func ChoosePort(root, ca string, port int) (Port, error) {
-	var cas []CA
 	if ca != "" {
 		c, err := ReadCA(root, ca)
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {
-				return Port{}, fmt.Errorf("CA %q not found under %s/class/infiniband (see `ibstat -l` for the names)", ca, root)
+				return Port{}, missing(fmt.Sprintf("CA %q not found under %s/class/infiniband (see `ibstat -l` for the names)", ca, root))
 			}
 			return Port{}, err
 		}
-		cas = []CA{c}
-	} else {
-		all, err := ListCAs(root)
+		p, _, skipped, err := choosePortOf(c, port)
 		if err != nil {
 			return Port{}, err
 		}
-		if len(all) == 0 {
-			return Port{}, fmt.Errorf("no InfiniBand devices under %s/class/infiniband; load the HCA driver and ib_umad", root)
+		if skipped != nil {
+			return Port{}, skipped.err(fmt.Sprintf("CA %s has no usable InfiniBand port", c.Name))
 		}
-		cas = all
+		return p, nil
 	}
-	var reasons []string
+	cas, err := ListCAs(root)
+	if err != nil {
+		return Port{}, err
+	}
+	if len(cas) == 0 {
+		return Port{}, missing(fmt.Sprintf("no InfiniBand devices under %s/class/infiniband; load the HCA driver and ib_umad", root))
+	}
+	var first *Port
+	var all skips
 	for _, c := range cas {
-		p, err := choosePortOf(c, port)
-		if err == nil {
+		p, active, skipped, err := choosePortOf(c, port)
+		switch {
+		case err != nil:
+			all.add(err.Error(), false)
+		case skipped != nil:
+			all.ports = append(all.ports, skipped.ports...)
+			all.roce = all.roce || skipped.roce
+		case active:
 			return p, nil
+		case first == nil:
+			first = &p
 		}
-		if ca != "" {
-			return Port{}, err
-		}
-		reasons = append(reasons, err.Error())
 	}
-	return Port{}, fmt.Errorf("no usable InfiniBand port: %s", strings.Join(reasons, "; "))
+	if first != nil {
+		return *first, nil
+	}
+	return Port{}, all.err("no usable InfiniBand port")
 }
 
-func choosePortOf(c CA, port int) (Port, error) {
+// skips are the ports a choice passed over, each with why.
+type skips struct {
+	ports []string
+	roce  bool
+}
+
+func (s *skips) add(why string, roce bool) {
+	s.ports = append(s.ports, why)
+	s.roce = s.roce || roce
+}
+
+// err is the one error of a choice that found nothing: what, the ports
+// with why, and ErrRoCEPort when a RoCE port was among them.
+func (s *skips) err(what string) error {
+	if len(s.ports) == 0 {
+		s.ports = []string{"no ports"}
+	}
+	msg := fmt.Sprintf("%s (%s)", what, strings.Join(s.ports, "; "))
+	if s.roce {
+		return fmt.Errorf("%s: %w", msg, ErrRoCEPort)
+	}
+	return errors.New(msg)
+}
+
+// choosePortOf picks c's port: the port asked for, or the best one and
+// whether it is Active. With nothing to use it returns the skips, or an
+// error for a port asked for that cannot be used.
+func choosePortOf(c CA, port int) (Port, bool, *skips, error) {
 	if c.NodeType == ibmad.NodeTypeSwitch {
 		for _, p := range c.Ports {
 			if p.Num == 0 && (port <= 0) {
-				return p, nil
+				return p, true, nil, nil
 			}
 		}
 		if port > 0 {
-			return Port{}, fmt.Errorf("CA %s is a switch: MADs go through its management port 0, not port %d", c.Name, port)
+			return Port{}, false, nil, fmt.Errorf("CA %s is a switch: MADs go through its management port 0, not port %d", c.Name, port)
 		}
-		return Port{}, fmt.Errorf("CA %s is a switch without port 0 in sysfs", c.Name)
+		return Port{}, false, nil, fmt.Errorf("CA %s is a switch without port 0 in sysfs", c.Name)
 	}
 	if port > 0 {
 		for _, p := range c.Ports {
@@ -234,46 +291,46 @@ func choosePortOf(c CA, port int) (Port, error) {
 			}
 			switch {
 			case !p.IsIB():
-				return Port{}, fmt.Errorf("CA %s port %d has link layer %s (RoCE): InfiniBand MADs need an InfiniBand port", c.Name, port, p.LinkLayer)
+				return Port{}, false, nil, fmt.Errorf("CA %s port %d is RoCE (link layer %s): %w", c.Name, port, p.LinkLayer, ErrRoCEPort)
 			case p.PhysState == ibmad.PhysStateDisabled:
-				return Port{}, fmt.Errorf("CA %s port %d is disabled (phys_state Disabled)", c.Name, port)
+				return Port{}, false, nil, fmt.Errorf("CA %s port %d is disabled (phys_state Disabled)", c.Name, port)
 			}
-			return p, nil
+			return p, p.State == ibmad.PortStateActive, nil, nil
 		}
-		return Port{}, fmt.Errorf("CA %s has no port %d", c.Name, port)
+		return Port{}, false, nil, fmt.Errorf("CA %s has no port %d", c.Name, port)
 	}
 	var ib []Port
-	var skipped []string
+	var sk skips
 	for _, p := range c.Ports {
 		if p.Num == 0 {
 			continue
 		}
 		if !p.IsIB() {
-			skipped = append(skipped, fmt.Sprintf("port %d is %s (RoCE)", p.Num, p.LinkLayer))
+			sk.add(fmt.Sprintf("%s port %d is RoCE, link layer %s", c.Name, p.Num, p.LinkLayer), true)
 			continue
 		}
 		ib = append(ib, p)
 	}
 	for _, p := range ib {
 		if p.State == ibmad.PortStateActive {
-			return p, nil
+			return p, true, nil, nil
 		}
 	}
 	for _, p := range ib {
 		if p.PhysState == ibmad.PhysStateLinkUp {
-			return p, nil
+			return p, false, nil, nil
 		}
 	}
 	for _, p := range ib {
 		if p.PhysState != ibmad.PhysStateDisabled {
-			return p, nil
+			return p, false, nil, nil
 		}
-		skipped = append(skipped, fmt.Sprintf("port %d is disabled", p.Num))
+		sk.add(fmt.Sprintf("%s port %d is disabled", c.Name, p.Num), false)
 	}
-	if len(skipped) == 0 {
-		skipped = append(skipped, "it has no ports")
+	if len(sk.ports) == 0 {
+		sk.add(fmt.Sprintf("%s has no ports", c.Name), false)
 	}
-	return Port{}, fmt.Errorf("CA %s: no usable InfiniBand port (%s)", c.Name, strings.Join(skipped, ", "))
+	return Port{}, false, &sk, nil
 }
 
 // DeviceIndex finds N such that root/class/infiniband_mad/umadN names

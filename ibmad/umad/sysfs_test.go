@@ -1,6 +1,7 @@
 package umad
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -19,15 +20,22 @@ func TestChoosePort(t *testing.T) {
 	}{
 		{name: "default skips the down port", root: "dual-mlx5", wantCA: "mlx5_0", wantPort: 2},
 		{name: "explicit down port is allowed", root: "dual-mlx5", ca: "mlx5_0", port: 1, wantCA: "mlx5_0", wantPort: 1},
-		{name: "RoCE CA", root: "dual-mlx5", ca: "mlx5_1", wantErr: "CA mlx5_1: no usable InfiniBand port (port 1 is Ethernet (RoCE))"},
-		{name: "RoCE port", root: "dual-mlx5", ca: "mlx5_1", port: 1, wantErr: "CA mlx5_1 port 1 has link layer Ethernet (RoCE): InfiniBand MADs need an InfiniBand port"},
+		{name: "RoCE CA", root: "dual-mlx5", ca: "mlx5_1", wantErr: "CA mlx5_1 has no usable InfiniBand port (mlx5_1 port 1 is RoCE, link layer Ethernet): ibtracer needs an InfiniBand port: a RoCE port has no subnet manager, LIDs or SMPs to trace"},
+		{name: "RoCE port", root: "dual-mlx5", ca: "mlx5_1", port: 1, wantErr: "CA mlx5_1 port 1 is RoCE (link layer Ethernet): ibtracer needs an InfiniBand port: a RoCE port has no subnet manager, LIDs or SMPs to trace"},
 		{name: "no such port", root: "dual-mlx5", ca: "mlx5_0", port: 3, wantErr: "CA mlx5_0 has no port 3"},
 		{name: "no such CA", root: "dual-mlx5", ca: "mlx9_9", wantErr: "CA \"mlx9_9\" not found under testdata/sysfs/dual-mlx5/class/infiniband (see `ibstat -l` for the names)"},
 		{name: "LinkUp when nothing is Active", root: "linkup-only", wantCA: "mlx4_0", wantPort: 2},
 		{name: "disabled port", root: "linkup-only", ca: "mlx4_0", port: 1, wantErr: "CA mlx4_0 port 1 is disabled (phys_state Disabled)"},
 		{name: "switch uses port 0", root: "switch", wantCA: "switch0", wantPort: 0},
 		{name: "switch external port", root: "switch", ca: "switch0", port: 3, wantErr: "CA switch0 is a switch: MADs go through its management port 0, not port 3"},
-		{name: "RoCE only", root: "roce-only", wantErr: "no usable InfiniBand port: CA mlx5_0: no usable InfiniBand port (port 1 is Ethernet (RoCE))"},
+		{name: "RoCE only", root: "roce-only", wantErr: "no usable InfiniBand port (mlx5_0 port 1 is RoCE, link layer Ethernet): ibtracer needs an InfiniBand port: a RoCE port has no subnet manager, LIDs or SMPs to trace"},
+		// An InfiniBand port that is down on the first CA, a RoCE port that
+		// is Active on the second, an Active InfiniBand port on the third:
+		// libibumad's resolve_ca_name takes the first CA with an Active IB
+		// port; a down one is only the fallback.
+		{name: "mixed: first Active InfiniBand port", root: "mixed-roce", wantCA: "mlx5_2", wantPort: 1},
+		{name: "mixed: the RoCE CA asked for", root: "mixed-roce", ca: "mlx5_1", wantErr: "CA mlx5_1 has no usable InfiniBand port (mlx5_1 port 1 is RoCE, link layer Ethernet): ibtracer needs an InfiniBand port: a RoCE port has no subnet manager, LIDs or SMPs to trace"},
+		{name: "mixed: a down IB port asked for", root: "mixed-roce", ca: "mlx5_0", wantCA: "mlx5_0", wantPort: 1},
 		{name: "missing state file", root: "missing-files", wantErr: "CA mlx5_0 port 1: open testdata/sysfs/missing-files/class/infiniband/mlx5_0/ports/1/state: no such file or directory"},
 		{name: "no devices", root: "no-devices", wantErr: "no InfiniBand devices: testdata/sysfs/no-devices/class/infiniband does not exist; load the HCA driver and ib_umad (modprobe mlx5_ib ib_umad)"},
 	} {
@@ -36,6 +44,9 @@ func TestChoosePort(t *testing.T) {
 			if tc.wantErr != "" {
 				if err == nil || err.Error() != tc.wantErr {
 					t.Fatalf("got %v\nwant %s", err, tc.wantErr)
+				}
+				if roce := strings.Contains(tc.wantErr, "RoCE"); errors.Is(err, ErrRoCEPort) != roce {
+					t.Fatalf("%v: wraps ErrRoCEPort %v, want %v", err, !roce, roce)
 				}
 				return
 			}

@@ -37,6 +37,9 @@ type Config struct {
 	// SimMulticast: groups whose MFTs the simulated fabric programs,
 	// MLID:MEMBER,... each (mcast.go).
 	SimMulticast []string
+	// Sysfs is where umad reads the devices (default /sys; tests point it
+	// at a fixture).
+	Sysfs string
 }
 
 // AddFlags registers the transport flags on app. short adds the OFED
@@ -107,7 +110,7 @@ func DemoTopology() *sim.Topology {
 func (c *Config) Open(acceptRequests bool) (*Opened, error) {
 	switch c.Transport {
 	case "", "umad":
-		t, err := umad.Open(umad.Options{CA: c.CA, Port: c.Port})
+		t, err := umad.Open(umad.Options{CA: c.CA, Port: c.Port, Sysfs: c.Sysfs})
 		if err != nil {
 			return nil, err
 		}

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -18,6 +19,7 @@ import (
 	"github.com/ibtracer/ibtracer_exporter/collector/config"
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 	"github.com/ibtracer/ibtracer_exporter/ibmad/sim"
+	"github.com/ibtracer/ibtracer_exporter/ibmad/umad"
 	"github.com/ibtracer/ibtracer_exporter/internal/ibopen"
 )
 
@@ -125,13 +127,28 @@ func (s *Service) Run(ctx context.Context) {
 	}()
 	first := min(time.Second, s.o.RetryInterval)
 	wait := first
+	said := "" // the open error last logged at error level
 	for {
+		next := wait
 		d, err := s.open()
 		if err != nil {
-			level.Error(s.logger).Log("msg", "cannot open the InfiniBand device; the exporter keeps serving and retries",
-				"transport", s.o.IB.Transport, "err", err, "retry_in", wait)
+			// A condition is said once at error level; while it stays
+			// the same, the retries log at debug (docs/runbook.md,
+			// IBTracerDeviceDown). A port that is RoCE stays RoCE: retry
+			// it slowly.
+			if errors.Is(err, umad.ErrRoCEPort) {
+				next = roceRetryFactor * s.o.RetryInterval
+			}
+			lvl := level.Error
+			if err.Error() == said {
+				lvl = level.Debug
+			}
+			said = err.Error()
+			lvl(s.logger).Log("msg", "cannot open the InfiniBand device; the exporter keeps serving and retries",
+				"transport", s.o.IB.Transport, "err", err, "retry_in", next)
 			s.exp.SetDevice(nil, nil, err)
 		} else {
+			said = ""
 			select {
 			case <-ctx.Done():
 				return
@@ -150,7 +167,7 @@ func (s *Service) Run(ctx context.Context) {
 				wait = first // it ran a while: this is a new incident
 			}
 		}
-		t := time.NewTimer(wait)
+		t := time.NewTimer(next)
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -160,6 +177,10 @@ func (s *Service) Run(ctx context.Context) {
 		wait = min(2*wait, s.o.RetryInterval)
 	}
 }
+
+// roceRetryFactor: a RoCE-only port is retried every 6 retry intervals
+// (a minute by default): it is a configuration, not an outage.
+const roceRetryFactor = 6
 
 // open opens the transport, its engine and the hosted agent the running
 // configuration asks for, and hands them to the exporter.

@@ -334,12 +334,20 @@ func TestDebInstallUpgradePurge(t *testing.T) {
 		t.Errorf("remove: binary there %v, configuration there %v", exists(root, "/usr/bin/ibtracer_exporter"), exists(root, conf))
 	}
 
-	// Purge: the configuration goes, the user stays.
+	// Purge: the package's configuration goes, a file the site keeps
+	// beside it (a node-name map) stays, and so does the user.
+	site := "/etc/ibtracer_exporter/node-name-map"
+	if err := os.WriteFile(filepath.Join(root, site), []byte("0x1 \"db01\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	t.Logf("dpkg -P:\n%s", inRoot(t, root, "dpkg", "-P", "ibtracer-exporter"))
-	for _, p := range []string{"/etc/ibtracer_exporter", "/etc/default/ibtracer_exporter"} {
+	for _, p := range []string{conf, "/etc/default/ibtracer_exporter"} {
 		if exists(root, p) {
 			t.Errorf("purge left %s", p)
 		}
+	}
+	if !exists(root, site) {
+		t.Errorf("purge removed %s, a file the package did not install", site)
 	}
 	if out := strings.TrimSpace(inRoot(t, root, "getent", "passwd", "ibtracer")); out != pw {
 		t.Errorf("after the purge the user is %q, want %q", out, pw)

@@ -200,7 +200,7 @@ func checkScripts(t *testing.T, pkg, ctl string) {
 		{post, "systemctl try-restart ibtracer_exporter.service"},
 		{prerm, "systemctl --no-reload disable ibtracer_exporter.service"},
 		{prerm, "systemctl stop ibtracer_exporter.service"},
-		{postrm, "rm -rf /etc/ibtracer_exporter"},
+		{postrm, "rmdir --ignore-fail-on-non-empty /etc/ibtracer_exporter"},
 	} {
 		if !strings.Contains(c.script, c.has) {
 			t.Errorf("%s: no maintainer script runs %q", pkg, c.has)
