@@ -157,6 +157,18 @@ func TestAlertmanagerInhibition(t *testing.T) {
 	key := func(l map[string]string) string {
 		return fmt.Sprintf("%s/%s/%s/%s", l["alertname"], l["node_guid"], l["port"], l["dest"])
 	}
+	asWanted := func(got []alert) bool {
+		inh := map[string]bool{}
+		for _, a := range got {
+			inh[key(a.Labels)] = len(a.Status.InhibitedBy) > 0
+		}
+		for i, a := range sent {
+			if inh[key(a.Labels)] != wantInhibited[i] {
+				return false
+			}
+		}
+		return true
+	}
 	deadline := time.Now().Add(60 * time.Second)
 	var got []alert
 	for {
@@ -167,15 +179,23 @@ func TestAlertmanagerInhibition(t *testing.T) {
 				got = nil
 				err = json.NewDecoder(resp.Body).Decode(&got)
 				resp.Body.Close()
-				if err == nil && len(got) == len(sent) {
+				// Alertmanager marks an alert inhibited as it processes the
+				// batch: wait until the marks are what they should be.
+				if err == nil && len(got) == len(sent) && asWanted(got) {
 					break
 				}
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("Alertmanager at %s did not list the %d alerts sent: %v %v", addr, len(sent), err, got)
+			if len(got) != len(sent) {
+				t.Fatalf("Alertmanager at %s did not list the %d alerts sent: %v %v", addr, len(sent), err, got)
+			}
+			break
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+	if !asWanted(got) {
+		t.Logf("Alertmanager's inhibitions were not as wanted within the deadline")
 	}
 	inhibited := map[string]bool{}
 	for _, a := range got {
