@@ -165,7 +165,9 @@ func collectHealth(ch chan<- prometheus.Metric, on bool, totals *healthTotals, c
 		g(dLinkWait, float64(l.XmitWait))
 		g(dLinkCtr, 1, counterState(l))
 		collectLinkCongestion(g, l)
-		if !l.Healthy || l.Congested {
+		// A link whose error counters rose is named too, limits or not:
+		// IBTracerLinkErrorsRising names its ends from link_info.
+		if !l.Healthy || l.Congested || l.Errors > 0 {
 			unhealthy = append(unhealthy, l)
 		}
 	}
