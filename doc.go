@@ -17,5 +17,6 @@
 //     bounded by the open-file limit, and its metrics.
 //   - listen.go: the listeners (systemd sockets, addresses, vsock), each
 //     wrapped in the limiter, served with TLS and basic auth by the toolkit.
-//   - webconfig.go: checkWebConfig, the size bound of --web.config.file.
+//   - webconfig.go: the checked copy of --web.config.file that
+//     exporter-toolkit reads (bounded, files inline, refreshed on change).
 package main

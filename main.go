@@ -70,9 +70,15 @@ func run() int {
 
 	logger, slogger := newLoggers(os.Stderr, f.logLevel, f.logFormat)
 	level.Info(logger).Log("msg", "starting ibtracer_exporter", "version", version.Info(), "transport", f.ib.Transport)
-	if err := checkWebConfig(*webFlags.WebConfigFile); err != nil {
+	webCopy, err := newWebConfigCopy(*webFlags.WebConfigFile, logger) // webconfig.go
+	if err != nil {
 		level.Error(logger).Log("msg", "cannot use --web.config.file", "err", err)
 		return 1
+	}
+	if webCopy != nil {
+		defer webCopy.Close()
+		copyPath := webCopy.Path()
+		webFlags.WebConfigFile = &copyPath
 	}
 
 	svc, err := service.New(service.Options{ConfigFile: f.configFile, Logger: logger, IB: f.ib, HostAgent: f.agent,
@@ -87,6 +93,9 @@ func run() int {
 	if limMetrics != nil {
 		cs = append(cs, limMetrics)
 	}
+	if webCopy != nil {
+		cs = append(cs, webCopy.refused)
+	}
 	reg := collector.NewRegistry(cs...)
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", collector.MetricsHandler(reg, f.maxRequests, logger))
@@ -100,6 +109,9 @@ func run() int {
 	ctx, stop := context.WithCancel(context.Background())
 	running := make(chan struct{})
 	go func() { svc.Run(ctx); close(running) }()
+	if webCopy != nil {
+		go webCopy.run(ctx)
+	}
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	go func() {

@@ -59,7 +59,8 @@
 //   - labels.go: label sets shared across scrapes.
 //   - registry.go: the registry and the /metrics handler.
 //   - scrape_errors.go: series a scrape leaves out, counted and logged.
-//   - sending.go, inflight.go: the memory and in-flight limits of answers.
+//   - sending.go, inflight.go: the memory and in-flight limits of answers,
+//     and the render that concurrent scrapes of one form share.
 //
 // The pages (readers of the destinations' state):
 //   - pages.go: pages, the stylesheet and helpers both pages share.

@@ -348,3 +348,51 @@ func TestEvidenceClearsWhenTheSMRoutesAround(t *testing.T) {
 		t.Fatalf("after the reroute: suspicion %v, bad paths %v", links["ibtracer_link_suspicion"], plain["ibtracer_evidence_bad_paths"])
 	}
 }
+
+// TestEvidenceSparesTheSourceLinkOfALostHop decides issue 35's question
+// of the exporter's own link (docs/metrics.md, "Link evidence"): under
+// --sim.faults, that never-faulted link, in front of every hop, was
+// suspected more (1.45) than the faulted one (1.0), because a lost
+// validation blamed every link in front of the lost hop. Here the agent
+// of the exporter's leaf stops answering (every path's hop 1 is lost,
+// while each destination still answers through it), and a spine link
+// drops every MAD. The dead link is the one most suspected, and the
+// exporter's own link, crossed both ways by every destination's answer,
+// is not suspected at all: a hop's silence is its own when an answer
+// from past it came through the links in front of it.
+func TestEvidenceSparesTheSourceLinkOfALostHop(t *testing.T) {
+	e, f, dests := healthExporter(t, evidenceYAML+"validate: agent\n")
+	e.traceAll(t, dests)
+	spine, port, _ := spineDown(t, e, f, dests)
+	dead := simLink(t, f, spine, port)
+	source := simLink(t, f, "H0-0", 1)
+	if err := f.SetAgentsMute("L0", true); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.SetDropRate(spine, port, 1); err != nil {
+		t.Fatal(err)
+	}
+	e.traceEach(dests)
+	lost := 0
+	for _, n := range dests {
+		if r := e.dests.get(n).last; len(r.Hops) > 1 && r.Hops[1].Agent == trace.AgentLost && r.Status == trace.StatusOK {
+			lost++
+		}
+	}
+	if lost == 0 {
+		t.Fatal("no path lost its leaf's validation: the test proves nothing")
+	}
+	links, _ := linkSeries(t, e)
+	sus := links["ibtracer_link_suspicion"]
+	if v := sus[source]; v != 0 {
+		t.Errorf("the exporter's own link suspected %g (%d paths lost hop 1 and answered through it); want none", v, lost)
+	}
+	for l, v := range sus {
+		if l != dead && v >= sus[dead] {
+			t.Errorf("%v suspected %g, as much as the dead %v (%g)", l, v, dead, sus[dead])
+		}
+	}
+	if sus[dead] == 0 {
+		t.Errorf("the dead link is not suspected: %v", sus)
+	}
+}

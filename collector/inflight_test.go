@@ -1,8 +1,10 @@
 package collector
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -111,12 +113,15 @@ func TestInFlightLimitWhileRendering(t *testing.T) {
 func testRenderLimit(t *testing.T, h http.Handler, limit int, started <-chan struct{}, release chan struct{}) {
 	t.Helper()
 	var wg sync.WaitGroup
-	for range limit {
+	for i := range limit {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			req := httptest.NewRequest(http.MethodGet, "/", nil)
 			req.Header.Set("X-Hold", "1")
+			// Each in its own form: scrapes of one form share a render
+			// (renderFirst).
+			req.Header.Set("Accept", fmt.Sprintf("text/plain;q=0.%d", i+1))
 			h.ServeHTTP(&discardWriter{header: http.Header{}}, req)
 		}()
 	}
@@ -145,4 +150,58 @@ func testRenderLimit(t *testing.T, h http.Handler, limit int, started <-chan str
 	if w.code != http.StatusOK {
 		t.Fatalf("after the others finished: status %d", w.code)
 	}
+}
+
+// Scrapes that arrive while an answer of their form is being rendered
+// share it: one render, every scrape answered whole with the same body
+// (four renders side by side held 490 MB at 10,000 destinations:
+// BenchmarkScrapeMemoryAtScale).
+func TestScrapesOfOneFormShareARender(t *testing.T) {
+	e := bigExporter(t, 5)
+	defer e.Stop()
+	started, release := make(chan struct{}, 8), make(chan struct{})
+	h := MetricsHandler(NewRegistry(e, blockingCollector{started, release}), 4, log.NewNopLogger())
+	const n = 4
+	var wg sync.WaitGroup
+	ws := make([]*discardBody, n)
+	for i := range n {
+		ws[i] = &discardBody{header: http.Header{}}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h.ServeHTTP(ws[i], httptest.NewRequest(http.MethodGet, "/", nil))
+		}()
+		if i == 0 {
+			<-started // the first render is under way; the others join it
+		}
+	}
+	time.Sleep(200 * time.Millisecond) // the others wait
+	close(release)
+	wg.Wait()
+	if extra := len(started); extra != 0 {
+		t.Fatalf("%d renders more than one for %d scrapes of one form", extra, n)
+	}
+	for i, w := range ws {
+		if w.code != http.StatusOK || w.body.Len() == 0 || w.body.String() != ws[0].body.String() {
+			t.Fatalf("scrape %d: status %d, %d bytes; want 200 and the first scrape's %d bytes", i, w.code, w.body.Len(), ws[0].body.Len())
+		}
+	}
+}
+
+// discardBody is a ResponseWriter that keeps the body.
+type discardBody struct {
+	header http.Header
+	code   int
+	body   strings.Builder
+}
+
+func (w *discardBody) Header() http.Header { return w.header }
+func (w *discardBody) WriteHeader(c int) {
+	if w.code == 0 {
+		w.code = c
+	}
+}
+func (w *discardBody) Write(p []byte) (int, error) {
+	w.WriteHeader(http.StatusOK)
+	return w.body.Write(p)
 }

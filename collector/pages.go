@@ -90,6 +90,7 @@ var verdictStyles = []struct{ verdict, background, border, extra string }{
 	{string(trace.AgentLost), "#fde3c0", "#d80", ""},
 	{string(trace.AgentUnsupported), "#e8e8e8", "#888", ""},
 	{string(trace.AgentIngressUnknown), "#fdf6c0", "#bb0", ""},
+	{string(trace.AgentUnproven), "#fdf6c0", "#d80", " border-style: dotted !important;"},
 	{string(trace.AgentNotAsked), "#f4f4f4", "#bbb", ""},
 	{string(trace.AgentSource), "#d8e8fb", "#36c", ""},
 	{"other", "#ffffff", "#666", ""},
@@ -116,7 +117,7 @@ func verdictClass(v string) string {
 
 // verdictOrder is the order verdicts are listed in.
 var verdictOrder = []trace.AgentStatus{trace.AgentValidated, trace.AgentValidatedOtherLink, trace.AgentMismatch, trace.AgentIngressUnknown,
-	trace.AgentLost, trace.AgentUnsupported, trace.AgentNotAsked}
+	trace.AgentUnproven, trace.AgentLost, trace.AgentUnsupported, trace.AgentNotAsked}
 
 // validators are who may give a verdict, in the order they are listed.
 var validators = []trace.Validator{trace.ByAgent, trace.BySMA}

@@ -49,7 +49,7 @@ func parseTracesQuery(raw string) (tracesQuery, error) {
 				return tracesQuery{}, err
 			}
 		default:
-			return tracesQuery{}, fmt.Errorf("unknown parameter %q (want destination, format or link)", k)
+			return tracesQuery{}, fmt.Errorf("unknown parameter %s (want destination, format or link)", echoed(k))
 		}
 	}
 	return q, nil
@@ -60,7 +60,17 @@ func parseFormat(v []string) (string, error) {
 		return "", errors.New("format: given twice")
 	}
 	if v[0] != "html" && v[0] != "json" {
-		return "", fmt.Errorf("format %q: want html or json", v[0])
+		return "", fmt.Errorf("format %s: want html or json", echoed(v[0]))
 	}
 	return v[0], nil
+}
+
+// echoed quotes s, a request's own text, for an error: cut by short to
+// 64 bytes with its length said when longer (a 900 kB ?link= came back
+// twice in a 1.8 MB answer).
+func echoed(s string) string {
+	if c := short(s); c != s {
+		return fmt.Sprintf("%q (%d bytes)", c, len(s))
+	}
+	return fmt.Sprintf("%q", s)
 }

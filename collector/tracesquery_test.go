@@ -49,3 +49,18 @@ func trim(s string) string {
 	}
 	return s
 }
+
+// What an error echoes of the request is bounded: a 900 kB ?link= was
+// echoed twice in a 1.8 MB answer, and a 900 kB name or parameter came
+// back whole.
+func TestTracesErrorsEchoLittle(t *testing.T) {
+	e := pagesExporter(t)
+	h := e.TracesHandler()
+	big := strings.Repeat("x", 900<<10)
+	for _, q := range []string{"link=" + big, "link=0x" + big + ":1", "link=" + big + ":1", "destination=" + big, big + "=1", "format=" + big} {
+		w := get(t, h, "/traces?"+q, "")
+		if w.Code/100 != 4 || w.Body.Len() > 512 {
+			t.Errorf("?%.20s…: %d with %d bytes %q, want a 4xx with at most 512", q, w.Code, w.Body.Len(), trim(w.Body.String()))
+		}
+	}
+}

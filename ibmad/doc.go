@@ -51,8 +51,11 @@
 //   - engine.go: Options, Request, Response, NewEngine, Do (TID mapping,
 //     timeouts, retries, the windows of outstanding MADs).
 //   - engine_attempt.go: an attempt's timeout and retries, its TID.
-//   - engine_recv.go: the receive loop, matching answers and dispatching
-//     requests to handlers (Handle, Unhandle).
+//   - engine_recv.go: the receive loop, finding an answer's request and
+//     dispatching requests to handlers (Handle, Unhandle).
+//   - match.go: whether an answer answers exactly what its request asked
+//     (responder, class, method, attribute, modifier, OUI), and the
+//     random TIDs (docs/protocol.md, "Which answer is ours").
 //   - engine_device.go: the port's attributes (Port, CachedPort, the
 //     refresh loop) and device loss (Lost, Err).
 //   - engine_senderr.go: what a failed send means (gone, refused, try
@@ -70,6 +73,7 @@
 // Tests: codec_test.go, wire_test.go and fuzz_test.go (the codecs),
 // libibmad_test.go, sa_cgo_test.go and sarecords_cgo_test.go (cross-checks
 // against libibmad and OpenSM's headers, cgo), engine_*_test.go,
-// pending_test.go and device_test.go (the engine), rmpp_fuzz_test.go,
+// pending_test.go and device_test.go (the engine), match_test.go (forged
+// answers, FuzzMatch), rmpp_fuzz_test.go,
 // example_test.go (Engine.Do, Engine.GetTable, the codecs).
 package ibmad

@@ -67,10 +67,12 @@ type Response struct {
 // reply is written by the engine's reply workers (engine_senderr.go).
 type Handler func(req *Packet, resp *Packet) bool
 
-// Engine multiplexes requests over one Transport. Responses are matched on
+// Engine multiplexes requests over one Transport. Responses are found by
 // the low 32 bits of the TID (the kernel owns the upper 32 bits and ibsim
-// rewrites the top 16; docs/architecture.md). Every attempt gets its own
-// TID, so a late answer to an earlier attempt still completes the request.
+// rewrites the top 16; docs/architecture.md), drawn at random, and
+// complete a request only when they answer exactly what it asked, from
+// where it was sent (match.go). Every attempt gets its own TID, so a late
+// answer to an earlier attempt still completes the request.
 //
 // Device loss: a send error of a device that is gone (engine_senderr.go),
 // a receive error or a failed port read that wraps ErrDeviceLost marks
@@ -98,7 +100,6 @@ type Engine struct {
 	hmu        sync.Mutex
 	registered map[handlerKey]bool // with the transport; under hmu
 
-	tid    atomic.Uint32
 	stats  engineStats
 	budget budget // MADs per second (engine_budget.go)
 
@@ -139,6 +140,7 @@ type call struct {
 	done    chan struct{}
 	timer   *time.Timer
 	class   MgmtClass
+	want    expected // what an answer must carry (match.go)
 	tids    []uint32
 	current uint32
 	result  int
@@ -187,7 +189,6 @@ func NewEngine(t Transport, opts Options) *Engine {
 	}
 	e.packets.New = func() any { return new(Packet) }
 	e.slots.New = func() any { return &targetSlot{sem: make(chan struct{}, opts.MaxPerTarget)} }
-	e.tid.Store(uint32(time.Now().UnixNano()))
 	empty := map[handlerKey]Handler{}
 	e.handlers.Store(&empty)
 	go e.recvLoop()
@@ -200,18 +201,6 @@ func NewEngine(t Transport, opts Options) *Engine {
 
 // Transport returns the engine's transport.
 func (e *Engine) Transport() Transport { return e.t }
-
-func (e *Engine) nextTID() uint32 {
-	for {
-		t := e.tid.Add(1)
-		if t == 0 {
-			continue
-		}
-		if _, busy := e.pending[t]; !busy {
-			return t
-		}
-	}
-}
 
 func targetOf(req *Request) uint64 {
 	if req.Target != 0 {
@@ -298,7 +287,7 @@ func (e *Engine) Do(ctx context.Context, req *Request, resp *Response) error {
 	defer e.stats.outstanding.Add(-1)
 
 	c := e.calls.Get().(*call)
-	c.class, c.resp = class, resp
+	c.class, c.resp, c.want = class, resp, expect(&req.MAD, &req.Addr)
 	defer e.putCall(c)
 
 	pkt := e.packets.Get().(*Packet)

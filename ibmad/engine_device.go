@@ -105,3 +105,11 @@ func deviceErr(op string, err error) error {
 	}
 	return fmt.Errorf("%w: %s: %w", ErrDeviceLost, op, err)
 }
+
+// localLMC is the cached local port's LMC, 0 before the first read.
+func (e *Engine) localLMC() uint8 {
+	if p := e.port.Load(); p != nil {
+		return p.LMC
+	}
+	return 0
+}

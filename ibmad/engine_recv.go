@@ -136,6 +136,13 @@ func (e *Engine) dispatch(pkt, resp *Packet) {
 			e.stats.drops[DropUnknownTID].Add(1)
 			return
 		}
+		if why, ok := c.want.match(pkt, e.localLMC()); !ok {
+			// Not the answer to what c asked: a forgery or a stray.
+			// The request waits on for its own.
+			e.mu.Unlock()
+			e.stats.drops[why].Add(1)
+			return
+		}
 		if c.stream != nil {
 			e.toStream(c, pkt)
 			e.mu.Unlock()

@@ -67,7 +67,7 @@ func (e *Engine) GetTable(ctx context.Context, req *Request, tr TableRequest) (*
 	kr, _ := e.t.(interface{ ReassemblesRMPP() bool })
 	t := &tableCall{e: e, ctx: ctx, req: req, class: class, cs: e.stats.class(class), target: target,
 		// done receives failAll's token (device lost, engine closed).
-		c:       &call{stream: make(chan *Packet, streamDepth), done: make(chan struct{}, 1), class: class},
+		c:       &call{stream: make(chan *Packet, streamDepth), done: make(chan struct{}, 1), class: class, want: tableWant(req)},
 		rx:      newRMPPReceiver(tr.Window, tr.MaxBytes),
 		timer:   time.NewTimer(timeout),
 		timeout: timeout, retries: retries, kernelRMPP: kr != nil && kr.ReassemblesRMPP()}
@@ -253,6 +253,14 @@ func (t *tableCall) result(err error) (*Table, error) {
 		return nil, fmt.Errorf("SA %s table from %s: %w", t.req.MAD.AttrID().name(t.class), t.req.Addr, err)
 	}
 	return &tbl, err
+}
+
+// tableWant is what each segment of req's table must carry: the answer
+// to a GetTable (send sets the method).
+func tableWant(req *Request) expected {
+	m := req.MAD
+	m.SetMethod(MethodGetTable)
+	return expect(&m, &req.Addr)
 }
 
 // unmapStream removes a GetTable's TIDs; later segments count as unknown.

@@ -19,6 +19,14 @@ const (
 	// the kernel does (ibsim: GetResp 0x000C for a class nobody
 	// registered), and did not pass it up.
 	DropTransportAnswered
+	// DropWrongResponder, DropWrongMethod, DropWrongAttribute: a response
+	// whose TID is a waiting request's but that does not answer it: from
+	// another node than the one asked (another LID, GID or directed
+	// route), with another method than the request's response method,
+	// or about another attribute, modifier or OUI (match.go).
+	DropWrongResponder
+	DropWrongMethod
+	DropWrongAttribute
 	numDropReasons
 )
 
@@ -72,6 +80,12 @@ func (r DropReason) String() string {
 		return "truncated"
 	case DropTransportAnswered:
 		return "transport_answered"
+	case DropWrongResponder:
+		return "wrong_responder"
+	case DropWrongMethod:
+		return "wrong_method"
+	case DropWrongAttribute:
+		return "wrong_attribute"
 	}
 	return "unknown"
 }

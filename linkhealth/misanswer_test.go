@@ -78,7 +78,10 @@ func TestPMAAnswerForAnotherPort(t *testing.T) {
 
 // TestPMAAnswerForAnotherAttribute: an answer for another attribute than
 // asked (its attribute ID) is not decoded as the one asked, for the
-// counters and for ClassPortInfo (the PMA's capabilities).
+// counters and for ClassPortInfo (the PMA's capabilities). The engine
+// drops it as the answer to another question (ibmad's match.go, counted
+// as wrong_attribute), so the reading is unavailable for want of an
+// answer.
 func TestPMAAnswerForAnotherAttribute(t *testing.T) {
 	for _, tc := range []struct{ asked, answered ibmad.AttrID }{
 		{ibmad.AttrPortCountersExtended, ibmad.AttrPortCounters},
@@ -92,13 +95,17 @@ func TestPMAAnswerForAnotherAttribute(t *testing.T) {
 			if err := s.f.SetPMAMisanswer(spine.Name, &sim.PMAMisanswer{Attrs: map[ibmad.AttrID]ibmad.AttrID{tc.asked: tc.answered}}); err != nil {
 				t.Fatal(err)
 			}
+			before := s.e.Stats().Drops[ibmad.DropWrongAttribute]
 			ph := hc.Check(context.Background(), r)
 			for _, e := range spineEnds(ph) {
 				c := e.Counters
-				want := fmt.Sprintf("PerfMgt %s of LID %d port %d: the PMA answered %s", asked, e.LID, e.Port, answered)
+				want := fmt.Sprintf("PerfMgt %s of LID %d port %d: no answer", asked, e.LID, e.Port)
 				if c == nil || c.State != CountersUnavailable || !strings.Contains(c.Err, want) || c.Values != nil {
 					t.Fatalf("spine port %d: counters %+v, want unavailable with %q", e.Port, c, want)
 				}
+			}
+			if d := s.e.Stats().Drops[ibmad.DropWrongAttribute] - before; d == 0 {
+				t.Fatalf("the answers about %s were not counted as wrong_attribute", answered)
 			}
 			for i, l := range ph.Links {
 				if i == 1 || i == 2 {

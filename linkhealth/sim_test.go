@@ -18,6 +18,7 @@ type fixture struct {
 	t   testing.TB
 	f   *sim.Fabric
 	tr  *trace.Tracer
+	e   *ibmad.Engine
 	clk *fakeclock.Clock
 }
 
@@ -42,7 +43,7 @@ func newFixture(t testing.TB) *fixture {
 	t.Cleanup(func() { e.Close() })
 	clk := fakeclock.New(time.Unix(1_700_000_000, 0))
 	tr := trace.New(e, trace.Options{Timeout: 100 * time.Millisecond, NoValidate: true, Clock: clk})
-	return &fixture{t: t, f: f, tr: tr, clk: clk}
+	return &fixture{t: t, f: f, tr: tr, e: e, clk: clk}
 }
 
 // trace traces to LID dlid and fails the test unless the trace reached it.

@@ -49,7 +49,8 @@ func PathLinks(r *trace.Result) []Link {
 //     path's port, else the link its route was to arrive by
 //     (Hop.ExpectedFrom), else, when that is unknown, the links in front
 //     of it;
-//   - a hop's validation lost: the links in front of it;
+//   - a hop's validation lost: the links in front of it, unless the
+//     destination answered its own validation (throughAnswered);
 //   - a link of the health check not healthy, or congested (linkhealth
 //     keeps a congested link healthy: waiting is not an error): that link;
 //   - the round trip to the destination's agent above the threshold:
@@ -105,7 +106,8 @@ func FromTrace(in Trace) Path {
 // blameHops blames the first mismatched hop's ingress link (when the
 // validation MAD was to arrive by it: else the link it was routed to
 // arrive by, or, unknown, every link in front of the hop), and the links
-// in front of every hop whose validation was lost.
+// in front of every hop whose validation was lost while the destination's
+// was not answered.
 func blameHops(p *Path, r *trace.Result) {
 	mismatched := false
 	for i := 1; i < len(r.Hops) && i <= len(p.Links); i++ {
@@ -129,9 +131,30 @@ func blameHops(p *Path, r *trace.Result) {
 				p.Blame(CauseMismatch, p.Links[:i]...)
 			}
 		case trace.AgentLost:
+			if throughAnswered(r, i) {
+				continue
+			}
 			p.Blame(CauseLost, p.Links[:i]...)
 		}
 	}
+}
+
+// throughAnswered says whether a hop after hop i answered its validation
+// on the path's own route: the destination (the last hop), whose
+// validation MAD is routed to the traced DLID, the path itself. Its
+// round trip crossed every link in front of hop i in the same trace, so
+// hop i's silence is its own (its agent busy, rate-limited or gone), not
+// theirs. Without this, lost validations at random hops blamed the links
+// in front of them, and the exporter's own link, in front of every hop,
+// gathered the most suspicion of all under random MAD loss
+// (docs/metrics.md, "Link evidence").
+func throughAnswered(r *trace.Result, i int) bool {
+	last := len(r.Hops) - 1
+	if i >= last {
+		return false
+	}
+	h := &r.Hops[last]
+	return h.Agent == trace.AgentValidated || h.Agent == trace.AgentIngressUnknown
 }
 
 // blameLatency blames every link of a path whose round trip to the

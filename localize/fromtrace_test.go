@@ -49,7 +49,11 @@ func TestFromTrace(t *testing.T) {
 	mismatchOffPath.Status = trace.StatusMismatch
 	mismatchOffPath.Hops[2].Agent, mismatchOffPath.Hops[2].ExpectedInPort = trace.AgentMismatch, 3
 	lost := hostToHost(0)
-	lost.Hops[3].Agent = trace.AgentLost
+	lost.Hops[3].Agent, lost.Hops[4].Agent = trace.AgentLost, trace.AgentLost
+	lostMidway := hostToHost(0)
+	lostMidway.Hops[3].Agent = trace.AgentLost
+	lostDestination := hostToHost(0)
+	lostDestination.Hops[4].Agent = trace.AgentLost
 	failed := &trace.Result{Status: trace.StatusUnreachable, Reason: trace.ReasonPortDown, Hops: good.Hops[:3:3]}
 	failedNoPrev := failed
 	downCA := &trace.Result{Status: trace.StatusUnreachable, Reason: trace.ReasonPortDown, Hops: good.Hops}
@@ -79,7 +83,9 @@ func TestFromTrace(t *testing.T) {
 		{"mismatch at the spine's far end", Trace{Current: mismatch}, nil, []Cause{CauseMismatch}, links(L2S2)},
 		{"mismatch on the way to the spine, off the path", Trace{Current: mismatchOffPath}, nil, []Cause{CauseMismatch},
 			links(h1L1, L1S2)},
-		{"lost behind the leaf", Trace{Current: lost}, nil, []Cause{CauseLost}, links(h1L1, L1S2, L2S2)},
+		{"lost behind the leaf, and at the destination", Trace{Current: lost}, nil, []Cause{CauseLost}, links(h1L1, L1S2, L2S2, h4L2)},
+		{"lost behind the leaf, the destination answered through it", Trace{Current: lostMidway}, nil, nil, nil},
+		{"lost at the destination", Trace{Current: lostDestination}, nil, []Cause{CauseLost}, links(h1L1, L1S2, L2S2, h4L2)},
 		{"failed past the spine", Trace{Current: failed, Previous: good}, links(h1L1, L1S2, L2S2, h4L2), []Cause{CauseFailed},
 			links(L2S2)},
 		{"destination's port down", Trace{Current: downCA, Previous: good}, nil, []Cause{CauseFailed}, links(h4L2)},

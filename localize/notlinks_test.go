@@ -68,6 +68,7 @@ func TestRouterNotForwardingBlamesNoLocalLink(t *testing.T) {
 	notForwarding := toRouter()
 	lost := toRouter()
 	lost.Hops[3].Agent = trace.AgentLost
+	lost.Hops[4].Agent = trace.AgentNotAsked // no answer from past the lost hop clears the links in front of it
 	for _, c := range []struct {
 		name     string
 		in       Trace
@@ -103,6 +104,7 @@ func TestLeftSubnetIsJudgedAsWalked(t *testing.T) {
 	last := &left.Hops[len(left.Hops)-1]
 	last.NodeGUID, last.NodeType = 0x200, ibmad.NodeTypeRouter
 	left.Hops[3].Agent = trace.AgentLost
+	last.Agent = trace.AgentNotAsked // no answer from past the lost hop clears the links in front of it
 	p := FromTrace(Trace{Current: left})
 	if !p.Bad || len(p.Causes) != 1 || p.Causes[0] != CauseLost || !sameLinks(p.Suspects, links(h1L1, L1S2, L2S2)) {
 		t.Fatalf("bad %v causes %v suspects %v, want lost, blaming the links in front of the lost hop", p.Bad, p.Causes, p.Suspects)

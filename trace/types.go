@@ -181,6 +181,11 @@ const (
 	AgentUnsupported        AgentStatus = "unsupported"     // no agent: the node answered "no such class" (0x000C)
 	AgentLost               AgentStatus = "lost"            // asked, and no usable answer (a lost MAD, a rate limit, the agent gone)
 	AgentNotAsked           AgentStatus = "not_asked"       // not asked: validation off, no LID, or the trace failed first
+	// AgentUnproven: an answer in the seed format (ExtVersion 0, no
+	// NodeGUID) when nothing else proved who answered: the hop's LID was
+	// not read from the node itself, or the request crossed a router
+	// (validate.go).
+	AgentUnproven AgentStatus = "unproven"
 )
 
 // Hop is one node of a traced path; Hops[0] is the local node.
@@ -219,6 +224,10 @@ type Hop struct {
 	Diverged  *Divergence
 	numPorts  uint8
 	wrongNode bool // the validation MAD was answered by another node than the walk found
+	// lidOwn: the walk read LID from the node itself (its PortInfo by
+	// directed route), so an answer the engine matched as coming from
+	// that LID is the node's (validate.go).
+	lidOwn bool
 }
 
 // Status is a trace's outcome.

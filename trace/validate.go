@@ -186,6 +186,11 @@ func (w *walk) sourceRoute(h *Hop, lid uint16, count int, in []uint8, learn bool
 	}
 	known := got.ExtVersion == 0 || got.IngressKnown()
 	switch {
+	case got.ExtVersion == 0 && !provenResponder(h, req):
+		// The seed format names no node: the answer proves nothing
+		// unless its source LID (matched by the engine) is known to be
+		// the node's.
+		h.Agent = AgentUnproven
 	case got.ExtVersion != 0 && got.NodeGUID != h.NodeGUID:
 		// The LID route led to another node than the walk found.
 		h.Agent, h.ActualInPort, h.wrongNode = AgentMismatch, got.ActualInPort, true
@@ -196,6 +201,14 @@ func (w *walk) sourceRoute(h *Hop, lid uint16, count int, in []uint8, learn bool
 	default:
 		h.Agent, h.ActualInPort = AgentValidated, got.ActualInPort
 	}
+}
+
+// provenResponder says whether an answer to req, which the engine takes
+// only from the LID req was sent to (ibmad's match.go), is h's node's:
+// the walk read that LID from the node itself, and no router stood
+// between (a GRH-routed answer comes from the router's LID).
+func provenResponder(h *Hop, req *ibmad.Request) bool {
+	return h.lidOwn && !req.Addr.GRHPresent
 }
 
 // validate asks every hop's agent or SMA, as Options.Validate says, all
@@ -260,7 +273,9 @@ func (w *walk) validateHop(hops []Hop, i int) []uint8 {
 	}
 	if !sma {
 		w.sourceRoute(h, target, count, in, true)
-		if h.Agent != AgentLost || mode != ValidateAuto || !w.smaUsable() {
+		// Lost, or answered by an agent that could not prove who it is:
+		// auto asks the SMA, whose NodeInfo names the node.
+		if (h.Agent != AgentLost && h.Agent != AgentUnproven) || mode != ValidateAuto || !w.smaUsable() {
 			return in
 		}
 	}

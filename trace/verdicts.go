@@ -19,6 +19,7 @@ type Verdicts struct {
 	Unsupported        int `json:"unsupported"`
 	Lost               int `json:"lost"`
 	NotAsked           int `json:"not_asked"`
+	Unproven           int `json:"unproven"`
 }
 
 // Verdicts counts r's hops after the source.
@@ -40,6 +41,8 @@ func (r *Result) Verdicts() Verdicts {
 			v.Lost++
 		case AgentNotAsked:
 			v.NotAsked++
+		case AgentUnproven:
+			v.Unproven++
 		}
 	}
 	return v
@@ -54,14 +57,15 @@ func (v *Verdicts) Add(o Verdicts) {
 	v.Unsupported += o.Unsupported
 	v.Lost += o.Lost
 	v.NotAsked += o.NotAsked
+	v.Unproven += o.Unproven
 }
 
 // NotValidated is the hops neither validated over the traced link nor
 // mismatched: validated over another link (the traced one unchecked), no
 // agent (unsupported), no usable answer (lost), an agent that cannot tell
-// the port (ingress unknown), or not asked.
+// the port (ingress unknown) or who it is (unproven), or not asked.
 func (v Verdicts) NotValidated() int {
-	return v.ValidatedOtherLink + v.IngressUnknown + v.Unsupported + v.Lost + v.NotAsked
+	return v.ValidatedOtherLink + v.IngressUnknown + v.Unsupported + v.Lost + v.NotAsked + v.Unproven
 }
 
 // String is the counts' text form: "3 validated, 2 not validated (1
@@ -78,7 +82,7 @@ func (v Verdicts) String() string {
 	for _, c := range []struct {
 		n    int
 		word string
-	}{{v.ValidatedOtherLink, "validated over another link"}, {v.Unsupported, "unsupported"}, {v.Lost, "lost"}, {v.IngressUnknown, "ingress unknown"}, {v.NotAsked, "not asked"}} {
+	}{{v.ValidatedOtherLink, "validated over another link"}, {v.Unsupported, "unsupported"}, {v.Lost, "lost"}, {v.IngressUnknown, "ingress unknown"}, {v.NotAsked, "not asked"}, {v.Unproven, "unproven"}} {
 		if c.n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", c.n, c.word))
 		}

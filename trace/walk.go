@@ -381,7 +381,7 @@ func (w *walk) follow(hops []Hop, egress uint8, seen map[ibmad.GUID]bool) ([]Hop
 		}
 		w.t.notePortInfo(&ni, &pi) // reused by the link health (probe.go)
 		h := Hop{Hop: len(hops), NodeGUID: ni.NodeGUID, PortGUID: ni.PortGUID, NodeType: ni.NodeType, NodeDesc: desc,
-			LID: pi.LID, LMC: pi.LMC, InPort: ni.LocalPortNum, DRPath: path, RTT: rtt, numPorts: ni.NumPorts}
+			LID: pi.LID, LMC: pi.LMC, InPort: ni.LocalPortNum, DRPath: path, RTT: rtt, numPorts: ni.NumPorts, lidOwn: true}
 		if isSwitch {
 			h.LMC = 0
 		}

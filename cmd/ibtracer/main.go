@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -20,7 +22,14 @@ import (
 	"github.com/ibtracer/ibtracer_exporter/trace"
 )
 
-func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+func main() {
+	// A reader gone away (ibtracer --all | true) is an output that could
+	// not be written, exit 6 with one line on stderr (output.go), not a
+	// silent death by SIGPIPE: ignored, a write to the closed pipe fails
+	// with EPIPE like any other write.
+	signal.Ignore(syscall.SIGPIPE)
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
 
 type options struct {
 	ib          ibopen.Config

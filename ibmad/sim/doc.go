@@ -65,7 +65,8 @@
 //
 // Faults:
 //   - faults.go: drop rates, links down (with or without a re-route),
-//     data planes that disagree with the LFT, LID changes, silent agents.
+//     data planes that disagree with the LFT, LID changes, silent nodes,
+//     mute agents (SetAgentsMute).
 //   - smpfirewall.go: SMPs refused for every node but the SM
 //     (SetSMPFirewall, SetSMPMKeyProtect).
 //   - health_faults.go: link training (width, speed), climbing error

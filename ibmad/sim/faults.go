@@ -136,6 +136,18 @@ func (f *Fabric) SetSilent(name string, silent bool) error {
 	return nil
 }
 
+// SetAgentsMute makes the agents registered at node name (and the kernel
+// for them) answer nothing, its SMA and PMA still answering, as the
+// chaos fault "agent mute" does; false restores them.
+func (f *Fabric) SetAgentsMute(name string, mute bool) error {
+	n := f.byName[name]
+	if n == nil {
+		return fmt.Errorf("sim: no node %q", name)
+	}
+	n.muteAgents.Store(mute)
+	return nil
+}
+
 // SetLFTEntry programs switch name's forwarding table entry for lid, as a
 // (buggy) SM would: SMPs read it and the data plane follows it. Used to
 // build routing loops and dead ends.

@@ -159,6 +159,9 @@ func (f *Fabric) lidRoute(from *Port, dlid uint16) (node *Node, in *Port, hops i
 // responses go to the transport whose request they answer.
 func (f *Fabric) sendLID(t *Transport, p *ibmad.Packet, tid uint64, isResp bool) {
 	slid := t.port.LID
+	if isResp {
+		slid = t.answerFrom(tid)
+	}
 	node, in, hops, ok := f.lidRoute(t.port, p.Addr.LID)
 	if !ok || node.silent.Load() || !f.admits(&p.Addr, hops, node, in, p.MAD.MgmtClass().IsSMP()) { // pathqos.go
 		return
@@ -199,6 +202,9 @@ func (f *Fabric) sendLID(t *Transport, p *ibmad.Packet, tid uint64, isResp bool)
 					SL: p.Addr.SL, PKeyIndex: p.Addr.PKeyIndex}, InPort: in.Num, InPortKnown: !node.hideIn.Load()}
 				f.carryGRH(&r.Addr, &p.Addr, t.port)
 				r.MAD.SetTID(tid)
+				if in != dst.port && !node.IsSwitch() {
+					dst.askedThrough(tid, in.LID)
+				}
 				f.deliver(dst, r, hops)
 				return
 			}

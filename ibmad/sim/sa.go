@@ -30,7 +30,10 @@ func (f *Fabric) sa(t *Transport, m *ibmad.MAD) bool {
 	case ibmad.MethodGetTable:
 		// Record tables go out with RMPP (sa_rmpp.go) before this;
 		// ClassPortInfo and PathRecord tables are not modelled.
-		m.SetMethod(ibmad.MethodGetResp)
+		// OpenSM's error answer to a GetTable is a GetTableResp
+		// (osm_sa_send_error sets the response bit of the request's
+		// method): a GetResp would answer another method.
+		m.SetMethod(ibmad.MethodGetTableResp)
 		m.SetStatus(ibmad.StatusMethodUnsupported)
 		return true
 	default:

@@ -33,6 +33,39 @@ type Transport struct {
 	pool      sync.Pool
 	overflow  atomic.Uint64
 	all       atomic.Bool // AcceptAll
+
+	// askedOn is, by TID, the LID of the node's port a request reached
+	// this transport through when that is not the transport's own port
+	// (a CA's other port): its answer leaves from the port asked, as a
+	// real responder's does from the port it was asked on. Bounded:
+	// cleared when it holds askedOnMax requests nobody answered.
+	amu     sync.Mutex
+	askedOn map[uint64]uint16
+}
+
+const askedOnMax = 4096
+
+// askedThrough records that the request of tid reached t through port
+// lid of its node.
+func (t *Transport) askedThrough(tid uint64, lid uint16) {
+	t.amu.Lock()
+	if t.askedOn == nil || len(t.askedOn) >= askedOnMax {
+		t.askedOn = map[uint64]uint16{}
+	}
+	t.askedOn[tid] = lid
+	t.amu.Unlock()
+}
+
+// answerFrom is the source LID of t's answer to the request of tid: the
+// port it was asked through, t's own when none was recorded.
+func (t *Transport) answerFrom(tid uint64) uint16 {
+	t.amu.Lock()
+	defer t.amu.Unlock()
+	if lid, ok := t.askedOn[tid]; ok {
+		delete(t.askedOn, tid)
+		return lid
+	}
+	return t.port.LID
 }
 
 var _ ibmad.Transport = (*Transport)(nil)

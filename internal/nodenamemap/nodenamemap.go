@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ibtracer/ibtracer_exporter/internal/fabricstr"
 	"github.com/ibtracer/ibtracer_exporter/internal/readlimit"
@@ -14,7 +15,8 @@ import (
 
 // Map is a parsed node-name map: node GUID to site name, each name made
 // printable valid UTF-8 by the rule of docs/architecture.md ("Strings
-// from the fabric"). The zero Map (nil) maps nothing.
+// from the fabric") and cut to MaxName bytes. The zero Map (nil) maps
+// nothing.
 type Map map[uint64]string
 
 // Error is a line the parser could not read.
@@ -25,7 +27,11 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	return fmt.Sprintf("%s:%d: not a node-name-map line (want 0xGUID \"name\"): %q", e.File, e.Line, e.Text)
+	text := fmt.Sprintf("%q", cut(e.Text))
+	if len(e.Text) > MaxName {
+		text += fmt.Sprintf("… (%d bytes)", len(e.Text))
+	}
+	return fmt.Sprintf("%s:%d: not a node-name-map line (want 0xGUID \"name\"): %s", e.File, e.Line, text)
 }
 
 // Load reads the map at path; a file over readlimit.NodeNameMap's bound
@@ -63,7 +69,7 @@ func Parse(file string, r io.Reader) (Map, error) {
 		if i := strings.IndexAny(name, "\"#"); i >= 0 {
 			name = name[:i]
 		}
-		name = fabricstr.String(strings.TrimRight(name, "\r\n"))
+		name = cut(fabricstr.String(strings.TrimRight(name, "\r\n")))
 		if name == "" {
 			continue
 		}
@@ -80,3 +86,20 @@ func Parse(file string, r io.Reader) (Map, error) {
 // Name returns the site name of the node with GUID guid, or "" when the
 // map has none.
 func (m Map) Name(guid uint64) string { return m[guid] }
+
+// MaxName is the most bytes a name keeps, as a node description holds 64
+// (NodeDescription): a name goes into labels, log lines and pages, and a
+// 100 kB one went into every one of them whole.
+const MaxName = 64
+
+// cut cuts s to MaxName bytes, at a character's start.
+func cut(s string) string {
+	if len(s) <= MaxName {
+		return s
+	}
+	n := MaxName
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}

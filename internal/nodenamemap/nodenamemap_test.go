@@ -90,3 +90,25 @@ func TestLoadTooLarge(t *testing.T) {
 		}
 	}
 }
+
+// A name is cut to MaxName bytes at a character's start (a 100 kB name
+// went whole into labels, logs and pages), and an error quotes at most
+// MaxName bytes of the line it could not read.
+func TestLongNamesAreCut(t *testing.T) {
+	long := strings.Repeat("n", 100<<10)
+	multi := strings.Repeat("a", MaxName-1) + "é" // é is 2 bytes: it would end past MaxName
+	m, err := Parse("map", strings.NewReader("0x10 \""+long+"\"\n0x11 \""+multi+"\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m.Name(0x10); got != long[:MaxName] {
+		t.Errorf("a 100 kB name kept %d bytes, want %d", len(got), MaxName)
+	}
+	if got := m.Name(0x11); got != multi[:MaxName-1] {
+		t.Errorf("a name cut in a character: %q", got)
+	}
+	_, err = Parse("map", strings.NewReader("bad "+long+"\n"))
+	if err == nil || len(err.Error()) > 200 || !strings.Contains(err.Error(), "(102404 bytes)") {
+		t.Errorf("error of %d bytes, want a short one naming the line's length: %.200s", len(err.Error()), err)
+	}
+}

@@ -1,0 +1,77 @@
+package trace
+
+import (
+	"context"
+	"testing"
+
+	"github.com/ibtracer/ibtracer_exporter/ibmad"
+	"github.com/ibtracer/ibtracer_exporter/ibmad/sim"
+)
+
+// seedAgentOn runs, at node, an agent that answers in the 2005 seed
+// format: the ingress port and status, no extension (ExtVersion 0, so no
+// NodeGUID names who answered).
+func (s *simFabric) seedAgentOn(node string) {
+	tr, err := s.f.Attach(node, 0)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	e := ibmad.NewEngine(tr, ibmad.Options{})
+	s.t.Cleanup(func() { e.Close() })
+	err = e.Handle(ibmad.ClassIBTracer, 1, ibmad.OUIOpenIB, []ibmad.Method{ibmad.MethodGet}, false, func(req, resp *ibmad.Packet) bool {
+		resp.MAD = req.MAD
+		resp.MAD.SetMethod(ibmad.MethodGetResp)
+		resp.Addr = ibmad.Address{LID: req.Addr.LID, QPN: ibmad.QP1, QKey: ibmad.QP1QKey, SL: req.Addr.SL}
+		if req.MAD.AttrID() == ibmad.AttrSourceRoute {
+			var sr ibmad.SourceRoute
+			_ = sr.UnmarshalBinary(req.MAD.VendorData())
+			want, _ := sr.ExpectedInPort()
+			sr.ActualInPort = req.InPort
+			_ = sr.MarshalTo(resp.MAD.VendorData())
+			resp.MAD[ibmad.VendorDataOffset+66] = 0 // ExtVersion 0: the seed's 66 bytes only
+			if want != req.InPort {
+				resp.MAD.SetStatus(ibmad.StatusInvalidField)
+			}
+		}
+		return true
+	})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// TestSeedAnswersNeedAProvenResponder: an answer in the seed format names
+// no node, so it validates a hop only when something else proved who
+// answered: the walk read the hop's LID from the node itself (directed
+// route), and the engine took the answer only from that LID. A path read
+// from the SA proves no LID is the node's: the hop is unproven (and
+// with validate auto, which asks no SMA on an SA path, stays so).
+func TestSeedAnswersNeedAProvenResponder(t *testing.T) {
+	s := loadSim(t, "fattree-mini.net", sim.Options{})
+	s.seedAgentOn("H1-2")
+	dlid := s.lid("H1-2")
+	for _, c := range []struct {
+		name string
+		o    Options
+		want AgentStatus
+	}{
+		{"walked by SMPs, agent", Options{Validate: ValidateAgent}, AgentValidated},
+		{"walked by SMPs, auto", Options{Validate: ValidateAuto}, AgentValidated},
+		{"read from the SA, agent", Options{Validate: ValidateAgent, Discovery: DiscoverySA}, AgentUnproven},
+		{"read from the SA, auto", Options{Validate: ValidateAuto, Discovery: DiscoverySA}, AgentUnproven},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := s.tracer("H0-0", c.o).Trace(context.Background(), Destination{LID: dlid})
+			if r.Status != StatusOK {
+				t.Fatalf("%s %v", r.Status, r.Err)
+			}
+			h := r.Hops[len(r.Hops)-1]
+			if h.Agent != c.want || h.ValidatedBy != ByAgent {
+				t.Fatalf("the seed agent's hop: %s by %q, want %s by the agent", h.Agent, h.ValidatedBy, c.want)
+			}
+			if c.want == AgentUnproven && (r.Verdicts().Unproven != 1 || r.Verdicts().Validated != 0) {
+				t.Fatalf("verdicts %+v", r.Verdicts())
+			}
+		})
+	}
+}
