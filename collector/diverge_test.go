@@ -76,3 +76,63 @@ func TestMismatchNamesTheDivergingSwitchInMetricsAndLogs(t *testing.T) {
 		t.Errorf("%d failing lines name the switch, want %d", named, len(mismatched))
 	}
 }
+
+// TestMismatchBehindAnInnocentSwitchNamesNoSwitch: L0's data plane sends
+// the far leaf's LID to the other spine than its table names; that spine
+// forwards it as its table says, so the mismatch seen at the far leaf has
+// an innocent switch behind its arrival port. No
+// ibtracer_path_diverging_switch_info series, and no diverging_switch in
+// the "destination failing" log lines.
+func TestMismatchBehindAnInnocentSwitchNamesNoSwitch(t *testing.T) {
+	e, f, dests := parallelExporter(t, "share_validation: 0s\ntimeout: 20ms\nretries: 1\n")
+	var buf logBuffer
+	e.logger = log.NewLogfmtLogger(&buf)
+	e.traceAll(t, dests)
+	var leaf trace.Hop
+	for _, n := range dests {
+		if r := e.dests.get(n).last; len(r.Hops) == 5 && r.Hops[1].NodeDesc == "L0" {
+			leaf = r.Hops[3]
+			break
+		}
+	}
+	if leaf.LID == 0 {
+		t.Fatal("no path crosses L0 to the far leaf")
+	}
+	l0 := f.Node("L0")
+	programmed := l0.Ports[f.LFT("L0")[leaf.LID]].Remote.Node
+	var other uint8
+	for _, p := range l0.Ports[1:] {
+		if p.Remote != nil && p.Remote.Node.IsSwitch() && p.Remote.Node != programmed {
+			other = p.Num
+		}
+	}
+	if err := f.SetForwardOverride("L0", leaf.LID, other); err != nil {
+		t.Fatal(err)
+	}
+	buf.take(t)
+	e.traceEach(dests)
+	mismatched := 0
+	for _, n := range dests {
+		if r := e.dests.get(n).last; r.Status == trace.StatusMismatch {
+			mismatched++
+		}
+	}
+	if mismatched == 0 {
+		t.Fatal("no trace mismatched")
+	}
+	if text := scrape(t, e); strings.Contains(text, "ibtracer_path_diverging_switch_info{") {
+		t.Errorf("a switch is named:\n%s", grep(text, "diverging"))
+	}
+	failing := 0
+	for _, l := range buf.take(t) {
+		if l["msg"] == "destination failing" && strings.HasPrefix(l["state"], "mismatch") {
+			if _, ok := l["diverging_switch"]; ok {
+				t.Errorf("log line %v names a diverging switch", l)
+			}
+			failing++
+		}
+	}
+	if failing != mismatched {
+		t.Errorf("%d failing lines, want %d", failing, mismatched)
+	}
+}

@@ -6,8 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/ibtracer/ibtracer_exporter/agent"
+	"github.com/ibtracer/ibtracer_exporter/ibmad"
 	"github.com/ibtracer/ibtracer_exporter/ibmad/sim"
 )
 
@@ -102,5 +106,162 @@ func TestMismatchNamesTheDivergingSwitch(t *testing.T) {
 				t.Errorf("JSON diverged_at %v, want hop %d: %s %s out %d lft %d", d, tc.seenAtHop, sw, guid, other, lft)
 			}
 		})
+	}
+}
+
+// noneNamed fails t if r names a diverging switch anywhere: a hop's
+// Diverged, the error, the summary, -v or the JSON's diverged_at.
+func noneNamed(t *testing.T, r *Result) {
+	t.Helper()
+	for _, h := range r.Hops {
+		if h.Diverged != nil {
+			t.Errorf("hop %d %s names %s", h.Hop, h.NodeDesc, h.Diverged)
+		}
+	}
+	if r.Err != nil && strings.Contains(r.Err.Error(), "diverging switch") {
+		t.Errorf("error %v names a diverging switch", r.Err)
+	}
+	if s := r.Summary(); strings.Contains(s, "diverging switch") {
+		t.Errorf("summary %q names a diverging switch", s)
+	}
+	var v bytes.Buffer
+	r.WriteVerbose(&v)
+	if strings.Contains(v.String(), "diverging switch") {
+		t.Errorf("-v names a diverging switch:\n%s", v.String())
+	}
+	if d := divergedAt(t, r); len(d) != 0 {
+		t.Errorf("JSON diverged_at %v, want none", d)
+	}
+}
+
+// TestMismatchBehindAnInnocentSwitchNamesNone: L0's data plane sends L1's
+// LID to the other spine than its LFT names. That spine forwards it to L1
+// as its own table says, so the mismatch is seen at L1 (hop 3) with an
+// innocent switch behind the port it arrived by: the divergence is two
+// links back, where one answer cannot see it, and no switch is named.
+func TestMismatchBehindAnInnocentSwitchNamesNone(t *testing.T) {
+	for _, mode := range []ValidateMode{ValidateAgent, ValidateSMA} {
+		t.Run(string(mode), func(t *testing.T) {
+			s := loadSim(t, "fattree-mini.net", sim.Options{})
+			s.agentsEverywhere()
+			tr := s.tracer("H0-0", Options{Validate: mode, NoFastPath: true})
+			dst := Destination{LID: s.lid("H1-2")}
+			r := tr.Trace(context.Background(), dst)
+			if r.Status != StatusOK || r.PathHops() != 4 || r.Hops[3].NodeDesc != "L1" {
+				t.Fatalf("healthy: %s %v", r.Status, r.Err)
+			}
+			leaf := r.Hops[3]
+			l0 := s.f.Node("L0")
+			programmed := l0.Ports[s.f.LFT("L0")[leaf.LID]].Remote.Node
+			var other uint8
+			for _, p := range l0.Ports[1:] {
+				if p.Remote != nil && p.Remote.Node.IsSwitch() && p.Remote.Node != programmed {
+					other = p.Num
+				}
+			}
+			if other == 0 {
+				t.Fatalf("L0 has no link to another spine than %s", programmed.Name)
+			}
+			if err := s.f.SetForwardOverride("L0", leaf.LID, other); err != nil {
+				t.Fatal(err)
+			}
+			r = tr.Trace(context.Background(), dst)
+			if r.Status != StatusMismatch {
+				t.Fatalf("status %s %v, want mismatch", r.Status, r.Err)
+			}
+			h := r.Hops[3]
+			if h.Agent != AgentMismatch || h.ActualInPort == 0 {
+				t.Fatalf("hop 3 %s: %s, arrived by port %d; want a mismatch with its port", h.NodeDesc, h.Agent, h.ActualInPort)
+			}
+			// The premise: behind that port is the other spine, whose
+			// table sends L1's LID out of the port it used.
+			behind := s.f.Node("L1").Ports[h.ActualInPort].Remote
+			if spine := l0.Ports[other].Remote.Node; behind.Node != spine || s.f.LFT(spine.Name)[leaf.LID] != behind.Num {
+				t.Fatalf("behind L1 port %d is %s port %d, want %s forwarding as programmed", h.ActualInPort, behind.Node.Name, behind.Num, spine.Name)
+			}
+			noneNamed(t, r)
+		})
+	}
+}
+
+// ingressLiar tells the agent behind it that every ibtracer-class request
+// arrived by port: an agent that misreads its ingress.
+type ingressLiar struct {
+	ibmad.Transport
+	port uint8
+}
+
+func (l *ingressLiar) Recv(p *ibmad.Packet) error {
+	err := l.Transport.Recv(p)
+	if err == nil && p.MAD.MgmtClass() == ibmad.ClassIBTracer && p.MAD.Method()&0x80 == 0 && p.InPortKnown {
+		p.InPort = l.port
+	}
+	return err
+}
+
+// lftReads is a transport that keeps the directed routes of the
+// LinearForwardingTable Gets sent through it.
+type lftReads struct {
+	ibmad.Transport
+	mu    sync.Mutex
+	paths []string
+}
+
+func (l *lftReads) Send(p *ibmad.Packet) error {
+	if m := &p.MAD; m.MgmtClass() == ibmad.ClassSubnDR && m.AttrID() == ibmad.AttrLinearForwardingTable {
+		l.mu.Lock()
+		l.paths = append(l.paths, ibmad.DRPath(m[129:129+int(m.DRHopCount())]).String())
+		l.mu.Unlock()
+	}
+	return l.Transport.Send(p)
+}
+
+// TestMismatchWithACABehindThePortNamesNone: L1's agent says the MAD
+// arrived by port 1, H1-0's cable. A CA forwards nothing and has no
+// forwarding table: no switch is named, and the tracer does not ask H1-0
+// for one.
+func TestMismatchWithACABehindThePortNamesNone(t *testing.T) {
+	s := loadSim(t, "fattree-mini.net", sim.Options{})
+	for _, n := range s.f.Nodes() {
+		if n.Name != "L1" {
+			s.agentOn(n.Name)
+		}
+	}
+	if s.f.Node("L1").Ports[1].Remote.Node.IsSwitch() {
+		t.Fatal("L1 port 1 leads to a switch")
+	}
+	at, err := s.f.Attach("L1", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ae := ibmad.NewEngine(&ingressLiar{Transport: at, port: 1}, ibmad.Options{})
+	t.Cleanup(func() { ae.Close() })
+	if _, err := agent.New(ae, agent.Config{}); err != nil {
+		t.Fatal(err)
+	}
+	tt, err := s.f.Attach("H0-0", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reads := &lftReads{Transport: tt}
+	e := ibmad.NewEngine(reads, ibmad.Options{Timeout: 100 * time.Millisecond, Retries: 1})
+	t.Cleanup(func() { e.Close() })
+	tr := New(e, Options{Validate: ValidateAgent, NoFastPath: true, Timeout: 100 * time.Millisecond})
+	r := tr.Trace(context.Background(), Destination{LID: s.lid("H1-2")})
+	if r.Status != StatusMismatch || r.PathHops() != 4 {
+		t.Fatalf("status %s %v, %d hops; want a mismatch", r.Status, r.Err, r.PathHops())
+	}
+	h := r.Hops[3]
+	if h.NodeDesc != "L1" || h.Agent != AgentMismatch || h.ActualInPort != 1 {
+		t.Fatalf("hop 3 %s: %s by port %d, want L1 mismatched by port 1", h.NodeDesc, h.Agent, h.ActualInPort)
+	}
+	noneNamed(t, r)
+	ca := h.DRPath.Extend(1).String()
+	reads.mu.Lock()
+	defer reads.mu.Unlock()
+	for _, p := range reads.paths {
+		if p == ca {
+			t.Errorf("the forwarding table of H1-0 (path %s), a CA, was asked for", ca)
+		}
 	}
 }
