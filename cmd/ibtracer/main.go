@@ -108,49 +108,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if helped {
 		return 0
 	}
-	if err := o.aliases(); err != nil {
-		fmt.Fprintf(stderr, "ibtracer: %v; see ibtracer --help\n", err)
-		return exitUsage
+	u, code := o.checkUsage(stderr)
+	if code != 0 {
+		return code
 	}
-	hopts, health, via, err := o.healthAndVia() // via.go
-	if err != nil {
-		fmt.Fprintf(stderr, "ibtracer: %v\n", err)
-		return exitUsage
-	}
-	dests, err := o.destinations()
-	if err != nil {
-		fmt.Fprintf(stderr, "ibtracer: %v; see ibtracer --help\n", err)
-		return exitUsage
-	}
-	if err := o.lmcAllUsage(health); err != nil {
-		fmt.Fprintf(stderr, "ibtracer: %v\n", err)
-		return exitUsage
-	}
-	var mlid uint16
-	if o.mlid != "" {
-		if mlid, err = parseMLID(o.mlid); err == nil && health {
-			err = fmt.Errorf("-m does not combine with --health")
-		}
-		if err == nil {
-			err = o.multicastUsage()
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "ibtracer: %v; see ibtracer --help\n", err)
-			return exitUsage
-		}
-	}
-	var names nodenamemap.Map
-	if o.nameMap != "" {
-		if names, err = nodenamemap.Load(o.nameMap); err != nil {
-			fmt.Fprintf(stderr, "ibtracer: --node-name-map: %v\n", err)
-			return exitUsage
-		}
-	}
-	oui, err := trace.ParseOUI(o.oui)
-	if err != nil {
-		fmt.Fprintf(stderr, "ibtracer: --oui %v\n", err)
-		return exitUsage
-	}
+	hopts, health, via, dests, mlid, names := u.hopts, u.health, u.via, u.dests, u.mlid, u.names
 
 	opened, err := o.ib.Open(false)
 	if err != nil {
@@ -161,7 +123,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if onOpened != nil {
 		onOpened(opened)
 	}
-	topts := o.traceOptions(oui)
+	topts := o.traceOptions(u.oui)
 	e := ibmad.NewEngine(opened.Transport, ibmad.Options{Timeout: topts.Timeout, Retries: topts.Retries, NoRetry: topts.NoRetry})
 	defer e.Close()
 	meter := newMADMeter(e) // the run's MADs, for --all's totals (mads.go)
@@ -441,4 +403,63 @@ func (o *options) aliases() error {
 		o.ib.Port = int(v)
 	}
 	return nil
+}
+
+// usage is what the flags say once checked: what to trace and how.
+type usage struct {
+	hopts  linkhealth.Options
+	health bool
+	via    trace.LinkRef
+	dests  []trace.Destination
+	mlid   uint16 // -m; 0: unicast
+	names  nodenamemap.Map
+	oui    ibmad.OUI
+}
+
+// checkUsage checks the flags together, before any device is opened: a
+// bad combination is exitUsage with one line on stderr.
+func (o *options) checkUsage(stderr io.Writer) (usage, int) {
+	var u usage
+	if err := o.aliases(); err != nil {
+		fmt.Fprintf(stderr, "ibtracer: %v; see ibtracer --help\n", err)
+		return u, exitUsage
+	}
+	var err error
+	u.hopts, u.health, u.via, err = o.healthAndVia() // via.go
+	if err != nil {
+		fmt.Fprintf(stderr, "ibtracer: %v\n", err)
+		return u, exitUsage
+	}
+	u.dests, err = o.destinations()
+	if err != nil {
+		fmt.Fprintf(stderr, "ibtracer: %v; see ibtracer --help\n", err)
+		return u, exitUsage
+	}
+	if err := o.lmcAllUsage(u.health); err != nil {
+		fmt.Fprintf(stderr, "ibtracer: %v\n", err)
+		return u, exitUsage
+	}
+	if o.mlid != "" {
+		if u.mlid, err = parseMLID(o.mlid); err == nil && u.health {
+			err = fmt.Errorf("-m does not combine with --health")
+		}
+		if err == nil {
+			err = o.multicastUsage()
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "ibtracer: %v; see ibtracer --help\n", err)
+			return u, exitUsage
+		}
+	}
+	if o.nameMap != "" {
+		if u.names, err = nodenamemap.Load(o.nameMap); err != nil {
+			fmt.Fprintf(stderr, "ibtracer: --node-name-map: %v\n", err)
+			return u, exitUsage
+		}
+	}
+	if u.oui, err = trace.ParseOUI(o.oui); err != nil {
+		fmt.Fprintf(stderr, "ibtracer: --oui %v\n", err)
+		return u, exitUsage
+	}
+	return u, 0
 }
