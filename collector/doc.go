@@ -58,6 +58,7 @@
 //   - devicedown.go: device_down_reason, why no device is open.
 //   - labels.go: label sets shared across scrapes.
 //   - registry.go: the registry and the /metrics handler.
+//   - stream.go: /metrics with the exporter's families rendered one at a time.
 //   - scrape_errors.go: series a scrape leaves out, counted and logged.
 //   - sending.go, inflight.go: the memory and in-flight limits of answers,
 //     and the render that concurrent scrapes of one form share.

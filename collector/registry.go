@@ -17,11 +17,25 @@ import (
 // NewRegistry returns the registry /metrics serves: the exporter, the
 // other collectors given (the engine's RTT histogram, the reload gauges),
 // build info, and the Go runtime and process collectors.
+//
+// The scrape renders the exporter's families one at a time (stream.go):
+// the registry's parts are kept apart for it.
 func NewRegistry(cs ...prometheus.Collector) *prometheus.Registry {
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(versioncollector.NewCollector(namespace), newGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg, rest := prometheus.NewRegistry(), prometheus.NewRegistry()
+	base := []prometheus.Collector{versioncollector.NewCollector(namespace), newGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})}
+	reg.MustRegister(base...)
+	rest.MustRegister(base...)
 	reg.MustRegister(cs...)
+	parts := &regParts{rest: rest}
+	for _, c := range cs {
+		if b, ok := c.(streamed); ok {
+			parts.big = append(parts.big, b)
+		} else {
+			rest.MustRegister(c)
+		}
+	}
+	registryParts.Store(reg, parts)
 	return reg
 }
 
@@ -41,9 +55,26 @@ func MetricsHandler(reg *prometheus.Registry, maxInFlight int, logger log.Logger
 	return metricsHandler(reg, maxInFlight, DefaultSendBudget, logger)
 }
 
+// promHandler renders reg: the exporter's families one at a time when
+// NewRegistry built reg (stream.go), else by promhttp.
 func promHandler(reg *prometheus.Registry, logger log.Logger) http.Handler {
-	return promhttp.HandlerFor(newCheckedGatherer(reg, logger), promhttp.HandlerOpts{
+	checked := newCheckedGatherer(reg, logger)
+	full := promhttp.HandlerFor(checked, promhttp.HandlerOpts{
 		ErrorHandling: promhttp.ContinueOnError, ErrorLog: promLogger{logger}, EnableOpenMetrics: true})
+	p, ok := registryParts.Load(reg)
+	if !ok {
+		return full
+	}
+	return &streamRenderer{parts: p.(*regParts), checked: checked, full: full, logger: logger}
+}
+
+// register registers c on reg and, when NewRegistry built reg, on the
+// part the scrape gathers whole.
+func register(reg *prometheus.Registry, c prometheus.Collector) {
+	reg.MustRegister(c)
+	if p, ok := registryParts.Load(reg); ok {
+		p.(*regParts).rest.MustRegister(c)
+	}
 }
 
 // promLogger logs promhttp's errors (a collector that failed) through

@@ -47,6 +47,18 @@ func newCheckedGatherer(inner prometheus.Gatherer, logger log.Logger) *checkedGa
 // Gather implements prometheus.Gatherer.
 func (c *checkedGatherer) Gather() ([]*dto.MetricFamily, error) {
 	mfs, err := c.inner.Gather()
+	own, ownErr := c.account(err)
+	if ownErr != nil {
+		return mfs, ownErr
+	}
+	mfs = append(mfs, own...)
+	sort.Slice(mfs, func(i, j int) bool { return mfs[i].GetName() < mfs[j].GetName() })
+	return mfs, nil
+}
+
+// account counts and logs what a gathering left out (err, nil when
+// nothing) and returns the counter's family.
+func (c *checkedGatherer) account(err error) ([]*dto.MetricFamily, error) {
 	if err != nil {
 		n := 1
 		var multi prometheus.MultiError
@@ -59,13 +71,7 @@ func (c *checkedGatherer) Gather() ([]*dto.MetricFamily, error) {
 		c.errs.Add(float64(n))
 		c.log(n, err)
 	}
-	own, ownErr := c.own.Gather()
-	if ownErr != nil {
-		return mfs, ownErr
-	}
-	mfs = append(mfs, own...)
-	sort.Slice(mfs, func(i, j int) bool { return mfs[i].GetName() < mfs[j].GetName() })
-	return mfs, nil
+	return c.own.Gather()
 }
 
 // log says how many series a scrape left out, and the first reason made

@@ -24,7 +24,7 @@ func metricsHandler(reg *prometheus.Registry, maxInFlight int, budget int64, log
 		Namespace: namespace, Subsystem: "http", Name: "answers_cut_total",
 		Help: "/metrics answers cut off while being sent, oldest first, to keep the memory of the answers waiting on slow clients within its budget.",
 	})}
-	reg.MustRegister(s.cut)
+	register(reg, s.cut)
 	return limitInFlight(maxInFlight, renderFirst(s, promHandler(reg, logger)))
 }
 
