@@ -129,8 +129,12 @@ func collectHealth(ch chan<- prometheus.Metric, on bool, totals *healthTotals, c
 		if ph == nil {
 			continue
 		}
+		// The destination's label pairs, shared (labels.go): one
+		// allocation for its six samples.
+		samples := make([]sample, 0, 6)
 		g := func(d *prometheus.Desc, v float64) {
-			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, s.labels...)
+			samples = append(samples, sample{desc: d, labels: s.base, typ: prometheus.GaugeValue, val: v})
+			ch <- &samples[len(samples)-1]
 		}
 		g(dHealthy, b2f(ph.Healthy))
 		g(dRate, ph.RateBits/8)
@@ -152,8 +156,17 @@ func collectHealth(ch chan<- prometheus.Metric, on bool, totals *healthTotals, c
 	for _, k := range keys {
 		l := links[k]
 		lv := k.Labels()
+		// The link's label pairs are shared by its series without a
+		// label of their own (labels.go).
+		set := newLabelSet(linkLabels, lv)
+		samples := make([]sample, 0, 10)
 		g := func(d *prometheus.Desc, v float64, extra ...string) {
-			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, append(lv, extra...)...)
+			if len(extra) > 0 || len(samples) == cap(samples) {
+				ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, append(lv, extra...)...)
+				return
+			}
+			samples = append(samples, sample{desc: d, labels: set, typ: prometheus.GaugeValue, val: v})
+			ch <- &samples[len(samples)-1]
 		}
 		g(dLinkHealth, b2f(l.Healthy))
 		g(dLinkStatus, 1, l.Verdict)

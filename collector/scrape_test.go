@@ -52,12 +52,12 @@ func bigExporter(tb testing.TB, n int) *Exporter {
 	return e
 }
 
-// heapPeak samples the live heap until stop is closed and returns the
-// largest value seen.
-func heapPeak(stop <-chan struct{}) <-chan uint64 {
+// heapPeak samples the runtime metric name (the heap's objects, or the
+// heap's goal) until stop is closed and returns the largest value seen.
+func heapPeak(stop <-chan struct{}, name string) <-chan uint64 {
 	out := make(chan uint64, 1)
 	go func() {
-		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		s := []metrics.Sample{{Name: name}}
 		var peak uint64
 		for {
 			metrics.Read(s)
@@ -75,19 +75,22 @@ func heapPeak(stop <-chan struct{}) <-chan uint64 {
 	return out
 }
 
-// scrapeStorm sends n concurrent GETs to h and returns the peak live heap
-// above the baseline, and how many got 200 and 503.
-func scrapeStorm(tb testing.TB, h http.Handler, path string, n int) (peak uint64, ok, busy int) {
+// scrapeStorm sends n concurrent GETs to h and returns the peak heap
+// (its objects, live or not yet collected) above the baseline, the peak
+// growth of the heap's goal (the heap the runtime lets grow before it
+// collects: twice the live heap at GOGC=100, what the process's RSS
+// follows), and how many got 200 and 503.
+func scrapeStorm(tb testing.TB, h http.Handler, path string, n int) (peak, goal uint64, ok, busy int) {
 	tb.Helper()
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n, DisableCompression: true}}
 	runtime.GC()
-	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/gc/heap/goal:bytes"}}
 	metrics.Read(s)
-	base := s[0].Value.Uint64()
+	base, baseGoal := s[0].Value.Uint64(), s[1].Value.Uint64()
 	stop := make(chan struct{})
-	peakc := heapPeak(stop)
+	peakc, goalc := heapPeak(stop, s[0].Name), heapPeak(stop, s[1].Name)
 	var (
 		wg    sync.WaitGroup
 		mu    sync.Mutex
@@ -120,11 +123,14 @@ func scrapeStorm(tb testing.TB, h http.Handler, path string, n int) (peak uint64
 	close(go1)
 	wg.Wait()
 	close(stop)
-	p := <-peakc
+	p, g := <-peakc, <-goalc
 	if p > base {
 		peak = p - base
 	}
-	return peak, codes[http.StatusOK], codes[http.StatusServiceUnavailable]
+	if g > baseGoal {
+		goal = g - baseGoal
+	}
+	return peak, goal, codes[http.StatusOK], codes[http.StatusServiceUnavailable]
 }
 
 // BenchmarkScrapeStorm reports the peak live heap of 200 concurrent
@@ -138,8 +144,9 @@ func BenchmarkScrapeStorm(b *testing.B) {
 		for _, limit := range []int{40, DefaultMetricsInFlight} {
 			b.Run(fmt.Sprintf("metrics/concurrent=%d/limit=%d", n, limit), func(b *testing.B) {
 				for i := 0; i < b.N; i++ {
-					peak, ok, busy := scrapeStorm(b, MetricsHandler(reg, limit, log.NewNopLogger()), "/", n)
+					peak, goal, ok, busy := scrapeStorm(b, MetricsHandler(reg, limit, log.NewNopLogger()), "/", n)
 					b.ReportMetric(float64(peak)/1e6, "peak-MB")
+					b.ReportMetric(float64(goal)/1e6, "goal-MB")
 					b.ReportMetric(float64(ok), "served")
 					b.ReportMetric(float64(busy), "busy")
 				}
@@ -147,8 +154,9 @@ func BenchmarkScrapeStorm(b *testing.B) {
 		}
 		b.Run(fmt.Sprintf("traces/concurrent=%d/limit=%d", n, TracesInFlight), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
-				peak, ok, busy := scrapeStorm(b, e.TracesHandler(), "/", n)
+				peak, goal, ok, busy := scrapeStorm(b, e.TracesHandler(), "/", n)
 				b.ReportMetric(float64(peak)/1e6, "peak-MB")
+				b.ReportMetric(float64(goal)/1e6, "goal-MB")
 				b.ReportMetric(float64(ok), "served")
 				b.ReportMetric(float64(busy), "busy")
 			}
@@ -270,8 +278,9 @@ func BenchmarkScrapeMemoryAtScale(b *testing.B) {
 	for _, n := range []int{1, 4} {
 		b.Run(fmt.Sprintf("concurrent=%d", n), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
-				peak, ok, busy := scrapeStorm(b, h, "/", n)
+				peak, goal, ok, busy := scrapeStorm(b, h, "/", n)
 				b.ReportMetric(float64(peak)/1e6, "peak-MB")
+				b.ReportMetric(float64(goal)/1e6, "goal-MB")
 				b.ReportMetric(float64(ok), "served")
 				b.ReportMetric(float64(busy), "busy")
 			}
