@@ -289,17 +289,17 @@ func (s *destState) hopLabelsLocked() []hopLabels {
 // appendHopLabels appends the label sets of r's hops, base labels first.
 func appendHopLabels(out []hopLabels, base labelSet, r *trace.Result) []hopLabels {
 	for _, h := range r.Hops[1:] {
-		hop := pair("hop", strconv.Itoa(h.Hop))
+		hop := sharedPair("hop", strconv.Itoa(h.Hop))
 		rtt, rttBy := h.RTT, validatorNone
 		if h.AgentRTT > 0 {
 			rtt, rttBy = h.AgentRTT, validator(h.ValidatedBy)
 		}
 		out = append(out, hopLabels{
 			info: base.with(hop, pair("node_guid", h.NodeGUID.String()), pair("port_guid", h.PortGUID.String()),
-				pair("node_desc", h.NodeDesc), pair("node_type", h.NodeType.String()), pair("lid", strconv.Itoa(int(h.LID))),
-				pair("in_port", strconv.Itoa(int(h.InPort))), pair("out_port", strconv.Itoa(int(h.OutPort)))),
-			status:     base.with(hop, pair("verdict", string(h.Agent)), pair("validated_by", validator(h.ValidatedBy))),
-			rtt:        base.with(hop, pair("validated_by", rttBy)),
+				pair("node_desc", h.NodeDesc), sharedPair("node_type", h.NodeType.String()), pair("lid", strconv.Itoa(int(h.LID))),
+				sharedPair("in_port", strconv.Itoa(int(h.InPort))), sharedPair("out_port", strconv.Itoa(int(h.OutPort)))),
+			status:     base.with(hop, sharedPair("verdict", string(h.Agent)), sharedPair("validated_by", validator(h.ValidatedBy))),
+			rtt:        base.with(hop, sharedPair("validated_by", rttBy)),
 			rttSeconds: rtt.Seconds(),
 		})
 	}

@@ -2,6 +2,7 @@ package collector
 
 import (
 	"sort"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -19,6 +20,24 @@ import (
 type labelSet []*dto.LabelPair
 
 func pair(name, value string) *dto.LabelPair { return &dto.LabelPair{Name: &name, Value: &value} }
+
+// sharedPairs are the label pairs of few values (a hop number, a port
+// number, a node type, a verdict), one per name and value, shared by
+// every series that has one: the per-hop label sets, kept while a path
+// lasts, were about 1.3 KB a hop, half of it pairs like these.
+var sharedPairs sync.Map // [2]string → *dto.LabelPair
+
+// sharedPair is pair(name, value), shared. Only for labels whose values
+// are bounded (a port or hop number, an enumeration): the pairs are never
+// freed.
+func sharedPair(name, value string) *dto.LabelPair {
+	k := [2]string{name, value}
+	if p, ok := sharedPairs.Load(k); ok {
+		return p.(*dto.LabelPair)
+	}
+	p, _ := sharedPairs.LoadOrStore(k, pair(name, value))
+	return p.(*dto.LabelPair)
+}
 
 // newLabelSet pairs names with values.
 func newLabelSet(names, values []string) labelSet {
