@@ -95,7 +95,7 @@ func (s *streamRenderer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	format := expfmt.Format(probe.Header().Get("Content-Type"))
 
 	// The exporter's metrics, by family name.
-	groups := map[string][]prometheus.Metric{}
+	groups := map[string]replay{}
 	names := map[*prometheus.Desc]string{}
 	ch := make(chan prometheus.Metric, 1024)
 	var panics prometheus.MultiError // written before ch is closed
@@ -114,7 +114,14 @@ func (s *streamRenderer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			name = descName(d)
 			names[d] = name
 		}
-		groups[name] = append(groups[name], m)
+		// A sample is copied: the array Collect built it in (a
+		// destination's, for all its families) is free at once, and
+		// the copy with its family's render.
+		if sm, ok := m.(*sample); ok {
+			groups[name] = append(groups[name], collected{s: *sm})
+		} else {
+			groups[name] = append(groups[name], collected{m: m})
+		}
 	}
 
 	rest, restErr := s.parts.rest.Gather()
@@ -150,7 +157,7 @@ func (s *streamRenderer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}()
 	for _, n := range bigNames {
 		reg := prometheus.NewRegistry()
-		if err := reg.Register(replay(groups[n])); err != nil {
+		if err := reg.Register(groups[n]); err != nil {
 			errs = append(errs, err)
 			continue
 		}
@@ -257,13 +264,24 @@ func safeCollect(c prometheus.Collector, ch chan<- prometheus.Metric) (err error
 	return nil
 }
 
-// replay is an unchecked collector that sends metrics already collected.
-type replay []prometheus.Metric
+// collected is a metric collected: a sample (by value), else m.
+type collected struct {
+	s sample
+	m prometheus.Metric
+}
+
+// replay is an unchecked collector that sends metrics already collected,
+// in the order they were.
+type replay []collected
 
 func (replay) Describe(chan<- *prometheus.Desc) {}
 func (r replay) Collect(ch chan<- prometheus.Metric) {
-	for _, m := range r {
-		ch <- m
+	for i := range r {
+		if r[i].m != nil {
+			ch <- r[i].m
+		} else {
+			ch <- &r[i].s
+		}
 	}
 }
 
