@@ -28,8 +28,8 @@ import (
 // series) one render added some 345 MiB of RSS. The exporter's series
 // (the per-destination families, nearly all of them) are instead rendered
 // a family at a time: the exporter's Collect is run once and its metrics
-// are grouped by family name (the samples, 48 bytes each, that Collect
-// builds anyway), and each family is gathered by a registry of its own
+// are grouped by family name (its samples copied, 64 bytes a series),
+// and each family is gathered by a registry of its own
 // (the same checks, the same sorting: client_golang's code) and encoded
 // by expfmt's encoder at once, so that only one family's dto.Metrics are
 // alive at a time (docs/exporter.md, "Scrape memory"). The rest of the
