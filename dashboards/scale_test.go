@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -449,26 +447,7 @@ func TestDashboardAtFleetScale(t *testing.T) {
 // queryCount runs an instant query with a timeout and counts the series
 // it returns.
 func queryCount(addr, expr string) (int, error) {
-	c := &http.Client{Timeout: 2 * scaleQueryLimit}
-	resp, err := c.Get("http://" + addr + "/api/v1/query?query=" + url.QueryEscape(expr))
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	var r struct {
-		Status string `json:"status"`
-		Error  string `json:"error"`
-		Data   struct {
-			Result []json.RawMessage `json:"result"`
-		} `json:"data"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
-		return 0, err
-	}
-	if r.Status != "success" {
-		return 0, fmt.Errorf("%s", r.Error)
-	}
-	return len(r.Data.Result), nil
+	return promtest.QueryWithin(addr, expr, 2*scaleQueryLimit)
 }
 
 func tail(b []byte) []byte {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"testing"
+	"time"
 )
 
 // RequireTool returns the path of the program name, from Debian package
@@ -31,8 +32,12 @@ func RequireTool(t testing.TB, name, pkg string) string {
 // Query runs the instant query expr on the Prometheus at addr (host:port)
 // and returns how many series it returned. A query Prometheus refuses is
 // an error carrying Prometheus's message.
-func Query(addr, expr string) (int, error) {
-	resp, err := http.Get("http://" + addr + "/api/v1/query?query=" + url.QueryEscape(expr))
+func Query(addr, expr string) (int, error) { return QueryWithin(addr, expr, 0) }
+
+// QueryWithin is Query with a bound on the whole request (0: none).
+func QueryWithin(addr, expr string, timeout time.Duration) (int, error) {
+	c := &http.Client{Timeout: timeout}
+	resp, err := c.Get("http://" + addr + "/api/v1/query?query=" + url.QueryEscape(expr))
 	if err != nil {
 		return 0, err
 	}
