@@ -151,9 +151,7 @@ func (t *tableCall) send() error {
 		}
 		switch classifySend(err) {
 		case sendGone:
-			err = deviceErr("send", err)
-			e.markLost(err)
-			return err
+			return e.lostBySend(err)
 		case sendAgain:
 			// Refused for now: the timer's silence sends it again, at
 			// the cost of one of its retries, as Do does.

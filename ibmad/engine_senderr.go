@@ -62,6 +62,14 @@ func refusedErr(class MgmtClass, m *MAD, addr Address, err error) error {
 	return fmt.Errorf("%s %s to %s: %w", class, m.AttrID().name(class), addr, err)
 }
 
+// lostBySend marks the engine lost by a send that found the device gone:
+// a device failure, not a routing verdict, and no retry against it.
+func (e *Engine) lostBySend(err error) error {
+	err = deviceErr("send", err)
+	e.markLost(err)
+	return err
+}
+
 // sendFailed handles a request's failed send: it returns the error that
 // ends the request, or nil when the attempt is to be repeated (after a
 // short pause, so that a kernel out of memory is not hammered).
@@ -71,11 +79,7 @@ func (e *Engine) sendFailed(ctx context.Context, req *Request, class MgmtClass, 
 	}
 	switch classifySend(err) {
 	case sendGone:
-		// The device cannot send: a device failure, not a routing
-		// verdict, and no retry against it.
-		err = deviceErr("send", err)
-		e.markLost(err)
-		return err
+		return e.lostBySend(err)
 	case sendAgain:
 		pause := min(timeout, 20*time.Millisecond)
 		select {

@@ -1,10 +1,8 @@
 package service
 
 import (
-	"bytes"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,25 +11,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/ibtracer/ibtracer_exporter/internal/ibopen"
+	"github.com/ibtracer/ibtracer_exporter/internal/syncbuf"
 )
-
-// syncBuffer is a log sink safe for the service's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestRoCEPortSaysSoOnce: an exporter on a machine whose only port is
 // RoCE (a sysfs fixture, through the real umad port choice) says so once
@@ -41,7 +22,7 @@ func (s *syncBuffer) String() string {
 func TestRoCEPortSaysSoOnce(t *testing.T) {
 	cfgFile := filepath.Join(t.TempDir(), "ibtracer.yml")
 	writeConfig(t, cfgFile, "interval: 1s\njitter_seed: roce\ndestinations:\n  - {name: x, lid: 3}\n")
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	var opens atomic.Int32
 	ib := ibopen.Config{Transport: "umad", Sysfs: "../../ibmad/umad/testdata/sysfs/roce-only"}
 	const interval = 40 * time.Millisecond
