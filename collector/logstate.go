@@ -154,7 +154,7 @@ func divergedKV(r *trace.Result, kv ...any) []any {
 	for i := range r.Hops {
 		if h := &r.Hops[i]; h.Diverged != nil {
 			kv = append(kv, "diverging_switch", fmt.Sprintf("%s (%s)", h.Diverged.SwitchName, h.Diverged.Switch),
-				"seen_at", fmt.Sprintf("hop %d %s", h.Hop, hopLabelName(h)))
+				"seen_at", fmt.Sprintf("hop %d %s", h.Hop, nodeName(h.NodeName, h.NodeDesc)))
 		}
 	}
 	return kv

@@ -203,7 +203,7 @@ func collectDestinations(ch chan<- prometheus.Metric, names []string, dests []*d
 			for i := range r.Hops {
 				if h := &r.Hops[i]; h.Diverged != nil {
 					emit(dDiverged, s.base.with(pair("switch_guid", h.Diverged.Switch.String()), pair("switch_name", h.Diverged.SwitchName),
-						pair("seen_at_hop", strconv.Itoa(h.Hop)), pair("seen_at", hopLabelName(h))), prometheus.GaugeValue, 1)
+						pair("seen_at_hop", strconv.Itoa(h.Hop)), pair("seen_at", nodeName(h.NodeName, h.NodeDesc))), prometheus.GaugeValue, 1)
 				}
 			}
 		}
@@ -317,13 +317,4 @@ func collectAgent(ch chan<- prometheus.Metric, st agent.Stats) {
 		ch <- prometheus.MustNewConstMetric(dAgentDrop, prometheus.CounterValue, float64(st.Drops[r]), r)
 	}
 	ch <- prometheus.MustNewConstMetric(dAgentPings, prometheus.CounterValue, float64(st.Pings))
-}
-
-// hopLabelName is a hop's name in a label: its site name, else its node
-// description.
-func hopLabelName(h *trace.Hop) string {
-	if h.NodeName != "" {
-		return h.NodeName
-	}
-	return h.NodeDesc
 }
