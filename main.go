@@ -17,6 +17,7 @@ import (
 
 	"github.com/ibtracer/ibtracer_exporter/collector"
 	"github.com/ibtracer/ibtracer_exporter/collector/config"
+	"github.com/ibtracer/ibtracer_exporter/docs"
 	"github.com/ibtracer/ibtracer_exporter/internal/ibopen"
 	"github.com/ibtracer/ibtracer_exporter/internal/manpage"
 	"github.com/ibtracer/ibtracer_exporter/internal/service"
@@ -44,7 +45,7 @@ type flags struct {
 func run() int {
 	var f flags
 	app := kingpin.New("ibtracer_exporter", "Traces InfiniBand routes hop by hop, validates every hop with the ibtracer vendor agent, hosts that agent, and exports Prometheus metrics.")
-	manpage.Use("ibtracer_exporter", "Prometheus exporter of InfiniBand paths validated hop by hop, and host of the ibtracer agent")
+	manpage.Use("ibtracer_exporter", "Prometheus exporter of InfiniBand paths validated hop by hop, and host of the ibtracer agent", docs.Exporter)
 	app.Flag("config.file", "Configuration file (YAML).").Default(defaultConfigFile).StringVar(&f.configFile)
 	webFlags := kingpinflag.AddFlags(app, ":9684")
 	strictint.IntVar(app.Flag("web.max-requests", "Maximum concurrent /metrics scrapes rendering (0: no limit, at most 10000); more get 503. A scrape's slot is free while its answer is sent.").Default("4"), &f.maxRequests, 0, 10000)

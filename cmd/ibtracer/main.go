@@ -13,6 +13,7 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 
+	"github.com/ibtracer/ibtracer_exporter/docs"
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 	"github.com/ibtracer/ibtracer_exporter/internal/ibopen"
 	"github.com/ibtracer/ibtracer_exporter/internal/manpage"
@@ -69,7 +70,7 @@ var onOpened func(*ibopen.Opened)
 func run(args []string, stdout, stderr io.Writer) int {
 	var o options
 	app := kingpin.New("ibtracer", "Trace InfiniBand routes hop by hop and validate every hop with the ibtracer vendor agent.")
-	manpage.Use("ibtracer", "trace InfiniBand routes hop by hop and validate every hop")
+	manpage.Use("ibtracer", "trace InfiniBand routes hop by hop and validate every hop", docs.CLI)
 	app.UsageWriter(stdout)
 	app.ErrorWriter(stderr)
 	app.HelpFlag.Short('h')
