@@ -17,84 +17,118 @@ import (
 // The result holds no backquote and no "{{", so Use can put it in
 // kingpin's template as a raw string.
 func Roff(md string) string {
-	var b strings.Builder
-	lines := strings.Split(strings.ReplaceAll(md, "\r\n", "\n"), "\n")
-	sectioned := false
-	para := []string{}
-	flush := func() {
-		if len(para) > 0 {
-			b.WriteString(".PP\n" + inline(strings.Join(para, " ")) + "\n")
-			para = para[:0]
-		}
+	w := &roffWriter{lines: strings.Split(strings.ReplaceAll(md, "\r\n", "\n"), "\n")}
+	for w.i = 0; w.i < len(w.lines); w.i++ {
+		w.block(w.lines[w.i])
 	}
-	for i := 0; i < len(lines); i++ {
-		l := lines[i]
-		switch {
-		case strings.HasPrefix(l, "# "):
-			flush()
-		case strings.HasPrefix(l, "## "):
-			flush()
-			b.WriteString(".SH " + heading(upperText(l[3:])) + "\n")
-			sectioned = true
-		case strings.HasPrefix(l, "### "):
-			flush()
-			b.WriteString(".SS " + heading(l[4:]) + "\n")
-		case strings.TrimSpace(l) == "":
-			flush()
-		case strings.HasPrefix(l, "    ") && len(para) == 0:
-			if !sectioned {
-				b.WriteString(".SH DESCRIPTION\n")
-				sectioned = true
-			}
-			b.WriteString(".PP\n.RS 4\n.nf\n")
-			for ; i < len(lines) && (strings.HasPrefix(lines[i], "    ") || strings.TrimSpace(lines[i]) == ""); i++ {
-				b.WriteString(line(strings.TrimPrefix(lines[i], "    ")) + "\n")
-			}
-			i--
-			b.WriteString(".fi\n.RE\n")
-		case strings.HasPrefix(l, "|"):
-			flush()
-			for ; i < len(lines) && strings.HasPrefix(lines[i], "|"); i++ {
-				cells := tableCells(lines[i])
-				if len(cells) == 0 || isRule(cells) || i+1 < len(lines) && isRule(tableCells(lines[i+1])) {
-					continue // the rule, and the header row above it
-				}
-				b.WriteString(".TP\n" + inline(cells[0]) + "\n" + inline(strings.Join(cells[1:], "; ")) + "\n")
-			}
-			i--
-		case strings.HasPrefix(l, "- ") || listNumber.MatchString(l):
-			flush()
-			tag := `\(bu`
-			text := strings.TrimPrefix(l, "- ")
-			if m := listNumber.FindStringSubmatch(l); m != nil {
-				tag, text = m[1]+".", l[len(m[0]):]
-			}
-			item := []string{text}
-			for i+1 < len(lines) && strings.HasPrefix(lines[i+1], "  ") && strings.TrimSpace(lines[i+1]) != "" &&
-				!strings.HasPrefix(strings.TrimSpace(lines[i+1]), "- ") {
-				i++
-				item = append(item, strings.TrimSpace(lines[i]))
-			}
-			b.WriteString(".IP " + tag + " 4\n" + inline(strings.Join(item, " ")) + "\n")
-		case strings.HasPrefix(l, "  ") && strings.HasPrefix(strings.TrimSpace(l), "- "):
-			flush() // a nested item: indented under its parent
-			b.WriteString(".RS 4\n.IP \\(bu 4\n" + inline(strings.TrimPrefix(strings.TrimSpace(l), "- ")))
-			for i+1 < len(lines) && strings.HasPrefix(lines[i+1], "    ") && strings.TrimSpace(lines[i+1]) != "" &&
-				!strings.HasPrefix(strings.TrimSpace(lines[i+1]), "- ") {
-				i++
-				b.WriteString(" " + inline(strings.TrimSpace(lines[i])))
-			}
-			b.WriteString("\n.RE\n")
-		default:
-			if !sectioned {
-				b.WriteString(".SH DESCRIPTION\n")
-				sectioned = true
-			}
-			para = append(para, strings.TrimSpace(l))
-		}
+	w.flush()
+	return w.b.String()
+}
+
+// roffWriter walks the Markdown's lines; a block that spans lines moves i
+// to its last.
+type roffWriter struct {
+	b         strings.Builder
+	lines     []string
+	i         int
+	sectioned bool     // a .SH has been written
+	para      []string // the running paragraph's lines
+}
+
+func (w *roffWriter) block(l string) {
+	trimmed := strings.TrimSpace(l)
+	switch {
+	case strings.HasPrefix(l, "# "):
+		w.flush()
+	case strings.HasPrefix(l, "## "):
+		w.flush()
+		w.b.WriteString(".SH " + heading(upperText(l[3:])) + "\n")
+		w.sectioned = true
+	case strings.HasPrefix(l, "### "):
+		w.flush()
+		w.b.WriteString(".SS " + heading(l[4:]) + "\n")
+	case trimmed == "":
+		w.flush()
+	case strings.HasPrefix(l, "    ") && len(w.para) == 0:
+		w.codeBlock()
+	case strings.HasPrefix(l, "|"):
+		w.flush()
+		w.table()
+	case strings.HasPrefix(l, "- ") || listNumber.MatchString(l):
+		w.flush()
+		w.listItem(l)
+	case strings.HasPrefix(l, "  ") && strings.HasPrefix(trimmed, "- "):
+		w.flush() // a nested item: indented under its parent
+		w.b.WriteString(".RS 4\n.IP \\(bu 4\n" + inline(strings.Join(w.continued(strings.TrimPrefix(trimmed, "- "), "    "), " ")) + "\n.RE\n")
+	default:
+		w.section()
+		w.para = append(w.para, trimmed)
 	}
-	flush()
-	return b.String()
+}
+
+// section opens DESCRIPTION for text before the first heading.
+func (w *roffWriter) section() {
+	if !w.sectioned {
+		w.b.WriteString(".SH DESCRIPTION\n")
+		w.sectioned = true
+	}
+}
+
+func (w *roffWriter) flush() {
+	if len(w.para) > 0 {
+		w.b.WriteString(".PP\n" + inline(strings.Join(w.para, " ")) + "\n")
+		w.para = w.para[:0]
+	}
+}
+
+// codeBlock writes the indented lines from i on, blank ones among them,
+// as they are.
+func (w *roffWriter) codeBlock() {
+	w.section()
+	w.b.WriteString(".PP\n.RS 4\n.nf\n")
+	for ; w.i < len(w.lines) && (strings.HasPrefix(w.lines[w.i], "    ") || strings.TrimSpace(w.lines[w.i]) == ""); w.i++ {
+		w.b.WriteString(line(strings.TrimPrefix(w.lines[w.i], "    ")) + "\n")
+	}
+	w.i--
+	w.b.WriteString(".fi\n.RE\n")
+}
+
+// table writes a row per .TP, the first cell its tag, without the header
+// row and the rule under it.
+func (w *roffWriter) table() {
+	for ; w.i < len(w.lines) && strings.HasPrefix(w.lines[w.i], "|"); w.i++ {
+		cells := tableCells(w.lines[w.i])
+		if isRule(cells) || w.i+1 < len(w.lines) && isRule(tableCells(w.lines[w.i+1])) {
+			continue
+		}
+		w.b.WriteString(".TP\n" + inline(cells[0]) + "\n" + inline(strings.Join(cells[1:], "; ")) + "\n")
+	}
+	w.i--
+}
+
+// listItem writes a "- " or "1. " item with the lines that continue it.
+func (w *roffWriter) listItem(l string) {
+	tag, text := `\(bu`, strings.TrimPrefix(l, "- ")
+	if m := listNumber.FindStringSubmatch(l); m != nil {
+		tag, text = m[1]+".", l[len(m[0]):]
+	}
+	w.b.WriteString(".IP " + tag + " 4\n" + inline(strings.Join(w.continued(text, "  "), " ")) + "\n")
+}
+
+// continued is first and the following lines indented by indent that
+// are neither blank nor a new item; i moves to the last of them.
+func (w *roffWriter) continued(first, indent string) []string {
+	item := []string{first}
+	for w.i+1 < len(w.lines) {
+		next := w.lines[w.i+1]
+		t := strings.TrimSpace(next)
+		if !strings.HasPrefix(next, indent) || t == "" || strings.HasPrefix(t, "- ") {
+			break
+		}
+		w.i++
+		item = append(item, t)
+	}
+	return item
 }
 
 var (
