@@ -79,15 +79,6 @@ func (c MgmtClass) String() string {
 	return fmt.Sprintf("0x%02x", uint8(c))
 }
 
-// DefaultClassVersion is the class version libibmad uses for a class
-// (docs/protocol.md): 2 for SA and CC, 1 for everything else.
-func DefaultClassVersion(c MgmtClass) uint8 {
-	if c == ClassSubnAdm || c == ClassCC {
-		return 2
-	}
-	return 1
-}
-
 // Method is the MAD method with the response bit (byte 3).
 type Method uint8
 

@@ -2,7 +2,6 @@ package ibmad
 
 import (
 	"encoding/binary"
-	"fmt"
 )
 
 // SAMAD is a subnet administration MAD (class 0x03, class version 2;
@@ -59,30 +58,5 @@ func (s *SAMAD) MarshalTo(b []byte) error {
 	b[46], b[47] = 0, 0
 	binary.BigEndian.PutUint64(b[48:], s.ComponentMask)
 	copy(b[56:], s.Data[:])
-	return nil
-}
-
-// MarshalBinary returns the SA MAD as 256 bytes.
-func (s *SAMAD) MarshalBinary() ([]byte, error) {
-	b := make([]byte, MADSize)
-	return b, s.MarshalTo(b)
-}
-
-// UnmarshalBinary decodes a 256-byte SA MAD.
-func (s *SAMAD) UnmarshalBinary(b []byte) error {
-	if len(b) < MADSize {
-		return errShort("SA MAD", MADSize, len(b))
-	}
-	if err := s.Header.UnmarshalBinary(b); err != nil {
-		return err
-	}
-	if s.MgmtClass != ClassSubnAdm {
-		return fmt.Errorf("SA MAD: class %s: %w", s.MgmtClass, ErrInvalid)
-	}
-	s.RMPP.unmarshal(b)
-	s.SMKey = binary.BigEndian.Uint64(b[36:])
-	s.AttrOffset = binary.BigEndian.Uint16(b[44:])
-	s.ComponentMask = binary.BigEndian.Uint64(b[48:])
-	copy(s.Data[:], b[56:])
 	return nil
 }

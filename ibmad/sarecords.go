@@ -174,12 +174,6 @@ func (r *SwitchInfoRecord) MarshalTo(b []byte) error {
 	return nil
 }
 
-// MarshalBinary returns the 24-byte record.
-func (r *SwitchInfoRecord) MarshalBinary() ([]byte, error) {
-	b := make([]byte, SwitchInfoRecordSize)
-	return b, r.MarshalTo(b)
-}
-
 // UnmarshalBinary decodes b[0:24].
 func (r *SwitchInfoRecord) UnmarshalBinary(b []byte) error {
 	if len(b) < SwitchInfoRecordSize {
