@@ -205,7 +205,7 @@ func TestBlockingReplyDoesNotStallRequests(t *testing.T) {
 	tr.Inject(p) // its reply blocks
 	time.Sleep(50 * time.Millisecond)
 	req := nodeInfoReq(3)
-	req.Timeout, req.Retries = 300*time.Millisecond, -1
+	req.Timeout, req.NoRetry = 300*time.Millisecond, true
 	if err := e.Do(context.Background(), req, &ibmad.Response{}); err != nil {
 		t.Fatalf("a request while a reply's write blocks: %v", err)
 	}

@@ -23,12 +23,12 @@ func answerOf(p Packet) Packet {
 // the genuine answer that follows still completes the request.
 func TestForgedAnswersDoNotComplete(t *testing.T) {
 	vendor := func() Request {
-		req := Request{Addr: GSIAddress(7, 0), Timeout: 5 * time.Second, Retries: -1}
+		req := Request{Addr: GSIAddress(7, 0), Timeout: 5 * time.Second, NoRetry: true}
 		_ = NewVendorGet(ClassIBTracer, 0x001405, AttrSourceRoute, 0).MarshalTo(req.MAD[:])
 		return req
 	}
 	dr := func() Request {
-		req := Request{Addr: DRAddress(), Timeout: 5 * time.Second, Retries: -1}
+		req := Request{Addr: DRAddress(), Timeout: 5 * time.Second, NoRetry: true}
 		s, _ := NewDRGet(AttrNodeInfo, 0, DRPath{0, 1, 3})
 		_ = s.MarshalTo(req.MAD[:])
 		return req
@@ -121,15 +121,15 @@ func TestSameLIDBlock(t *testing.T) {
 // TIDs are not a sequence: of a thousand requests' TIDs none follows
 // the one before by a fixed step, and none repeats while mapped.
 func TestTIDsAreNotASequence(t *testing.T) {
-	e := &Engine{pending: map[uint32]*call{}}
+	p := &pendingTable{calls: map[uint32]*call{}}
 	var prev uint32
 	steps := map[uint32]int{}
 	for i := 0; i < 1000; i++ {
-		tid := e.nextTID()
-		if tid == 0 || e.pending[tid] != nil {
+		tid := p.nextTID()
+		if tid == 0 || p.calls[tid] != nil {
 			t.Fatalf("TID %d: zero or mapped", tid)
 		}
-		e.pending[tid] = &call{}
+		p.calls[tid] = &call{}
 		if i > 0 {
 			steps[tid-prev]++
 		}

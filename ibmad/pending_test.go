@@ -69,9 +69,12 @@ func TestEngineForgetsTIDsOfFinishedRequests(t *testing.T) {
 	if len(sent) != requests*(retries+1) {
 		t.Fatalf("%d attempts sent, want %d", len(sent), requests*(retries+1))
 	}
-	e.mu.Lock()
-	pending, targets := len(e.pending), len(e.targets)
-	e.mu.Unlock()
+	e.pending.mu.Lock()
+	pending := len(e.pending.calls)
+	e.pending.mu.Unlock()
+	e.window.mu.Lock()
+	targets := len(e.window.targets)
+	e.window.mu.Unlock()
 	if pending != 0 || targets != 0 {
 		t.Fatalf("after every request returned: %d TIDs and %d targets still mapped", pending, targets)
 	}
@@ -89,9 +92,9 @@ func TestEngineForgetsTIDsOfFinishedRequests(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	e.mu.Lock()
-	pending = len(e.pending)
-	e.mu.Unlock()
+	e.pending.mu.Lock()
+	pending = len(e.pending.calls)
+	e.pending.mu.Unlock()
 	if pending != 0 {
 		t.Fatalf("late answers left %d TIDs mapped", pending)
 	}
