@@ -24,7 +24,7 @@ func (t *Tracer) caPortsTable(ctx context.Context, src ibmad.PortAttributes) ([]
 	}
 	q := ibmad.NewSAGet(ibmad.AttrNodeRecord, 0)
 	q.Method = ibmad.MethodGetTable
-	req := &ibmad.Request{Addr: ibmad.GSIAddress(src.SMLID, src.SMSL), Timeout: t.opts.Timeout, Retries: t.opts.requestRetries()}
+	req := &ibmad.Request{Addr: ibmad.GSIAddress(src.SMLID, src.SMSL), Timeout: t.opts.Timeout, Retries: t.opts.Retries, NoRetry: t.opts.NoRetry}
 	if err := q.MarshalTo(req.MAD[:]); err != nil {
 		return nil, err
 	}

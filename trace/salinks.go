@@ -99,7 +99,7 @@ func (w *walk) saLinkTable(port uint8) (recs []ibmad.LinkRecord, truncated bool,
 	q := ibmad.NewSAGet(ibmad.AttrLinkRecord, ibmad.LRCompFromPort)
 	q.Method = ibmad.MethodGetTable
 	_ = (&ibmad.LinkRecord{FromPort: port}).MarshalTo(q.Data[:])
-	req := &ibmad.Request{Addr: ibmad.GSIAddress(w.src.SMLID, w.src.SMSL), Timeout: w.t.opts.Timeout, Retries: w.t.opts.requestRetries()}
+	req := &ibmad.Request{Addr: ibmad.GSIAddress(w.src.SMLID, w.src.SMSL), Timeout: w.t.opts.Timeout, Retries: w.t.opts.Retries, NoRetry: w.t.opts.NoRetry}
 	_ = q.MarshalTo(req.MAD[:])
 	w.saReqs.Add(1)
 	w.t.saRequests.count(ibmad.AttrLinkRecord)

@@ -110,15 +110,6 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// requestRetries is Retries as an ibmad.Request takes it (0: the
-// engine's; negative: none).
-func (o *Options) requestRetries() int {
-	if o.NoRetry {
-		return -1
-	}
-	return o.Retries
-}
-
 // attempts is how many MADs a request that is never answered costs.
 func (o *Options) attempts() int {
 	switch {

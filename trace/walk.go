@@ -55,7 +55,7 @@ type nodeID struct {
 }
 
 func (w *walk) do(req *ibmad.Request) (*ibmad.Response, error) {
-	req.Timeout, req.Retries = w.t.opts.Timeout, w.t.opts.requestRetries()
+	req.Timeout, req.Retries, req.NoRetry = w.t.opts.Timeout, w.t.opts.Retries, w.t.opts.NoRetry
 	var resp ibmad.Response
 	err := w.t.e.Do(w.ctx, req, &resp)
 	if err == nil {

@@ -10,6 +10,101 @@ import (
 	"golang.org/x/time/rate"
 )
 
+// The limits on what an engine sends: the windows of MADs in flight (in
+// all, and to one target node) and the MAD budget (MADs per second).
+
+// window bounds the MADs in flight: MaxOutstanding in all, MaxPerTarget
+// to one target node, so that a fabric full of tracers cannot flood a
+// switch's management processor.
+type window struct {
+	all  chan struct{}   // a slot per MAD in flight
+	done <-chan struct{} // the engine's: closed by Close
+
+	mu      sync.Mutex
+	targets map[uint64]*targetSlot // the targets with MADs in flight or waiting
+	slots   sync.Pool              // idle *targetSlot, their semaphores empty
+}
+
+// targetSlot is one target's semaphore and the requests holding or
+// waiting for it.
+type targetSlot struct {
+	sem  chan struct{}
+	refs int
+}
+
+func newWindow(maxOutstanding, maxPerTarget int, done <-chan struct{}) *window {
+	w := &window{all: make(chan struct{}, maxOutstanding), done: done, targets: make(map[uint64]*targetSlot)}
+	w.slots.New = func() any { return &targetSlot{sem: make(chan struct{}, maxPerTarget)} }
+	return w
+}
+
+// targetOf is the node req goes to, for the per-target window and
+// budget: req.Target, else its LID, else (a directed route) a hash of
+// the route.
+func targetOf(req *Request) uint64 {
+	if req.Target != 0 {
+		return req.Target
+	}
+	if req.Addr.LID != PermissiveLID || !req.MAD.IsDirectedRoute() {
+		return uint64(req.Addr.LID)
+	}
+	// FNV-1a over the initial path: one key per directed-route node.
+	n := int(req.MAD.DRHopCount())
+	if n > MaxDRHops {
+		n = MaxDRHops
+	}
+	h := uint64(14695981039346656037)
+	for _, c := range req.MAD[129 : 129+n] {
+		h = (h ^ uint64(c)) * 1099511628211
+	}
+	return h | 1<<63
+}
+
+// acquire waits for a slot in the window and one of target's; it
+// returns ctx's error, or ErrClosed once the engine is closed.
+func (w *window) acquire(ctx context.Context, target uint64) (*targetSlot, error) {
+	select {
+	case w.all <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-w.done:
+		return nil, ErrClosed
+	}
+	w.mu.Lock()
+	ts := w.targets[target]
+	if ts == nil {
+		ts = w.slots.Get().(*targetSlot)
+		w.targets[target] = ts
+	}
+	ts.refs++
+	w.mu.Unlock()
+	select {
+	case ts.sem <- struct{}{}:
+		return ts, nil
+	case <-ctx.Done():
+		w.release(target, ts, false)
+		return nil, ctx.Err()
+	case <-w.done:
+		w.release(target, ts, false)
+		return nil, ErrClosed
+	}
+}
+
+// release gives back what acquire took (held: target's slot too).
+func (w *window) release(target uint64, ts *targetSlot, held bool) {
+	if held {
+		<-ts.sem
+	}
+	w.mu.Lock()
+	ts.refs--
+	if ts.refs == 0 {
+		delete(w.targets, target)
+		w.slots.Put(ts)
+	}
+	w.mu.Unlock()
+	<-w.all
+}
+
 // Budget is a ceiling on the MADs per second an engine sends: every
 // attempt of a request (retries included) takes a token from the engine's
 // bucket and from its target node's bucket before it is sent; a request
@@ -62,33 +157,33 @@ type budget struct {
 	waited         atomic.Int64
 }
 
-// SetBudget replaces the engine's budget; requests waiting keep the wait
-// they were given. A zero Budget removes the limits.
-func (e *Engine) SetBudget(b Budget) {
-	if b.Rate < 0 || math.IsNaN(b.Rate) {
-		b.Rate = 0
+// set replaces the budget (Engine.SetBudget): a rate that is negative or
+// not a number is no limit.
+func (b *budget) set(cfg Budget) {
+	if cfg.Rate < 0 || math.IsNaN(cfg.Rate) {
+		cfg.Rate = 0
 	}
-	if b.PerTarget < 0 || math.IsNaN(b.PerTarget) {
-		b.PerTarget = 0
+	if cfg.PerTarget < 0 || math.IsNaN(cfg.PerTarget) {
+		cfg.PerTarget = 0
 	}
-	e.budget.mu.Lock()
-	defer e.budget.mu.Unlock()
-	if b.Rate != e.budget.cfg.Rate {
-		e.budget.all = nil
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if cfg.Rate != b.cfg.Rate {
+		b.all = nil
 	}
-	if b.PerTarget != e.budget.cfg.PerTarget {
-		e.budget.targets = nil
+	if cfg.PerTarget != b.cfg.PerTarget {
+		b.targets = nil
 	}
-	e.budget.cfg = b
+	b.cfg = cfg
 }
 
-// BudgetStats returns the budget's settings and counters.
-func (e *Engine) BudgetStats() BudgetStats {
-	e.budget.mu.Lock()
-	cfg := e.budget.cfg
-	e.budget.mu.Unlock()
-	return BudgetStats{Rate: cfg.Rate, PerTarget: cfg.PerTarget, Waits: e.budget.waits.Load(),
-		Waited: time.Duration(e.budget.waited.Load()), Expired: e.budget.expired.Load()}
+// stats are the budget's settings and counters (Engine.BudgetStats).
+func (b *budget) stats() BudgetStats {
+	b.mu.Lock()
+	cfg := b.cfg
+	b.mu.Unlock()
+	return BudgetStats{Rate: cfg.Rate, PerTarget: cfg.PerTarget, Waits: b.waits.Load(),
+		Waited: time.Duration(b.waited.Load()), Expired: b.expired.Load()}
 }
 
 // pruneEvery is how many reservations pass between sweeps of the
@@ -155,27 +250,28 @@ func (b *budget) targetBucket(target uint64, now time.Time, r float64) *rate.Lim
 	return tb
 }
 
-// budgetWait blocks until the budget lets one attempt to target go, or
-// ctx ends (the token is given back and ctx's error returned).
-func (e *Engine) budgetWait(ctx context.Context, target uint64) error {
-	wait, clk, cancel := e.budget.reserve(target)
+// wait blocks until the budget lets one attempt to target go, or ctx
+// ends (the token is given back and ctx's error returned), or done is
+// closed (the engine's; ErrClosed).
+func (b *budget) wait(ctx context.Context, target uint64, done <-chan struct{}) error {
+	wait, clk, cancel := b.reserve(target)
 	if wait <= 0 {
 		return nil
 	}
-	e.budget.waits.Add(1)
+	b.waits.Add(1)
 	c, stop := clk.Timer(wait)
 	defer stop()
 	start := clk.Now()
 	select {
 	case <-c:
-		e.budget.waited.Add(int64(wait))
+		b.waited.Add(int64(wait))
 		return nil
 	case <-ctx.Done():
 		cancel()
-		e.budget.waited.Add(int64(clk.Now().Sub(start)))
-		e.budget.expired.Add(1)
+		b.waited.Add(int64(clk.Now().Sub(start)))
+		b.expired.Add(1)
 		return ctx.Err()
-	case <-e.done:
+	case <-done:
 		cancel()
 		return ErrClosed
 	}

@@ -7,24 +7,6 @@ import (
 	"time"
 )
 
-// streamDepth is how many segments a GetTable buffers between the receive
-// goroutine and its waiter; more (a sender ignoring the window) are
-// dropped as late and recovered by the ACK prompt.
-const streamDepth = 256
-
-// toStream hands a copy of pkt to a GetTable waiter without blocking. The
-// caller holds e.mu, so c is still mapped and its channel open.
-func (e *Engine) toStream(c *call, pkt *Packet) {
-	p := new(Packet)
-	*p = *pkt
-	select {
-	case c.stream <- p:
-		e.stats.delivered.Add(1)
-	default:
-		e.stats.drops[DropLate].Add(1)
-	}
-}
-
 // TableRequest tunes a GetTable; the zero value takes the defaults.
 type TableRequest struct {
 	// Window is the receive window granted to the sender, in segments.
@@ -55,11 +37,11 @@ func (e *Engine) GetTable(ctx context.Context, req *Request, tr TableRequest) (*
 		return nil, err
 	}
 	target := targetOf(req)
-	ts, err := e.acquire(ctx, target)
+	ts, err := e.window.acquire(ctx, target)
 	if err != nil {
 		return nil, err
 	}
-	defer e.release(target, ts, true)
+	defer e.window.release(target, ts, true)
 	e.stats.outstanding.Add(1)
 	defer e.stats.outstanding.Add(-1)
 
@@ -71,7 +53,7 @@ func (e *Engine) GetTable(ctx context.Context, req *Request, tr TableRequest) (*
 		rx:      newRMPPReceiver(tr.Window, tr.MaxBytes),
 		timer:   time.NewTimer(timeout),
 		timeout: timeout, retries: retries, kernelRMPP: kr != nil && kr.ReassemblesRMPP()}
-	defer e.unmapStream(t.c)
+	defer e.pending.unmap(t.c)
 	defer t.timer.Stop()
 	if err := t.send(); err != nil {
 		return nil, err
@@ -108,10 +90,7 @@ func (t *tableCall) run() (*Table, error) {
 		case <-t.ctx.Done():
 			return nil, t.ctx.Err()
 		case <-t.c.done:
-			t.e.mu.Lock()
-			err := t.c.err
-			t.e.mu.Unlock()
-			return nil, err
+			return nil, t.e.pending.errOf(t.c)
 		case <-t.timer.C:
 			if err := t.silence(); err != nil {
 				return nil, err
@@ -127,11 +106,11 @@ func (t *tableCall) run() (*Table, error) {
 // send sends one attempt of the request, under the MAD budget.
 func (t *tableCall) send() error {
 	e, req := t.e, t.req
-	if err := e.budgetWait(t.ctx, t.target); err != nil { // the MAD budget counts tables too
+	if err := e.budget.wait(t.ctx, t.target, e.done); err != nil { // the MAD budget counts tables too
 		return err
 	}
 	t.cs.requests.Add(1)
-	tid, err := e.mapAttempt(t.c)
+	tid, err := e.pending.mapAttempt(t.c)
 	if err != nil {
 		return err
 	}
@@ -261,13 +240,35 @@ func tableWant(req *Request) expected {
 	return expect(&m, &req.Addr)
 }
 
-// unmapStream removes a GetTable's TIDs; later segments count as unknown.
-func (e *Engine) unmapStream(c *call) {
-	e.mu.Lock()
-	for _, t := range c.tids {
-		if e.pending[t] == c {
-			delete(e.pending, t)
-		}
-	}
-	e.mu.Unlock()
+// GetTable errors.
+var (
+	// ErrRMPP means an RMPP stream was malformed or stopped: bad segment
+	// numbers, a missing First or Last flag, an ABORT or STOP from the
+	// sender, or no further segment within the timeout.
+	ErrRMPP = errors.New("ibmad: RMPP")
+	// ErrTableTruncated means the SA's answer holds only the records of
+	// its first MAD: the sender's MAD layer did not segment the message
+	// (ibsim's libumad2sim cuts every MAD to 256 bytes; docs/protocol.md).
+	// GetTable returns the whole records it got alongside this error.
+	ErrTableTruncated = errors.New("ibmad: SA table truncated to its first MAD")
+)
+
+// Table is a reassembled SA GetTable answer.
+type Table struct {
+	AttrID     AttrID
+	Status     Status
+	RecordSize int    // AttributeOffset * 8
+	Data       []byte // Len() records of RecordSize bytes
+	Segments   int    // MADs the answer came in (1 when reassembled by the kernel)
 }
+
+// Len returns the number of records.
+func (t *Table) Len() int {
+	if t == nil || t.RecordSize == 0 {
+		return 0
+	}
+	return len(t.Data) / t.RecordSize
+}
+
+// Record returns record i (0 <= i < Len()).
+func (t *Table) Record(i int) []byte { return t.Data[i*t.RecordSize : (i+1)*t.RecordSize] }
