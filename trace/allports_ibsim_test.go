@@ -52,21 +52,17 @@ func sameCAPorts(t *testing.T, ds []Destination, want map[uint16]string) {
 // (AllCAPorts) from OpenSM's SA on fattree-128 in ibsim are, LID for LID
 // and name for name, those a directed-route walk finds. OpenSM under
 // libumad2sim sends no RMPP (stock saquery gets one NodeRecord of the
-// table too): caPortsTable says the table was cut short, never lists a
+// table too): CAPortsTable says the table was cut short, never lists a
 // short one, and AllCAPorts asks LID by LID.
 func TestCAPortsEqualTheWalkOnIbsim(t *testing.T) {
 	ibsimtest.Require(t)
 	fab := ibsimtest.Start(t, filepath.Join(topoDir, "fattree-128.net"), ibsimtest.Options{KeepSM: true, SMHost: true})
 	e := ibmad.NewEngine(fab.Dial("H0-0", false), ibmad.Options{Timeout: 2 * time.Second})
 	t.Cleanup(func() { e.Close() })
-	tr := New(e, Options{NoValidate: true})
-	src, err := e.Port()
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := New(e, Options{Validate: ValidateOff})
 	ctx := context.Background()
-	if tbl, err := tr.caPortsTable(ctx, src); !errors.Is(err, ibmad.ErrTableTruncated) {
-		t.Logf("caPortsTable: %d ports, %v (not cut short)", len(tbl), err)
+	if tbl, err := tr.CAPortsTable(ctx); !errors.Is(err, ibmad.ErrTableTruncated) {
+		t.Logf("CAPortsTable: %d ports, %v (not cut short)", len(tbl), err)
 	}
 	ds, err := tr.AllCAPorts(ctx)
 	if err != nil {
@@ -89,14 +85,10 @@ func TestCAPortsTableOnTheSim(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := newSim(t, topo, sim.Options{})
-	tr := s.tracer("H0-0", Options{NoValidate: true, Timeout: 10 * time.Second})
-	src, err := tr.Engine().Port()
+	tr := s.tracer("H0-0", Options{Validate: ValidateOff, Timeout: 10 * time.Second})
+	ds, err := tr.CAPortsTable(context.Background())
 	if err != nil {
-		t.Fatal(err)
-	}
-	ds, err := tr.caPortsTable(context.Background(), src)
-	if err != nil {
-		t.Fatalf("caPortsTable: %v", err)
+		t.Fatalf("CAPortsTable: %v", err)
 	}
 	sameCAPorts(t, ds, caPortsOf(t, tr.Engine()))
 	var saMADs uint64

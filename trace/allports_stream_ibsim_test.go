@@ -52,7 +52,7 @@ func TestStreamCAPortsNamesPortsBeforeItEndsOnIbsim(t *testing.T) {
 	ht := &holdingTransport{Transport: fab.Dial("H0-0", false), free: 8, release: make(chan struct{})}
 	e := ibmad.NewEngine(ht, ibmad.Options{Timeout: 20 * time.Second})
 	t.Cleanup(func() { e.Close() })
-	tr := New(e, Options{NoValidate: true})
+	tr := New(e, Options{Validate: ValidateOff})
 	var mu sync.Mutex
 	named := map[uint16]Destination{}
 	ds, err := tr.StreamCAPorts(context.Background(), func(d Destination) {

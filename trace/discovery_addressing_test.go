@@ -57,7 +57,7 @@ func TestAutoProbeKeepsTheAddressing(t *testing.T) {
 	rec := &pmaProbeSends{Transport: tp}
 	e := ibmad.NewEngine(rec, ibmad.Options{Timeout: 100 * time.Millisecond, NoRetry: true})
 	defer e.Close()
-	auto := New(e, Options{SL: 2, Discovery: DiscoveryAuto, NoValidate: true, NoRetry: true, Timeout: 100 * time.Millisecond})
+	auto := New(e, Options{SL: DefaultSL(2), Discovery: DiscoveryAuto, Validate: ValidateOff, Retries: new(0), Timeout: 100 * time.Millisecond})
 	r := auto.Trace(context.Background(), Destination{GUID: guid})
 	probes := rec.addrs()
 	if len(probes) == 0 {

@@ -18,42 +18,42 @@ import (
 func TestVerdictInFlightIsAskedOnce(t *testing.T) {
 	tr := New(nil, Options{ShareValidation: time.Minute, Clock: newFakeClock()})
 	waiting := make(chan struct{}, 1)
-	tr.verdictFlights.waiting = func() { waiting <- struct{}{} }
+	tr.val.verdictFlights.waiting = func() { waiting <- struct{}{} }
 	ctx := context.Background()
-	first, second := tr.newWalk(ctx, ibmad.PortAttributes{}, 100), tr.newWalk(ctx, ibmad.PortAttributes{}, 101)
+	first, second := newWalk(tr, ctx, ibmad.PortAttributes{}, 100), newWalk(tr, ctx, ibmad.PortAttributes{}, 101)
 	key := verdictKey{guid: 0x10, lid: 5, inPort: "\x01", by: ByAgent}
 	h1 := Hop{NodeGUID: 0x10}
-	if first.sharedVerdict(&h1, key) {
+	if tr.val.sharedVerdict(first, &h1, key) {
 		t.Fatal("a verdict nobody asked for was shared")
 	}
 	got := make(chan Hop)
 	go func() {
 		h2 := Hop{NodeGUID: 0x10}
-		if !second.sharedVerdict(&h2, key) {
+		if !tr.val.sharedVerdict(second, &h2, key) {
 			h2.Agent = "asked again"
 		}
 		got <- h2
 	}()
 	<-waiting // the second trace waits for the first one's question
 	h1.Agent, h1.ActualInPort = AgentValidated, 1
-	first.shareVerdict(&h1, key)
+	tr.val.shareVerdict(first, &h1, key)
 	if h2 := <-got; h2.Agent != AgentValidated || h2.ActualInPort != 1 {
 		t.Fatalf("the trace that needed the verdict in flight got %q (port %d), want the first trace's validated (1)", h2.Agent, h2.ActualInPort)
 	}
 
 	// A lost answer is not shared: the one that waited asks itself.
 	key.lid = 6
-	if first.sharedVerdict(&h1, key) {
+	if tr.val.sharedVerdict(first, &h1, key) {
 		t.Fatal("a verdict nobody asked for was shared")
 	}
 	waited := make(chan bool)
 	go func() {
 		h2 := Hop{NodeGUID: 0x10}
-		waited <- second.sharedVerdict(&h2, key)
+		waited <- tr.val.sharedVerdict(second, &h2, key)
 	}()
 	<-waiting
 	h1.Agent = AgentLost
-	first.shareVerdict(&h1, key)
+	tr.val.shareVerdict(first, &h1, key)
 	if <-waited {
 		t.Fatal("a lost verdict was shared")
 	}

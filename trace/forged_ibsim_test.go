@@ -134,7 +134,7 @@ func TestForgedAnswersOnIbsim(t *testing.T) {
 	}
 
 	for _, mode := range []ValidateMode{ValidateAgent, ValidateAuto} {
-		tr := New(e, Options{Validate: mode, Timeout: 300 * time.Millisecond, Retries: 1})
+		tr := New(e, Options{Validate: mode, Timeout: 300 * time.Millisecond, Retries: new(1)})
 		deadline := time.Now().Add(6 * time.Second)
 		rounds := 0
 		for time.Now().Before(deadline) {

@@ -85,7 +85,7 @@ func TestMismatchForgetsItsPathOnly(t *testing.T) {
 		paths = append(paths, r.Hops)
 	}
 	cached := func(g ibmad.GUID) (n int) {
-		tr.verdicts.DeleteFunc(func(k verdictKey) bool {
+		tr.val.verdicts.DeleteFunc(func(k verdictKey) bool {
 			if k.guid == g {
 				n++
 			}
@@ -102,7 +102,7 @@ func TestMismatchForgetsItsPathOnly(t *testing.T) {
 	if cached(near.NodeGUID) != 0 || cached(far.NodeGUID) == 0 {
 		t.Fatalf("after a mismatch on H0-1's path: %d verdicts of its leaf left, %d of another leaf", cached(near.NodeGUID), cached(far.NodeGUID))
 	}
-	if tr.paths.Has(s.lid("H0-1")) || !tr.paths.Has(s.lid("H1-1")) {
+	if tr.fast.paths.Has(s.lid("H0-1")) || !tr.fast.paths.Has(s.lid("H1-1")) {
 		t.Fatal("forget dropped the wrong confirmed path")
 	}
 }

@@ -119,7 +119,7 @@ func TestTraceAllFollowsEveryLIDOfTheRange(t *testing.T) {
 // set of the base LID.
 func TestTraceAllWithoutReachIsOnePath(t *testing.T) {
 	s := loadSim(t, "fattree-mini.net", sim.Options{})
-	tr := s.tracer("H0-0", Options{NoValidate: true})
+	tr := s.tracer("H0-0", Options{Validate: ValidateOff})
 	ps := tr.TraceAll(context.Background(), Destination{LID: 900})
 	if len(ps.Paths) != 1 || ps.Paths[0].Status != StatusUnreachable || ps.Distinct != 0 || ps.Worst() != ps.Paths[0] {
 		t.Fatalf("unreachable: %d paths, %s, %d distinct", len(ps.Paths), ps.Paths[0].Status, ps.Distinct)

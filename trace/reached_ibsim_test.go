@@ -107,7 +107,7 @@ func TestMovedLIDsOnIbsim(t *testing.T) {
 		s := &source{node: n, events: &logged{}}
 		s.eng = ibmad.NewEngine(fab.Dial(n, false), ibmad.Options{Timeout: 2 * time.Second, PortRefresh: 10 * time.Millisecond})
 		t.Cleanup(func() { s.eng.Close() })
-		s.tr = New(s.eng, Options{Timeout: 2 * time.Second, ResolveTTL: time.Hour, Clock: clock, Log: s.events.log})
+		s.tr = New(s.eng, Options{Timeout: 2 * time.Second, ResolveTTL: new(time.Hour), Clock: clock, Log: s.events.log})
 		srcs = append(srcs, s)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -49,7 +49,7 @@ func twoSubnetsParallel(t *testing.T) (*simFabric, *sim.Router) {
 func TestRemoteGIDFineIsLeftSubnet(t *testing.T) {
 	s, _ := twoSubnetsParallel(t)
 	d := Destination{GID: ibmad.MakeGID(sim.RemoteSubnetPrefix, sim.RemoteHostGUID(2))}
-	for _, o := range []Options{{ResolveTTL: time.Hour, Clock: newFakeClock()}, {ResolveTTL: time.Hour, Clock: newFakeClock(), NoFastPath: true}} {
+	for _, o := range []Options{{ResolveTTL: new(time.Hour), Clock: newFakeClock()}, {ResolveTTL: new(time.Hour), Clock: newFakeClock(), NoFastPath: true}} {
 		tr := s.tracer("H0-0", o)
 		for i := 0; i < 2; i++ {
 			r := tr.Trace(context.Background(), d)
@@ -113,7 +113,7 @@ func TestRemoteGIDStatus7IsMismatch(t *testing.T) {
 func TestRemoteGIDRouterLIDMoved(t *testing.T) {
 	s, rt := twoSubnetsParallel(t)
 	var events logged
-	tr := s.tracer("H0-0", Options{ResolveTTL: time.Hour, Clock: newFakeClock(), Log: events.log})
+	tr := s.tracer("H0-0", Options{ResolveTTL: new(time.Hour), Clock: newFakeClock(), Log: events.log})
 	d := Destination{GID: ibmad.MakeGID(sim.RemoteSubnetPrefix, sim.RemoteHostGUID(1))}
 	ctx := context.Background()
 	if r := tr.Trace(ctx, d); r.Status != StatusLeftSubnet {

@@ -64,7 +64,7 @@ func TestMovedLIDNeverReportsAnotherNode(t *testing.T) {
 	s.agentsEverywhere()
 	var events logged
 	clock := newFakeClock()
-	tr := s.tracer("H0-0", Options{ResolveTTL: time.Hour, Clock: clock, Log: events.log})
+	tr := s.tracer("H0-0", Options{ResolveTTL: new(time.Hour), Clock: clock, Log: events.log})
 	target := s.f.Node("H1-2").Ports[1]
 	ds := namedDests("H1-2", target)
 	ctx := context.Background()
@@ -101,7 +101,7 @@ func TestMovedLIDNeverReportsAnotherNode(t *testing.T) {
 // with wrong_port instead of reporting the other node.
 func TestMovedLIDFailsWhenStillWrong(t *testing.T) {
 	s := loadSim(t, "fattree-mini.net", sim.Options{})
-	tr := s.tracer("H0-0", Options{NoValidate: true, ResolveTTL: Off})
+	tr := s.tracer("H0-0", Options{Validate: ValidateOff, ResolveTTL: new(time.Duration(0))})
 	target := s.f.Node("H1-2").Ports[1]
 	// H1-1 takes H1-2's LID too and the tables lead it there (a
 	// duplicate LID, as mid-sweep), while the SA still answers H1-2's
@@ -146,7 +146,7 @@ func TestLocalLIDChangeLoggedOnce(t *testing.T) {
 	}
 	e := ibmad.NewEngine(tp, ibmad.Options{Timeout: 100 * time.Millisecond, Retries: 1, PortRefresh: 5 * time.Millisecond})
 	t.Cleanup(func() { e.Close() })
-	tr := New(e, Options{Timeout: 100 * time.Millisecond, ResolveTTL: time.Hour, Clock: clock, Log: events.log})
+	tr := New(e, Options{Timeout: 100 * time.Millisecond, ResolveTTL: new(time.Hour), Clock: clock, Log: events.log})
 	d := Destination{Node: "H1-0"}
 	ctx := context.Background()
 	if r := tr.Trace(ctx, d); r.Status != StatusOK || r.PathHops() != 4 {

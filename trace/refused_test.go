@@ -17,8 +17,8 @@ func TestRefusedRequestIsADeviceError(t *testing.T) {
 	d := Destination{LID: 3}
 	for name, e := range map[string]*Error{
 		"walk":   w.smpFail(refused, "NodeInfo of hop 1"),
-		"SA":     w.saFail(d, "PathRecord", refused, 0),
-		"remote": remoteFail(d, "router", ibmad.GID{}, refused, nil),
+		"SA":     (&resolver{}).saFail(w, d, "PathRecord", refused, 0),
+		"remote": remoteFail(d, "router", ibmad.GID{}, refused, 0),
 	} {
 		if e.Status != StatusDevice || e.Reason != ReasonDevice {
 			t.Errorf("%s: status %s reason %s (%s), want %s %s", name, e.Status, e.Reason, e.Msg, StatusDevice, ReasonDevice)

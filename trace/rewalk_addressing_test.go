@@ -61,7 +61,7 @@ func TestSMPAfterSALimitKeepsTheAddressing(t *testing.T) {
 	guid := s.f.Node(behind[len(behind)-1]).Ports[1].GUID
 	s.f.SetPathQoS(guid, sim.PathQoS{SL: sl})
 	auto := s.tracer("H0-0", Options{Discovery: DiscoveryAuto, Validate: ValidateAgent, Clock: newFakeClock(),
-		SupportTTL: time.Hour, SARecordTTL: Off, NoRetry: true})
+		SupportTTL: time.Hour, SARecordTTL: new(time.Duration(0)), Retries: new(0)})
 	ctx := context.Background()
 	s.f.SetSMPFirewall(true) // auto falls back to the SA, and remembers
 	if r := auto.Trace(ctx, Destination{LID: s.lid(behind[0])}); r.Status != StatusOK || auto.Mode() != DiscoverySA {

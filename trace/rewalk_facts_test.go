@@ -19,8 +19,8 @@ import (
 func saLimitSharing(t *testing.T) (*simFabric, *Tracer, Destination) {
 	s, _ := limitSim(t)
 	ctx := context.Background()
-	auto := s.tracer("H0-0", Options{Discovery: DiscoveryAuto, NoValidate: true, NoRetry: true, Clock: newFakeClock(),
-		ShareFacts: time.Hour, SupportTTL: time.Hour, SARecordTTL: Off})
+	auto := s.tracer("H0-0", Options{Discovery: DiscoveryAuto, Validate: ValidateOff, Retries: new(0), Clock: newFakeClock(),
+		ShareFacts: time.Hour, SupportTTL: time.Hour, SARecordTTL: new(time.Duration(0))})
 	d := Destination{LID: s.lid("H1-1")}
 	if r := auto.Trace(ctx, d); r.Status != StatusOK || r.Discovery != DiscoverySMP {
 		t.Fatalf("by SMPs: %s %v (%s)", r.Status, r.Err, r.Discovery)
@@ -91,7 +91,7 @@ func TestSMPAfterSALimitRetracesAfresh(t *testing.T) {
 // trace's SA walk none.
 func TestSAFallbackCountsSharedFacts(t *testing.T) {
 	s := loadSim(t, "fattree-mini.net", sim.Options{SMNode: "H1-2"}) // the tracer at H0-0 is not the SM
-	auto := s.tracer("H0-0", Options{Discovery: DiscoveryAuto, NoValidate: true, NoRetry: true, Clock: newFakeClock(),
+	auto := s.tracer("H0-0", Options{Discovery: DiscoveryAuto, Validate: ValidateOff, Retries: new(0), Clock: newFakeClock(),
 		ShareFacts: time.Hour, SupportTTL: time.Hour})
 	ctx := context.Background()
 	d := Destination{LID: s.lid("H1-1")}

@@ -15,7 +15,7 @@ import (
 // link (H0-0's SA walk asks that switch's LinkRecord by its LID).
 func limitSim(t *testing.T) (*simFabric, []string) {
 	s := loadSim(t, "fattree-4x2x4.net", sim.Options{LMC: 2, SMNode: "H3-3"})
-	smp := s.tracer("H0-0", Options{Discovery: DiscoverySMP, NoValidate: true})
+	smp := s.tracer("H0-0", Options{Discovery: DiscoverySMP, Validate: ValidateOff})
 	var behind []string
 	for _, n := range s.f.Nodes() {
 		if n.Type.String() != "ca" || n.Name == "H0-0" {
@@ -44,7 +44,7 @@ func limitSim(t *testing.T) (*simFabric, []string) {
 func TestSAModeThroughUnalignedSwitches(t *testing.T) {
 	s, behind := limitSim(t)
 	s.f.SetSARefusal(sim.SARefusal{LinkLIDMasked: true})
-	sa := s.tracer("H0-0", Options{Discovery: DiscoverySA, NoValidate: true})
+	sa := s.tracer("H0-0", Options{Discovery: DiscoverySA, Validate: ValidateOff})
 	for _, n := range behind {
 		if r := sa.Trace(context.Background(), Destination{LID: s.lid(n)}); r.Status != StatusOK || r.Discovery != DiscoverySA {
 			t.Fatalf("%s: %s %v (%s)", n, r.Status, r.Err, r.Discovery)
@@ -62,7 +62,7 @@ func TestSAModeThroughUnalignedSwitches(t *testing.T) {
 func TestSALimitFailsSAModeWithTheReason(t *testing.T) {
 	s, behind := limitSim(t)
 	s.f.SetSARefusal(sim.SARefusal{LinkLIDMasked: true, NoTables: true})
-	sa := s.tracer("H0-0", Options{Discovery: DiscoverySA, NoValidate: true})
+	sa := s.tracer("H0-0", Options{Discovery: DiscoverySA, Validate: ValidateOff})
 	r := sa.Trace(context.Background(), Destination{LID: s.lid(behind[0])})
 	msg := ""
 	if r.Err != nil {
@@ -86,7 +86,7 @@ func TestSALimitFailsSAModeWithTheReason(t *testing.T) {
 func TestAutoFallsBackToSMPsAtTheSALimit(t *testing.T) {
 	s, behind := limitSim(t)
 	clk := newFakeClock()
-	auto := s.tracer("H0-0", Options{Discovery: DiscoveryAuto, NoValidate: true, Clock: clk, SupportTTL: time.Hour, SARecordTTL: Off}) // every record asked: none answered before the SA was limited
+	auto := s.tracer("H0-0", Options{Discovery: DiscoveryAuto, Validate: ValidateOff, Clock: clk, SupportTTL: time.Hour, SARecordTTL: new(time.Duration(0))}) // every record asked: none answered before the SA was limited
 	ctx := context.Background()
 	// SMPs refused: auto falls back to the SA, which answers, and
 	// remembers.

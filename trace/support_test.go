@@ -36,13 +36,13 @@ func TestLostMADIsNotNoAgent(t *testing.T) {
 	if _, err := agent.New(ae, agent.Config{RatePerSource: 1, Burst: 2, Clock: clock}); err != nil {
 		t.Fatal(err)
 	}
-	tr := s.tracer("hostA", Options{Timeout: 250 * time.Millisecond, NoRetry: true})
+	tr := s.tracer("hostA", Options{Validate: ValidateAgent, Timeout: 250 * time.Millisecond, Retries: new(0)})
 	d := Destination{LID: s.lid("hostB")}
 	ctx := context.Background()
 	last := func(r *Result) AgentStatus { return r.Hops[len(r.Hops)-1].Agent }
 
 	// Empty hostA's bucket from another port handle of hostA (same LID).
-	drain := s.tracer("hostA", Options{Timeout: 250 * time.Millisecond, NoRetry: true})
+	drain := s.tracer("hostA", Options{Timeout: 250 * time.Millisecond, Retries: new(0)})
 	for i := 0; i < 2; i++ {
 		if r := drain.Trace(ctx, d); r.Status != StatusOK {
 			t.Fatalf("drain: %s %v", r.Status, r.Err)
@@ -80,7 +80,7 @@ func TestVerdictsAreNeverEmpty(t *testing.T) {
 	s.agentOn("hostB")
 	hostB := s.lid("hostB")
 	ctx := context.Background()
-	r := s.tracer("hostA", Options{NoValidate: true}).Trace(ctx, Destination{LID: hostB})
+	r := s.tracer("hostA", Options{Validate: ValidateOff}).Trace(ctx, Destination{LID: hostB})
 	if r.Status != StatusOK {
 		t.Fatalf("--no-validate: %s %v", r.Status, r.Err)
 	}

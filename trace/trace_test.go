@@ -202,7 +202,7 @@ func TestFailureClasses(t *testing.T) {
 	s := loadSim(t, "chain-5.net", sim.Options{})
 	s.agentOn("hostB")
 	timeout, retries := 50*time.Millisecond, 1
-	tr := s.tracer("hostA", Options{Timeout: timeout, Retries: retries})
+	tr := s.tracer("hostA", Options{Timeout: timeout, Retries: &retries})
 	hostB := s.lid("hostB")
 	for _, tc := range []struct {
 		name    string
@@ -259,7 +259,7 @@ func TestFailureClasses(t *testing.T) {
 func TestAgentVanishesMidTrace(t *testing.T) {
 	s := loadSim(t, "chain-5.net", sim.Options{})
 	s.agentOn("hostB", "hostC")
-	tr := s.tracer("hostA", Options{Timeout: 50 * time.Millisecond, Retries: 1})
+	tr := s.tracer("hostA", Options{Validate: ValidateAgent, Timeout: 50 * time.Millisecond, Retries: new(1)})
 	d := Destination{LID: s.lid("hostB")}
 	if r := tr.Trace(context.Background(), d); r.Status != StatusOK || r.Hops[len(r.Hops)-1].Agent != AgentValidated {
 		t.Fatalf("before: %s", r.Status)

@@ -124,7 +124,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		onOpened(opened)
 	}
 	topts := o.traceOptions(u.oui)
-	e := ibmad.NewEngine(opened.Transport, ibmad.Options{Timeout: topts.Timeout, Retries: topts.Retries, NoRetry: topts.NoRetry})
+	e := ibmad.NewEngine(opened.Transport, ibmad.Options{Timeout: topts.Timeout, Retries: o.retries, NoRetry: o.retries == 0})
 	defer e.Close()
 	meter := newMADMeter(e) // the run's MADs, for --all's totals (mads.go)
 	tr := trace.New(e, topts)
@@ -215,22 +215,35 @@ const shareForRun = 24 * time.Hour
 
 // traceOptions is the flags as trace.Options, with the meanings the
 // exporter's configuration gives the same knobs (config.TraceOptions):
-// --retries 0 is NoRetry. The caches keep trace's defaults; the facts
+// --retries 0 sends each MAD once. The caches keep trace's defaults; the facts
 // the walks read are shared for the run.
 func (o *options) traceOptions(oui ibmad.OUI) trace.Options {
 	return trace.Options{
 		Timeout:         time.Duration(o.timeoutMS) * time.Millisecond,
-		Retries:         o.retries,
-		NoRetry:         o.retries == 0,
+		Retries:         new(o.retries),
 		OUI:             oui,
-		SL:              uint8(o.sl),
-		SLFixed:         o.slSet,
-		NoValidate:      o.noValidate,
-		Validate:        trace.ValidateMode(o.validate),
+		SL:              o.traceSL(),
+		Validate:        o.validateMode(),
 		Discovery:       trace.Discovery(o.discovery),
 		ShareFacts:      shareForRun,
 		ShareValidation: shareForRun,
 	}
+}
+
+// traceSL is --sl: given, it wins over a PathRecord's SL.
+func (o *options) traceSL() trace.SL {
+	if o.slSet {
+		return trace.FixedSL(uint8(o.sl))
+	}
+	return trace.DefaultSL(uint8(o.sl))
+}
+
+// validateMode is --validate, off with --no-validate.
+func (o *options) validateMode() trace.ValidateMode {
+	if o.noValidate {
+		return trace.ValidateOff
+	}
+	return trace.ValidateMode(o.validate)
 }
 
 // exitCode: a mismatch (or, with --health, an unhealthy link) wins;

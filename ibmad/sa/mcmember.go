@@ -83,7 +83,7 @@ func (r *MCMemberRecord) UnmarshalBinary(b []byte) error {
 // sends from) a full member of the group mgid, creating the group when it
 // does not exist (an SA MCMemberRecord Set), and returns the record the
 // SA answered with, whose MLID is the group's.
-func Join(ctx context.Context, e *ibmad.Engine, sm ibmad.Address, mgid, port ibmad.GID) (MCMemberRecord, error) {
+func Join(ctx context.Context, s Sender, sm ibmad.Address, mgid, port ibmad.GID) (MCMemberRecord, error) {
 	rec := MCMemberRecord{MGID: mgid, PortGID: port, QKey: 0x0B1B, PKey: 0xFFFF, Scope: 2, JoinState: JoinFullMember}
 	mask := MCCompMGID | MCCompPortGID | MCCompQKey | MCCompTClass | MCCompPKey | MCCompSL | MCCompFlowLabel | MCCompJoinState
 	q := ibmad.NewSAGet(AttrMCMemberRecord, mask)
@@ -96,7 +96,7 @@ func Join(ctx context.Context, e *ibmad.Engine, sm ibmad.Address, mgid, port ibm
 		return rec, err
 	}
 	var resp ibmad.Response
-	if err := e.Do(ctx, req, &resp); err != nil {
+	if err := s.Do(ctx, req, &resp); err != nil {
 		return rec, fmt.Errorf("SA Set MCMemberRecord %s for %s: %w", mgid, port, err)
 	}
 	if st := resp.MAD.Status(); st != 0 {
