@@ -218,32 +218,23 @@ const shareForRun = 24 * time.Hour
 // --retries 0 sends each MAD once. The caches keep trace's defaults; the facts
 // the walks read are shared for the run.
 func (o *options) traceOptions(oui ibmad.OUI) trace.Options {
+	sl, validate := trace.DefaultSL(uint8(o.sl)), trace.ValidateMode(o.validate)
+	if o.slSet {
+		sl = trace.FixedSL(uint8(o.sl)) // --sl given wins over a PathRecord's
+	}
+	if o.noValidate {
+		validate = trace.ValidateOff
+	}
 	return trace.Options{
 		Timeout:         time.Duration(o.timeoutMS) * time.Millisecond,
 		Retries:         new(o.retries),
 		OUI:             oui,
-		SL:              o.traceSL(),
-		Validate:        o.validateMode(),
+		SL:              sl,
+		Validate:        validate,
 		Discovery:       trace.Discovery(o.discovery),
 		ShareFacts:      shareForRun,
 		ShareValidation: shareForRun,
 	}
-}
-
-// traceSL is --sl: given, it wins over a PathRecord's SL.
-func (o *options) traceSL() trace.SL {
-	if o.slSet {
-		return trace.FixedSL(uint8(o.sl))
-	}
-	return trace.DefaultSL(uint8(o.sl))
-}
-
-// validateMode is --validate, off with --no-validate.
-func (o *options) validateMode() trace.ValidateMode {
-	if o.noValidate {
-		return trace.ValidateOff
-	}
-	return trace.ValidateMode(o.validate)
 }
 
 // exitCode: a mismatch (or, with --health, an unhealthy link) wins;

@@ -85,18 +85,23 @@ func decode[T any, P codec[T]](t *ibmad.Table, size int, terr error) ([]T, error
 	return out, terr
 }
 
-func table[T any, P codec[T]](ctx context.Context, s Sender, sm ibmad.Address, attr ibmad.AttrID, size int, mask uint64, tmpl []byte) ([]T, error) {
-	t, err := GetTable(ctx, s, sm, attr, mask, tmpl)
-	if err != nil && !errors.Is(err, ibmad.ErrTableTruncated) {
-		return nil, err
-	}
-	return decode[T, P](t, size, err)
-}
-
 // record is a record type's codec both ways: a template out, a record in.
 type record[T any] interface {
 	codec[T]
 	MarshalBinary() ([]byte, error)
+}
+
+// Table asks the SA at sm for every record of attr that matches tmpl
+// under mask (0: every record) and returns them decoded. A table cut
+// short (ibsim's: ErrTableTruncated) is returned with the records it
+// holds.
+func Table[T any, P record[T]](ctx context.Context, s Sender, sm ibmad.Address, attr ibmad.AttrID, mask uint64, tmpl T) ([]T, error) {
+	b := wire[T, P](tmpl)
+	t, err := GetTable(ctx, s, sm, attr, mask, b)
+	if err != nil && !errors.Is(err, ibmad.ErrTableTruncated) {
+		return nil, err
+	}
+	return decode[T, P](t, len(b), err)
 }
 
 // wire returns tmpl's wire form.
@@ -116,19 +121,10 @@ func one[T any, P record[T]](ctx context.Context, s Sender, sm ibmad.Address, at
 	return r, P(&r).UnmarshalBinary(data)
 }
 
-// compIf returns comp when the caller named a LID (lid is not 0): a
-// table of that LID's records; no component otherwise: every record.
-func compIf(lid uint16, comp uint64) uint64 {
-	if lid != 0 {
-		return comp
-	}
-	return 0
-}
-
 // NodeRecords returns every NodeRecord: one per switch and one per CA
 // port with a LID.
 func NodeRecords(ctx context.Context, s Sender, sm ibmad.Address) ([]ibmad.NodeRecord, error) {
-	return table[ibmad.NodeRecord](ctx, s, sm, ibmad.AttrNodeRecord, ibmad.NodeRecordSize, 0, nil)
+	return Table(ctx, s, sm, ibmad.AttrNodeRecord, 0, ibmad.NodeRecord{})
 }
 
 // NodeRecordOf returns the NodeRecord of the port with LID lid (one
@@ -137,23 +133,9 @@ func NodeRecordOf(ctx context.Context, s Sender, sm ibmad.Address, lid uint16) (
 	return one(ctx, s, sm, ibmad.AttrNodeRecord, ibmad.NRCompLID, ibmad.NodeRecord{LID: lid})
 }
 
-// PortInfoRecords returns the PortInfoRecords of the port with LID lid
-// (a switch: all its ports), or of every port when lid is 0.
-func PortInfoRecords(ctx context.Context, s Sender, sm ibmad.Address, lid uint16) ([]ibmad.PortInfoRecord, error) {
-	return table[ibmad.PortInfoRecord](ctx, s, sm, ibmad.AttrPortInfoRecord, ibmad.PortInfoRecordSize,
-		compIf(lid, ibmad.PIRCompLID), wire(ibmad.PortInfoRecord{LID: lid}))
-}
-
 // PortInfoRecord returns the PortInfoRecord of port port at LID lid.
 func PortInfoRecord(ctx context.Context, s Sender, sm ibmad.Address, lid uint16, port uint8) (ibmad.PortInfoRecord, error) {
 	return one(ctx, s, sm, ibmad.AttrPortInfoRecord, ibmad.PIRCompLID|ibmad.PIRCompPortNum, ibmad.PortInfoRecord{LID: lid, PortNum: port})
-}
-
-// LinkRecords returns every LinkRecord (both directions of each link), or
-// those leaving LID fromLID when it is not 0.
-func LinkRecords(ctx context.Context, s Sender, sm ibmad.Address, fromLID uint16) ([]ibmad.LinkRecord, error) {
-	return table[ibmad.LinkRecord](ctx, s, sm, ibmad.AttrLinkRecord, ibmad.LinkRecordSize,
-		compIf(fromLID, ibmad.LRCompFromLID), wire(ibmad.LinkRecord{FromLID: fromLID}))
 }
 
 // LinkRecordFrom returns the link leaving port port of LID lid.
@@ -165,16 +147,4 @@ func LinkRecordFrom(ctx context.Context, s Sender, sm ibmad.Address, lid uint16,
 // switch with LID switchLID.
 func LFTRecord(ctx context.Context, s Sender, sm ibmad.Address, switchLID uint16, block uint16) (ibmad.LFTRecord, error) {
 	return one(ctx, s, sm, ibmad.AttrLFTRecord, ibmad.LFTRCompLID|ibmad.LFTRCompBlock, ibmad.LFTRecord{LID: switchLID, Block: block})
-}
-
-// LFTRecords returns every block of the switch with LID switchLID, or of
-// every switch when switchLID is 0.
-func LFTRecords(ctx context.Context, s Sender, sm ibmad.Address, switchLID uint16) ([]ibmad.LFTRecord, error) {
-	return table[ibmad.LFTRecord](ctx, s, sm, ibmad.AttrLFTRecord, ibmad.LFTRecordSize,
-		compIf(switchLID, ibmad.LFTRCompLID), wire(ibmad.LFTRecord{LID: switchLID}))
-}
-
-// SwitchInfoRecords returns the SwitchInfoRecord of every switch.
-func SwitchInfoRecords(ctx context.Context, s Sender, sm ibmad.Address) ([]ibmad.SwitchInfoRecord, error) {
-	return table[ibmad.SwitchInfoRecord](ctx, s, sm, ibmad.AttrSwitchInfoRecord, ibmad.SwitchInfoRecordSize, 0, nil)
 }

@@ -17,4 +17,6 @@
 //     started again on a running fabric.
 //   - mcast.go: MGID and Fabric.Join, multicast groups joined from one
 //     ibsim client per member, so that OpenSM programs the MFTs.
+//   - mcmember.go: MCMemberRecord and Join, the SA Set that joins (or
+//     creates) a multicast group.
 package ibsimtest

@@ -1,4 +1,4 @@
-package sa_test
+package ibsimtest_test
 
 import (
 	"fmt"
@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad/ibsim/ibsimtest"
-	"github.com/ibtracer/ibtracer_exporter/ibmad/sa"
 )
 
 // TestJoinProgramsMFT joins a group from three ibsim clients and checks
@@ -15,7 +14,7 @@ import (
 // our Join returned.
 func TestJoinProgramsMFT(t *testing.T) {
 	ibsimtest.Require(t)
-	fab := ibsimtest.Start(t, filepath.Join("..", "..", "testdata", "topologies", "fattree-mini.net"),
+	fab := ibsimtest.Start(t, filepath.Join("..", "..", "..", "testdata", "topologies", "fattree-mini.net"),
 		ibsimtest.Options{KeepSM: true, SMHost: true})
 	members := []string{"H0-0", "H0-2", "H1-1"}
 	mlid, err := fab.Join(ibsimtest.MGID(1), members...)
@@ -30,7 +29,7 @@ func TestJoinProgramsMFT(t *testing.T) {
 	if n := len(want.FindAllStringIndex(out, -1)); n != len(members) {
 		t.Errorf("saquery --smkey 1 -m lists %d member records of MLID %s, want %d:\n%s", n, fmt.Sprintf("0x%04x", mlid), len(members), out)
 	}
-	var r sa.MCMemberRecord
+	var r ibsimtest.MCMemberRecord
 	if err := r.UnmarshalBinary(make([]byte, 51)); err == nil {
 		t.Error("a 51-byte MCMemberRecord decoded")
 	}

@@ -1,14 +1,14 @@
 //go:build cgo && ibcref
 
-package sa_test
+package ibsimtest_test
 
 import (
 	"bytes"
 	"testing"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
+	"github.com/ibtracer/ibtracer_exporter/ibmad/ibsim/ibsimtest"
 	ref "github.com/ibtracer/ibtracer_exporter/ibmad/internal/osmref"
-	"github.com/ibtracer/ibtracer_exporter/ibmad/sa"
 )
 
 // The multicast constants the join and the multicast trace use, against
@@ -20,16 +20,16 @@ func TestMulticastConstantsMatchOpenSMAndLibibmad(t *testing.T) {
 		name      string
 		ours, ref uint64
 	}{
-		{"MCCompMGID", sa.MCCompMGID, ref.MCRMGID},
-		{"MCCompPortGID", sa.MCCompPortGID, ref.MCRPortGID},
-		{"MCCompQKey", sa.MCCompQKey, ref.MCRQKey},
-		{"MCCompMLID", sa.MCCompMLID, ref.MCRMLID},
-		{"MCCompTClass", sa.MCCompTClass, ref.MCRTClass},
-		{"MCCompPKey", sa.MCCompPKey, ref.MCRPKey},
-		{"MCCompSL", sa.MCCompSL, ref.MCRSL},
-		{"MCCompFlowLabel", sa.MCCompFlowLabel, ref.MCRFlow},
-		{"MCCompJoinState", sa.MCCompJoinState, ref.MCRJoinState},
-		{"AttrMCMemberRecord", uint64(sa.AttrMCMemberRecord), uint64(ref.OSMAttrMCMemberRecord)},
+		{"MCCompMGID", ibsimtest.MCCompMGID, ref.MCRMGID},
+		{"MCCompPortGID", ibsimtest.MCCompPortGID, ref.MCRPortGID},
+		{"MCCompQKey", ibsimtest.MCCompQKey, ref.MCRQKey},
+		{"MCCompMLID", ibsimtest.MCCompMLID, ref.MCRMLID},
+		{"MCCompTClass", ibsimtest.MCCompTClass, ref.MCRTClass},
+		{"MCCompPKey", ibsimtest.MCCompPKey, ref.MCRPKey},
+		{"MCCompSL", ibsimtest.MCCompSL, ref.MCRSL},
+		{"MCCompFlowLabel", ibsimtest.MCCompFlowLabel, ref.MCRFlow},
+		{"MCCompJoinState", ibsimtest.MCCompJoinState, ref.MCRJoinState},
+		{"AttrMCMemberRecord", uint64(ibsimtest.AttrMCMemberRecord), uint64(ref.OSMAttrMCMemberRecord)},
 		{"AttrMulticastForwardingTable (OpenSM)", uint64(ibmad.AttrMulticastForwardingTable), uint64(ref.OSMAttrMcastFwdTbl)},
 		{"AttrMulticastForwardingTable (libibmad)", uint64(ibmad.AttrMulticastForwardingTable), uint64(ref.MadAttrMulticastForwTbl)},
 		{"MLIDBase", ibmad.MLIDBase, uint64(ref.MadMinMcastLID)},
@@ -44,9 +44,9 @@ func TestMulticastConstantsMatchOpenSMAndLibibmad(t *testing.T) {
 	for i := range mgid {
 		mgid[i], port[i] = byte(0xf0+i), byte(i+1)
 	}
-	rec := sa.MCMemberRecord{MGID: mgid, PortGID: port, QKey: 0x0B1B, MLID: 0xC012, TClass: 0x5a, PKey: 0xFFFF,
-		SL: 9, FlowLabel: 0xabcde, Scope: 2, JoinState: sa.JoinFullMember}
-	ours := make([]byte, sa.MCMemberRecordSize)
+	rec := ibsimtest.MCMemberRecord{MGID: mgid, PortGID: port, QKey: 0x0B1B, MLID: 0xC012, TClass: 0x5a, PKey: 0xFFFF,
+		SL: 9, FlowLabel: 0xabcde, Scope: 2, JoinState: ibsimtest.JoinFullMember}
+	ours := make([]byte, ibsimtest.MCMemberRecordSize)
 	if err := rec.MarshalTo(ours); err != nil {
 		t.Fatal(err)
 	}

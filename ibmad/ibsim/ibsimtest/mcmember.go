@@ -1,4 +1,4 @@
-package sa
+package ibsimtest
 
 import (
 	"context"
@@ -6,7 +6,11 @@ import (
 	"fmt"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
+	"github.com/ibtracer/ibtracer_exporter/ibmad/sa"
 )
+
+// Joining a multicast group, so that the SM programs the MFTs a multicast
+// trace follows: the tests' own, as the exporter and ibtracer join none.
 
 // AttrMCMemberRecord is the SA MCMemberRecord attribute (docs/protocol.md,
 // "Joining a multicast group").
@@ -83,7 +87,7 @@ func (r *MCMemberRecord) UnmarshalBinary(b []byte) error {
 // sends from) a full member of the group mgid, creating the group when it
 // does not exist (an SA MCMemberRecord Set), and returns the record the
 // SA answered with, whose MLID is the group's.
-func Join(ctx context.Context, s Sender, sm ibmad.Address, mgid, port ibmad.GID) (MCMemberRecord, error) {
+func Join(ctx context.Context, s sa.Sender, sm ibmad.Address, mgid, port ibmad.GID) (MCMemberRecord, error) {
 	rec := MCMemberRecord{MGID: mgid, PortGID: port, QKey: 0x0B1B, PKey: 0xFFFF, Scope: 2, JoinState: JoinFullMember}
 	mask := MCCompMGID | MCCompPortGID | MCCompQKey | MCCompTClass | MCCompPKey | MCCompSL | MCCompFlowLabel | MCCompJoinState
 	q := ibmad.NewSAGet(AttrMCMemberRecord, mask)
