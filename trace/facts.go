@@ -71,7 +71,7 @@ const maxFacts = 1 << 18
 // worthKeeping says whether the answer a to k serves other traces, and
 // is kept for them (f.mu held). Not kept, only shared while in flight:
 // a node's description and a switch's SwitchInfo, which the tracer's
-// caches keep anyway (caches.go: desc, top), and the NodeInfo and
+// caches keep anyway (Tracer.desc, Tracer.top), and the NodeInfo and
 // PortInfo of a CA other than the local one, which only the traces to
 // that CA need (a CA forwards nothing). With 10,000 destinations behind
 // few switches that is most of the answers a run reads.

@@ -114,7 +114,7 @@ func (f *fastPath) confirm(w *walk) ([]Hop, bool) {
 				if h.Agent != AgentValidated && h.Agent != AgentIngressUnknown {
 					bad()
 				}
-				settleLink(hops, i) // coverage.go
+				settleLink(hops, i) // verdicts.go
 			}(i)
 		case i == last:
 			wg.Add(1)
@@ -130,6 +130,6 @@ func (f *fastPath) confirm(w *walk) ([]Hop, bool) {
 		}
 	}
 	wg.Wait()
-	nameCheckedLinks(nil, hops) // coverage.go
+	nameCheckedLinks(nil, hops) // verdicts.go
 	return hops, ok
 }

@@ -25,10 +25,10 @@ type JSONHop struct {
 	ActualInPort   *uint8 `json:"actual_in_port,omitempty"`
 	ExpectedInPort *uint8 `json:"expected_in_port,omitempty"`
 	// CheckedLink is the link a hop validated_other_link's MAD crossed
-	// last instead of the traced one (coverage.go).
+	// last instead of the traced one (verdicts.go).
 	CheckedLink *JSONLink `json:"checked_link,omitempty"`
 	// DivergedAt is the switch whose forwarding diverged from its table,
-	// for a mismatch that names it (diverge.go).
+	// for a mismatch that names it (verdicts.go).
 	DivergedAt   *JSONDivergence `json:"diverged_at,omitempty"`
 	RTTSeconds   float64         `json:"rtt_seconds"`
 	AgentRTTSecs float64         `json:"agent_rtt_seconds,omitempty"`
@@ -73,7 +73,7 @@ type JSONResult struct {
 	SARequests      int      `json:"sa_requests,omitempty"` // SA record requests of an SA-mode walk
 	Verdicts        Verdicts `json:"verdicts"`              // the hops after the source by verdict, as the text counts them
 	// Coverage: the path's links a validation MAD crossed last and
-	// confirmed (coverage.go); CoverageRatio is their share (0..1).
+	// confirmed (verdicts.go); CoverageRatio is their share (0..1).
 	Coverage      Coverage `json:"coverage"`
 	CoverageRatio float64  `json:"coverage_ratio"`
 	// Addressing: the SL of the validation MADs and whether they carried
@@ -189,7 +189,7 @@ func (r *Result) WriteVerbose(w io.Writer) {
 		case AgentValidatedOtherLink:
 			// The validation MAD is addressed to the hop's own LID, whose
 			// route may end over another link (a parallel cable): that link
-			// was checked, the traced one was not (coverage.go).
+			// was checked, the traced one was not (verdicts.go).
 			verdict += fmt.Sprintf(" (its own LID's route crossed %s, as predicted; the traced link was not checked)", h.checkedLink())
 		case AgentMismatch:
 			verdict += fmt.Sprintf(" (in port %d, expected %d", h.ActualInPort, h.ExpectedInPort)

@@ -220,7 +220,7 @@ type Hop struct {
 	RTT              time.Duration // the directed-route NodeInfo of the walk, or of the agent's answer
 	AgentRTT         time.Duration
 	// Diverged names the switch whose forwarding diverged from its table,
-	// for a mismatch it can be told from (diverge.go); nil otherwise.
+	// for a mismatch it can be told from (verdicts.go); nil otherwise.
 	Diverged  *Divergence
 	numPorts  uint8
 	wrongNode bool // the validation MAD was answered by another node than the walk found
@@ -259,7 +259,7 @@ const (
 	ReasonMismatch  Reason = "port_mismatch"
 	ReasonBadConfig Reason = "bad_destination"
 	// ReasonWrongPort: the DLID a GUID, GID or node destination resolved
-	// to leads to another port, even resolved afresh (reached.go).
+	// to leads to another port, even resolved afresh (resolve.go).
 	ReasonWrongPort Reason = "wrong_port"
 )
 
@@ -297,7 +297,7 @@ type Result struct {
 	Duration    time.Duration
 	Start       time.Time
 	FastPath    bool // confirmed a cached path instead of walking
-	// Discovery is how the path was learnt: smp or sa (discovery.go);
+	// Discovery is how the path was learnt: smp or sa (sawalk.go);
 	// SARequests counts the SA record requests the walk sent (cached
 	// records are not asked again).
 	Discovery  Discovery

@@ -299,7 +299,7 @@ func (w *walk) routeTo(hops []Hop, i int, target uint16) (int, []uint8, error) {
 	var from ibmad.GUID
 	var fromPort uint8
 	start := hops
-	if w.origin != nil { // a trace from another source (source.go): the MADs leave from here
+	if w.origin != nil { // a trace from another source (TraceFrom): the MADs leave from here
 		start = w.origin
 	}
 	if start[0].NodeType == ibmad.NodeTypeSwitch {
