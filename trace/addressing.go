@@ -128,3 +128,14 @@ func prefixOf(src ibmad.PortAttributes) uint64 {
 	}
 	return src.GIDPrefix
 }
+
+// routerAddressing is how the validation MADs of a trace to a GID of
+// another subnet are sent: they end at the router's port in our subnet
+// (P1.DLID) or before it, so they carry P1's SL (unless --sl/sl: is
+// given) and no GRH; only the remote SA query crosses the router
+// (remoteSAAddress).
+func (o *Options) routerAddressing(p1 ibmad.PathRecord, src ibmad.PortAttributes) Addressing {
+	a := o.AddressingFor(&p1, src)
+	a.GRH, a.DGID, a.HopLimit, a.TClass, a.FlowLabel = false, ibmad.GID{}, 0, 0, 0
+	return a
+}

@@ -271,15 +271,15 @@ func maskedLIDs(src ibmad.PortAttributes, lid uint16, port uint8) string {
 	return s
 }
 
-// linkBack checks that the link r's far end leads back to r's near end.
-func (rd *saReader) linkBack(w *walk, what string, r ibmad.LinkRecord) error {
-	back, err := rd.linkRecord(w, what+" (its far end)", r.ToLID, r.ToPort)
+// linkBack checks that the link l's far end leads back to l's near end.
+func (r *saReader) linkBack(w *walk, what string, l ibmad.LinkRecord) error {
+	back, err := r.linkRecord(w, what+" (its far end)", l.ToLID, l.ToPort)
 	if isNoRecords(err) {
 		var recs []ibmad.LinkRecord
-		recs, _, err = rd.linkTable(w, r.ToPort)
+		recs, _, err = r.linkTable(w, l.ToPort)
 		back = ibmad.LinkRecord{}
 		for _, b := range recs {
-			if b.FromLID == r.ToLID {
+			if b.FromLID == l.ToLID {
 				back = b
 			}
 		}
@@ -287,10 +287,10 @@ func (rd *saReader) linkBack(w *walk, what string, r ibmad.LinkRecord) error {
 	if err != nil {
 		return err
 	}
-	if back.ToLID != r.FromLID || back.ToPort != r.FromPort {
+	if back.ToLID != l.FromLID || back.ToPort != l.FromPort {
 		return &saRecordError{what: what, limit: true, msg: fmt.Sprintf(
 			"the SA's table of every port %d's links was cut short, and its link from LID %d port %d to LID %d port %d does not lead back",
-			r.FromPort, r.FromLID, r.FromPort, r.ToLID, r.ToPort)}
+			l.FromPort, l.FromLID, l.FromPort, l.ToLID, l.ToPort)}
 	}
 	return nil
 }
