@@ -64,7 +64,7 @@ func TestBudgetKeepsSharing(t *testing.T) {
 		eng := ibmad.NewEngine(tr, ibmad.Options{})
 		defer eng.Close()
 		eng.SetBudget(b)
-		tracer := trace.New(eng, trace.Options{Timeout: 2 * time.Second, ShareValidation: time.Hour})
+		tracer := trace.New(eng, trace.Options{Timeout: 2 * time.Second, ShareValidation: time.Hour, Validate: trace.ValidateAgent})
 		var mads []int
 		for _, h := range []string{"H1-0", "H1-1", "H1-2", "H1-0"} {
 			lid, _ := f.LIDOf(h, 0)

@@ -99,12 +99,6 @@ func (s *SAMAD) UnmarshalBinary(b []byte) error {
 	return nil
 }
 
-// MarshalBinary returns the 24-byte record.
-func (r *SwitchInfoRecord) MarshalBinary() ([]byte, error) {
-	b := make([]byte, SwitchInfoRecordSize)
-	return b, r.MarshalTo(b)
-}
-
 // Path returns the initial path as a DRPath of HopCount hops.
 func (s *SMP) Path() DRPath {
 	n := int(s.HopCount)

@@ -353,6 +353,13 @@ type SwitchInfoRecord struct {
 	SwitchInfo SwitchInfo
 }
 
+// MarshalBinary returns the 24-byte record: the template of ibmad/sa's
+// record tables (sa.Table).
+func (r *SwitchInfoRecord) MarshalBinary() ([]byte, error) {
+	b := make([]byte, SwitchInfoRecordSize)
+	return b, r.MarshalTo(b)
+}
+
 // MarshalTo writes the record into b[0:24].
 func (r *SwitchInfoRecord) MarshalTo(b []byte) error {
 	if len(b) < SwitchInfoRecordSize {

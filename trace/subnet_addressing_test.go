@@ -35,7 +35,7 @@ func TestRemoteGIDUsesTheLocalPathRecordsSL(t *testing.T) {
 		}
 	}
 
-	res = s.tracer("H0-0", Options{SL: 5, SLFixed: true}).Trace(context.Background(), d)
+	res = s.tracer("H0-0", Options{SL: FixedSL(5)}).Trace(context.Background(), d)
 	if a := res.Addressing; a == nil || a.SL != 5 || a.SLFrom != SLFromOption {
 		t.Fatalf("--sl 5: addressing %+v", a)
 	}

@@ -125,7 +125,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		onOpened(opened)
 	}
 	topts := o.traceOptions(u.oui)
-	e := ibmad.NewEngine(opened.Transport, ibmad.Options{Timeout: topts.Timeout, Retries: topts.Retries, NoRetry: topts.NoRetry})
+	e := ibmad.NewEngine(opened.Transport, ibmad.Options{Timeout: topts.Timeout, Retries: o.retries, NoRetry: o.retries == 0})
 	defer e.Close()
 	meter := newMADMeter(e) // the run's MADs, for --all's totals (mads.go)
 	tr := trace.New(e, topts)
@@ -216,18 +216,22 @@ const shareForRun = 24 * time.Hour
 
 // traceOptions is the flags as trace.Options, with the meanings the
 // exporter's configuration gives the same knobs (config.TraceOptions):
-// --retries 0 is NoRetry. The caches keep trace's defaults; the facts
+// --retries 0 sends each MAD once. The caches keep trace's defaults; the facts
 // the walks read are shared for the run.
 func (o *options) traceOptions(oui ibmad.OUI) trace.Options {
+	sl, validate := trace.DefaultSL(uint8(o.sl)), trace.ValidateMode(o.validate)
+	if o.slSet {
+		sl = trace.FixedSL(uint8(o.sl)) // --sl given wins over a PathRecord's
+	}
+	if o.noValidate {
+		validate = trace.ValidateOff
+	}
 	return trace.Options{
 		Timeout:         time.Duration(o.timeoutMS) * time.Millisecond,
-		Retries:         o.retries,
-		NoRetry:         o.retries == 0,
+		Retries:         new(o.retries),
 		OUI:             oui,
-		SL:              uint8(o.sl),
-		SLFixed:         o.slSet,
-		NoValidate:      o.noValidate,
-		Validate:        trace.ValidateMode(o.validate),
+		SL:              sl,
+		Validate:        validate,
 		Discovery:       trace.Discovery(o.discovery),
 		ShareFacts:      shareForRun,
 		ShareValidation: shareForRun,

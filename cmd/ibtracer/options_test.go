@@ -15,14 +15,14 @@ import (
 // defaults are the engine's (one default MAD timeout everywhere).
 func TestFlagsAsTraceOptions(t *testing.T) {
 	none := (&options{retries: 0, timeoutMS: 250}).traceOptions(ibmad.OUIOpenIB)
-	if !none.NoRetry || none.Timeout != 250*time.Millisecond {
-		t.Errorf("--retries 0 --timeout 250: %+v; want NoRetry and 250ms", none)
+	if *none.Retries != 0 || none.Timeout != 250*time.Millisecond {
+		t.Errorf("--retries 0 --timeout 250: %+v; want no retry and 250ms", none)
 	}
 	if none.ShareFacts != shareForRun || none.ShareValidation != shareForRun {
 		t.Errorf("facts shared for %v, verdicts for %v; want both for the run (%v)", none.ShareFacts, none.ShareValidation, shareForRun)
 	}
 	three := (&options{retries: 3, timeoutMS: 1}).traceOptions(ibmad.OUIOpenIB)
-	if three.NoRetry || three.Retries != 3 {
+	if *three.Retries != 3 {
 		t.Errorf("--retries 3: %+v", three)
 	}
 	var out, errb bytes.Buffer

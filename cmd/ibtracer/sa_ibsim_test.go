@@ -48,8 +48,8 @@ func TestSAOnlyPathsEqualSMPAndIbtracert(t *testing.T) {
 				defer saEng.Close()
 				smpEng := ibmad.NewEngine(fab.Dial(src, false), ibmad.Options{Timeout: 2 * time.Second})
 				defer smpEng.Close()
-				saTr := trace.New(saEng, trace.Options{Discovery: trace.DiscoverySA, NoValidate: true, Timeout: 2 * time.Second})
-				smpTr := trace.New(smpEng, trace.Options{Discovery: trace.DiscoverySMP, NoValidate: true, Timeout: 2 * time.Second})
+				saTr := trace.New(saEng, trace.Options{Discovery: trace.DiscoverySA, Validate: trace.ValidateOff, Timeout: 2 * time.Second})
+				smpTr := trace.New(smpEng, trace.Options{Discovery: trace.DiscoverySMP, Validate: trace.ValidateOff, Timeout: 2 * time.Second})
 				me, err := saEng.Port()
 				if err != nil {
 					t.Fatal(err)
@@ -98,7 +98,7 @@ func TestSAOnlyPathsEqualSMPAndIbtracert(t *testing.T) {
 				t.Logf("from %s: %d CA paths SA == SMP == ibtracert; per trace: SA mode %.1f MADs (%.1f SA record requests, records shared), SMP mode %.1f MADs; 0 SMPs in SA mode",
 					src, compared, float64(saMADs)/float64(compared), float64(saReqs)/float64(compared), float64(smpMADs)/float64(compared))
 				// Without sharing: one trace, every record asked.
-				cold := trace.New(saEng, trace.Options{Discovery: trace.DiscoverySA, NoValidate: true, Timeout: 2 * time.Second})
+				cold := trace.New(saEng, trace.Options{Discovery: trace.DiscoverySA, Validate: trace.ValidateOff, Timeout: 2 * time.Second})
 				r := cold.Trace(ctx, trace.Destination{LID: cas[0]})
 				t.Logf("from %s: a cold SA-mode trace of %d hops: %d SA requests", src, r.PathHops(), r.SARequests)
 			}
@@ -182,7 +182,7 @@ func saOnlyAtLMC(t *testing.T, file string, lmc int) {
 	lids := allLIDs(t, fab, src)
 	e := ibmad.NewEngine(fab.Dial(src, false), ibmad.Options{Timeout: 2 * time.Second})
 	defer e.Close()
-	tr := trace.New(e, trace.Options{Discovery: trace.DiscoverySA, NoValidate: true, Timeout: 2 * time.Second})
+	tr := trace.New(e, trace.Options{Discovery: trace.DiscoverySA, Validate: trace.ValidateOff, Timeout: 2 * time.Second})
 	me, err := e.Port()
 	if err != nil {
 		t.Fatal(err)

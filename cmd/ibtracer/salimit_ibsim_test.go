@@ -33,7 +33,7 @@ func TestSALimitNamedOnIbsim(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr := trace.New(e, trace.Options{Discovery: trace.DiscoverySA, NoValidate: true, Timeout: 2 * time.Second})
+	tr := trace.New(e, trace.Options{Discovery: trace.DiscoverySA, Validate: trace.ValidateOff, Timeout: 2 * time.Second})
 	var limited []uint16
 	cas := 0
 	for lid, desc := range lids {

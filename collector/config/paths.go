@@ -1,6 +1,10 @@
 package config
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/ibtracer/ibtracer_exporter/trace"
+)
 
 // Values of a destination's paths key.
 const (
@@ -10,9 +14,9 @@ const (
 
 // Values of the discovery key: how a trace learns the path.
 const (
-	DiscoverySMP  = "smp"  // directed-route SMPs
-	DiscoverySA   = "sa"   // SA records only (where SMPs are not allowed)
-	DiscoveryAuto = "auto" // SMPs, falling back to the SA when they are refused
+	DiscoverySMP  = string(trace.DiscoverySMP)  // directed-route SMPs
+	DiscoverySA   = string(trace.DiscoverySA)   // SA records only (where SMPs are not allowed)
+	DiscoveryAuto = string(trace.DiscoveryAuto) // SMPs, falling back to the SA when they are refused
 )
 
 // checkPaths defaults and validates the paths key.
@@ -33,15 +37,10 @@ func (d Destination) AllPaths() bool { return d.Paths == PathsAll }
 
 // checkDiscovery defaults and validates the discovery key.
 func (c *Config) checkDiscovery(bad badFunc) error {
-	switch strings.ToLower(c.Discovery) {
-	case "", DiscoveryAuto:
-		c.Discovery = DiscoveryAuto
-	case DiscoverySMP:
-		c.Discovery = DiscoverySMP
-	case DiscoverySA:
-		c.Discovery = DiscoverySA
-	default:
+	d, err := trace.ParseDiscovery(strings.ToLower(c.Discovery))
+	if err != nil {
 		return bad(c.line("discovery"), "discovery", "%q: want smp, sa or auto", c.Discovery)
 	}
+	c.Discovery = string(d)
 	return nil
 }

@@ -13,7 +13,7 @@ import (
 // is the default now, auto.
 func (c *Config) checkValidate(bad badFunc) error {
 	switch strings.ToLower(string(c.Validate)) {
-	case "", "true":
+	case "true":
 		c.Validate = trace.ValidateAuto
 	case "false":
 		c.Validate = trace.ValidateOff

@@ -26,8 +26,8 @@ func TestValidateKey(t *testing.T) {
 			t.Fatalf("%q: %v", yml, err)
 		}
 		o := c.TraceOptions()
-		if o.Validate != want || o.NoValidate != (want == trace.ValidateOff) {
-			t.Errorf("%q: Validate %q NoValidate %v, want %q", yml, o.Validate, o.NoValidate, want)
+		if o.Validate != want {
+			t.Errorf("%q: Validate %q, want %q", yml, o.Validate, want)
 		}
 	}
 }

@@ -36,7 +36,7 @@ func TestDiagsMulticast(t *testing.T) {
 		}
 	}
 	s := serve(t, f, o.Node)
-	tr := trace.New(engine(t, dial(t, s, "", false)), trace.Options{})
+	tr := trace.New(engine(t, dial(t, s, "", false)), trace.Options{Validate: trace.ValidateAgent})
 	pairs := 0
 	for mlid, members := range groups {
 		for _, a := range members {
