@@ -19,7 +19,7 @@ func pmaAsk(t *testing.T, f *Fabric, n *Node, meth ibmad.Method, attr ibmad.Attr
 	if err := g.MarshalTo(m[:]); err != nil {
 		t.Fatal(err)
 	}
-	f.pma(n, &m)
+	n.pma.answer(&m)
 	return m.Status(), m.PerfMgtData()
 }
 

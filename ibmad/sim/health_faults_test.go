@@ -68,7 +68,7 @@ func TestLinkTrainingPortInfo(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range []*Port{up, up.Remote} {
-		pi := f.portInfo(p.Node, p, p)
+		pi := p.Node.portInfo(p, p)
 		if pi.LinkWidthActive != 1 || pi.LinkWidthSupported != 3 || pi.PortState != ibmad.PortStateActive {
 			t.Fatalf("%s[%d]: %+v", p.Node.Name, p.Num, pi)
 		}
@@ -76,11 +76,11 @@ func TestLinkTrainingPortInfo(t *testing.T) {
 	if err := f.SetLinkSpeed("L0", int(up.Num), true); err != nil {
 		t.Fatal(err)
 	}
-	if pi := f.portInfo(leaf, up, up); pi.LinkSpeedActive != 1 || pi.LinkWidthActive != 2 {
+	if pi := leaf.portInfo(up, up); pi.LinkSpeedActive != 1 || pi.LinkWidthActive != 2 {
 		t.Fatalf("SDR: %+v", pi)
 	}
 	_ = f.SetLinkSpeed("L0", int(up.Num), false)
-	if pi := f.portInfo(leaf, up, up); pi.LinkSpeedActive != 4 || pi.LinkWidthActive != 2 {
+	if pi := leaf.portInfo(up, up); pi.LinkSpeedActive != 4 || pi.LinkWidthActive != 2 {
 		t.Fatalf("repaired: %+v", pi)
 	}
 	if err := f.SetLinkWidth("L0", 99, true); err == nil {

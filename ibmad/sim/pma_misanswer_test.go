@@ -35,7 +35,7 @@ func TestPMAMisanswer(t *testing.T) {
 		if err := g.MarshalTo(m[:]); err != nil {
 			t.Fatal(err)
 		}
-		f.pma(leaf, &m)
+		leaf.pma.answer(&m)
 		var pc ibmad.PortCounters
 		if st := m.Status(); st != ibmad.StatusOK {
 			t.Fatalf("%#x: status %v", attr, st)

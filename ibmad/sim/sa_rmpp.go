@@ -42,18 +42,18 @@ type rmppSession struct {
 	addr    ibmad.Address // the reply's
 }
 
-// saRMPP handles the RMPP side of an SA request m from t (tid its full
+// rmppTake handles the RMPP side of an SA request m from t (tid its full
 // TID, addr where the answers say they come from): a GetTable of a table
 // attribute starts a transfer, an ACK moves one on, a STOP or ABORT ends
-// one. It reports whether it took r; otherwise f.sa answers it. Every
+// one. It reports whether it took m; otherwise sa.answer answers it. Every
 // segment is routed back from back to slid on its own, so link faults hit
 // segments one by one. The caller holds f.mu for reading.
-func (f *Fabric) saRMPP(t *Transport, m *ibmad.MAD, tid uint64, addr ibmad.Address, back *Port, slid uint16, hops int) bool {
-	if m.Method() != ibmad.MethodGetTable || f.saRefuses().NoTables {
-		return false // f.sa answers a GetTable "method unsupported"
+func (sa *subnetAdmin) rmppTake(t *Transport, m *ibmad.MAD, tid uint64, addr ibmad.Address, back *Port, slid uint16, hops int) bool {
+	if m.Method() != ibmad.MethodGetTable || sa.refuses().NoTables {
+		return false // sa.answer answers a GetTable "method unsupported"
 	}
 	typ, active := m[25], m[26]&ibmad.RMPPFlagActive != 0
-	s := &f.rmpp
+	s := &sa.rmpp
 	switch {
 	case active && typ == ibmad.RMPPTypeAck:
 		s.mu.Lock()
@@ -78,7 +78,7 @@ func (f *Fabric) saRMPP(t *Transport, m *ibmad.MAD, tid uint64, addr ibmad.Addre
 		to := min(ss.winLast, ss.n)
 		s.mu.Unlock()
 		for i := from; i <= to; i++ {
-			f.sendSegment(ss, i)
+			sa.sendSegment(ss, i)
 		}
 		s.mu.Lock()
 		ss.sent = max(ss.sent, to)
@@ -95,7 +95,7 @@ func (f *Fabric) saRMPP(t *Transport, m *ibmad.MAD, tid uint64, addr ibmad.Addre
 		return true // DATA towards the SA: no request of ours is segmented
 	}
 	mask := binary.BigEndian.Uint64(m[48:])
-	recs, size, ok := f.saTable(m.AttrID(), m.SAData(), mask)
+	recs, size, ok := sa.table(m.AttrID(), m.SAData(), mask)
 	if !ok {
 		return false
 	}
@@ -126,12 +126,13 @@ func (f *Fabric) saRMPP(t *Transport, m *ibmad.MAD, tid uint64, addr ibmad.Addre
 		s.m[tid] = ss
 		s.mu.Unlock()
 	}
-	f.sendSegment(ss, 1)
+	sa.sendSegment(ss, 1)
 	return true
 }
 
 // sendSegment delivers DATA segment i (1-based) of ss to its requester.
-func (f *Fabric) sendSegment(ss *rmppSession, i uint32) {
+func (sa *subnetAdmin) sendSegment(ss *rmppSession, i uint32) {
+	f := sa.f
 	rnode, _, rhops, ok := f.lidRoute(ss.back, ss.slid)
 	if !ok || rnode != ss.t.node {
 		return // lost on the way back
