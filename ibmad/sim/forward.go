@@ -100,6 +100,43 @@ func (f *Fabric) sendDR(t *Transport, p *ibmad.Packet, tid uint64) {
 	f.deliver(t, r, 2*hops)
 }
 
+// deliverResponse hands response p from t, which reached node through
+// port in after hops links, to the transport there whose request it
+// answers (by the upper 32 bits of tid); slid is the port it leaves from.
+func (f *Fabric) deliverResponse(t *Transport, p *ibmad.Packet, tid uint64, slid uint16, node *Node, in *Port, hops int) {
+	dst := node.transportByHiTID(uint32(tid >> 32))
+	if dst == nil {
+		return
+	}
+	r := dst.packet()
+	*r = ibmad.Packet{MAD: p.MAD, Addr: ibmad.Address{LID: slid, QPN: p.Addr.QPN, QKey: p.Addr.QKey, SL: p.Addr.SL,
+		PKeyIndex: p.Addr.PKeyIndex}, InPort: in.Num, InPortKnown: true}
+	f.carryGRH(&r.Addr, &p.Addr, t.port)
+	f.deliver(dst, r, hops)
+}
+
+// deliverToAgent hands request p from t, which reached node through port
+// in after hops links, to the first transport there registered for it,
+// and reports whether there was one.
+func (f *Fabric) deliverToAgent(t *Transport, p *ibmad.Packet, tid uint64, slid uint16, node *Node, in *Port, hops int) bool {
+	for _, dst := range node.transportList() {
+		if !dst.accepts(&p.MAD) {
+			continue
+		}
+		r := dst.packet()
+		*r = ibmad.Packet{MAD: p.MAD, Addr: ibmad.Address{LID: slid, QPN: ibmad.QP1, QKey: ibmad.QP1QKey,
+			SL: p.Addr.SL, PKeyIndex: p.Addr.PKeyIndex}, InPort: in.Num, InPortKnown: !node.hideIn.Load()}
+		f.carryGRH(&r.Addr, &p.Addr, t.port)
+		r.MAD.SetTID(tid)
+		if in != dst.port && !node.IsSwitch() {
+			dst.askedThrough(tid, in.LID)
+		}
+		f.deliver(dst, r, hops)
+		return true
+	}
+	return false
+}
+
 // lidRoute forwards a LID-routed MAD from port from toward dlid through the
 // switches' data planes (ibsim lid_route_MAD). It returns the node that
 // accepts dlid, the port it arrived on (for a switch, the external port;
@@ -169,15 +206,7 @@ func (f *Fabric) sendLID(t *Transport, p *ibmad.Packet, tid uint64, isResp bool)
 	}
 	m := &p.MAD
 	if isResp {
-		dst := node.transportByHiTID(uint32(tid >> 32))
-		if dst == nil {
-			return
-		}
-		r := dst.packet()
-		*r = ibmad.Packet{MAD: *m, Addr: ibmad.Address{LID: slid, QPN: p.Addr.QPN, QKey: p.Addr.QKey, SL: p.Addr.SL,
-			PKeyIndex: p.Addr.PKeyIndex}, InPort: in.Num, InPortKnown: true}
-		f.carryGRH(&r.Addr, &p.Addr, t.port)
-		f.deliver(dst, r, hops)
+		f.deliverResponse(t, p, tid, slid, node, in, hops)
 		return
 	}
 	if node.Type == ibmad.NodeTypeRouter && f.leavesSubnet(&p.Addr) {
@@ -199,19 +228,8 @@ func (f *Fabric) sendLID(t *Transport, p *ibmad.Packet, tid uint64, isResp bool)
 		if node.muteAgents.Load() { // fault: its agents answer nothing (chaos.go)
 			return
 		}
-		for _, dst := range node.transportList() {
-			if dst.accepts(m) {
-				r := dst.packet()
-				*r = ibmad.Packet{MAD: *m, Addr: ibmad.Address{LID: slid, QPN: ibmad.QP1, QKey: ibmad.QP1QKey,
-					SL: p.Addr.SL, PKeyIndex: p.Addr.PKeyIndex}, InPort: in.Num, InPortKnown: !node.hideIn.Load()}
-				f.carryGRH(&r.Addr, &p.Addr, t.port)
-				r.MAD.SetTID(tid)
-				if in != dst.port && !node.IsSwitch() {
-					dst.askedThrough(tid, in.LID)
-				}
-				f.deliver(dst, r, hops)
-				return
-			}
+		if f.deliverToAgent(t, p, tid, slid, node, in, hops) {
+			return
 		}
 		// No agent: the kernel answers a Get or Set itself with
 		// "unsupported method/attribute" (docs/protocol.md, "Statuses").

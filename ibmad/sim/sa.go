@@ -254,8 +254,8 @@ func (sa *subnetAdmin) osmPortOrder() []*Port {
 // LID, and its hop limit above 1 says a GRH is needed. The local port is
 // the one the request's SGID (or SLID) or DGID names, whichever is
 // local. ok is false when neither end is a foreign GID this subnet has a
-// router for (the ordinary answer applies). The caller holds f.mu for
-// reading.
+// router for (the ordinary answer applies). The caller holds the
+// fabric's mu for reading.
 func (sa *subnetAdmin) routedPath(q *ibmad.PathRecord, mask uint64) (pr ibmad.PathRecord, status uint8, ok bool) {
 	f := sa.f
 	foreign := func(bit uint64, g ibmad.GID) *Router {
