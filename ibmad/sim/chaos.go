@@ -241,7 +241,7 @@ func switchFault(flag *atomic.Bool, target *Node, at time.Duration, logMsg, msg 
 
 // ingressHide makes target unable to tell the ingress port of what it is
 // asked: its agents answer port 0, and its SMA answers LID-routed SMPs
-// with LocalPortNum 0, as ibsim's switches do (sma_localport.go), so that
+// with LocalPortNum 0, as ibsim's switches do (sma.go), so that
 // the fault shows as ingress_unknown whoever validates the switch (on a
 // real fabric, its SMA). The repair restores both.
 func ingressHide(target *Node, log func(string, ...any)) (repair, bool) {

@@ -33,7 +33,7 @@ type Options struct {
 	GIDPrefix uint64
 	// SwitchLocalPortZero makes every switch's SMA answer LocalPortNum 0
 	// to LID-routed SMPs, as ibsim does; default: the port the SMP arrived
-	// on, as real switches do (sma_localport.go; per switch:
+	// on, as real switches do (sma.go; per switch:
 	// SetSwitchLocalPortZero).
 	SwitchLocalPortZero bool
 }

@@ -281,7 +281,7 @@ type dataPlaneDrops struct {
 // to no VL); a GRH whose DGID is not the receiving port's GID is dropped
 // by the receiver, as an HCA drops a packet whose DGID is none of its
 // GIDs; a router keeps a GRH for another subnet's prefix, which it
-// routes (router_forward.go).
+// routes (router.go).
 func (f *Fabric) admits(a *ibmad.Address, hops int, node *Node, in *Port, smp bool) bool {
 	f.drops.mu.RLock()
 	slDrop := !smp && f.drops.unusable[a.SL&0xf] && hops > 0
