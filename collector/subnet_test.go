@@ -12,6 +12,7 @@ import (
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 	"github.com/ibtracer/ibtracer_exporter/ibmad/sim"
+	"github.com/ibtracer/ibtracer_exporter/ibmad/sim/simtest"
 )
 
 // TestExporterPathLeavesSubnet: a gid: destination in the subnet behind a
@@ -78,14 +79,14 @@ ibtracer_trace_failures_total{dest="remote",reason="router_not_forwarding"} 1
 	}
 }
 
-// remoteExporter is an exporter on host H0-0 of sim.TwoSubnets' local
+// remoteExporter is an exporter on host H0-0 of simtest.TwoSubnets' local
 // subnet, tracing one gid: destination "remote" (host R-H3 behind the
 // router) with 20 ms timeouts and no retries after the configuration
 // yml, with the remote subnet and the router; its fake clock holds the
 // scheduler until the test advances it.
 func remoteExporter(t *testing.T, logger log.Logger, yml string) (*Exporter, *fakeClock, *sim.Fabric, *sim.Router) {
 	t.Helper()
-	local, remote, router, err := sim.TwoSubnets(sim.Options{})
+	local, remote, router, err := simtest.TwoSubnets(sim.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +101,7 @@ func remoteExporter(t *testing.T, logger log.Logger, yml string) (*Exporter, *fa
 	e.clock = fc
 	t.Cleanup(e.Stop)
 	e.SetDevice(eng, nil, nil)
-	gid := ibmad.MakeGID(sim.RemoteSubnetPrefix, sim.RemoteHostGUID(3))
+	gid := ibmad.MakeGID(sim.RemoteSubnetPrefix, simtest.RemoteHostGUID(3))
 	e.Apply(mustConfig(t, fmt.Sprintf("%stimeout: 20ms\nretries: 0\ndestinations:\n  - {name: remote, gid: %q}\n", yml, gid)))
 	return e, fc, remote, router
 }

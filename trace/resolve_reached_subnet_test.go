@@ -8,6 +8,7 @@ import (
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 	"github.com/ibtracer/ibtracer_exporter/ibmad/sim"
+	"github.com/ibtracer/ibtracer_exporter/ibmad/sim/simtest"
 )
 
 // The port check of reached.go on paths that leave the subnet: the walk
@@ -48,7 +49,7 @@ func twoSubnetsParallel(t *testing.T) (*simFabric, *sim.Router) {
 // though the router is not the port the GID names.
 func TestRemoteGIDFineIsLeftSubnet(t *testing.T) {
 	s, _ := twoSubnetsParallel(t)
-	d := Destination{GID: ibmad.MakeGID(sim.RemoteSubnetPrefix, sim.RemoteHostGUID(2))}
+	d := Destination{GID: ibmad.MakeGID(sim.RemoteSubnetPrefix, simtest.RemoteHostGUID(2))}
 	for _, o := range []Options{{ResolveTTL: new(time.Hour), Clock: newFakeClock()}, {ResolveTTL: new(time.Hour), Clock: newFakeClock(), NoFastPath: true}} {
 		tr := s.tracer("H0-0", o)
 		for i := 0; i < 2; i++ {
@@ -73,7 +74,7 @@ func TestRemoteGIDFineIsLeftSubnet(t *testing.T) {
 func TestRemoteGIDStatus7IsMismatch(t *testing.T) {
 	s, _ := twoSubnetsParallel(t)
 	tr := s.tracer("H0-0", Options{})
-	d := Destination{GID: ibmad.MakeGID(sim.RemoteSubnetPrefix, sim.RemoteHostGUID(0))}
+	d := Destination{GID: ibmad.MakeGID(sim.RemoteSubnetPrefix, simtest.RemoteHostGUID(0))}
 	r := tr.Trace(context.Background(), d)
 	if r.Status != StatusLeftSubnet || len(r.Hops) != 5 {
 		t.Fatalf("healthy: %s %v, %d hops", r.Status, r.Err, len(r.Hops))
@@ -114,7 +115,7 @@ func TestRemoteGIDRouterLIDMoved(t *testing.T) {
 	s, rt := twoSubnetsParallel(t)
 	var events logged
 	tr := s.tracer("H0-0", Options{ResolveTTL: new(time.Hour), Clock: newFakeClock(), Log: events.log})
-	d := Destination{GID: ibmad.MakeGID(sim.RemoteSubnetPrefix, sim.RemoteHostGUID(1))}
+	d := Destination{GID: ibmad.MakeGID(sim.RemoteSubnetPrefix, simtest.RemoteHostGUID(1))}
 	ctx := context.Background()
 	if r := tr.Trace(ctx, d); r.Status != StatusLeftSubnet {
 		t.Fatalf("before: %s/%s %v", r.Status, r.Reason, r.Err)

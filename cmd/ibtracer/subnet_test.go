@@ -9,13 +9,14 @@ import (
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 	"github.com/ibtracer/ibtracer_exporter/ibmad/sim"
+	"github.com/ibtracer/ibtracer_exporter/ibmad/sim/simtest"
 	"github.com/ibtracer/ibtracer_exporter/internal/ibopen"
 	"github.com/ibtracer/ibtracer_exporter/trace"
 )
 
 // remoteGID is host R-H<h> of the subnet --sim.remote-subnet adds.
 func remoteGID(h int) string {
-	return ibmad.MakeGID(sim.RemoteSubnetPrefix, sim.RemoteHostGUID(h)).String()
+	return ibmad.MakeGID(sim.RemoteSubnetPrefix, simtest.RemoteHostGUID(h)).String()
 }
 
 // subnetCLI runs the command on the demo fabric with --sim.remote-subnet.

@@ -1,6 +1,66 @@
 package sim
 
-import "github.com/ibtracer/ibtracer_exporter/ibmad"
+import (
+	"fmt"
+
+	"github.com/ibtracer/ibtracer_exporter/ibmad"
+)
+
+// What the subnet manager decides, done here as OpenSM does it: the LIDs
+// (assignLIDs), the unicast routes (computeRoutes, Reroute), the multicast
+// trees (SetMulticastGroup) and the QoS fields of PathRecords
+// (SetPathQoS).
+
+// assignLIDs gives every switch one LID (port 0) and every linked CA port
+// an aligned block of 2^LMC LIDs, in topology order.
+func (f *Fabric) assignLIDs() {
+	next := uint16(1)
+	block := uint16(1) << f.opts.LMC
+	for _, n := range f.nodes {
+		if n.IsSwitch() {
+			n.Ports[0].LID, n.Ports[0].LMC = next, 0
+			next++
+			continue
+		}
+		for _, p := range n.Ports[1:] {
+			if p.Remote == nil {
+				continue
+			}
+			if r := next % block; r != 0 {
+				next += block - r
+			}
+			p.LID, p.LMC = next, f.opts.LMC
+			next += block
+		}
+	}
+	f.rebuildLIDTable()
+}
+
+func (f *Fabric) rebuildLIDTable() {
+	var maxLID uint16
+	for _, n := range f.nodes {
+		for _, p := range n.Ports {
+			if p.LID != 0 {
+				if _, hi := p.LIDRange(); hi > maxLID {
+					maxLID = hi
+				}
+			}
+		}
+	}
+	f.maxLID = maxLID
+	f.lids = make([]*Port, int(maxLID)+1)
+	for _, n := range f.nodes {
+		for _, p := range n.Ports {
+			if p.LID == 0 {
+				continue
+			}
+			lo, hi := p.LIDRange()
+			for l := int(lo); l <= int(hi); l++ {
+				f.lids[l] = p
+			}
+		}
+	}
+}
 
 const unreachable = 0xFF
 
@@ -159,6 +219,32 @@ func spread(lft []uint8, load []uint32, cands []uint8, g []dest) {
 		load[best]++
 	}
 }
+
+// SetMulticastGroup programs the MFTs of a group with MLID mlid whose
+// members are the CAs named (their port 1), as an SM does after the
+// members join: a spanning tree of the switches, breadth first from the
+// first member's switch, cut down to the branches that lead to members;
+// every switch on it gets the ports of its tree links and of its member
+// CAs. No members clears the group. An unknown or non-CA member, or one
+// the tree cannot reach, is an error and changes nothing.
+func (f *Fabric) SetMulticastGroup(mlid uint16, members ...string) error {
+	if mlid < ibmad.MLIDBase || mlid > ibmad.MLIDMax || uint32(mlid-ibmad.MLIDBase) >= mftCap {
+		return fmt.Errorf("sim: MLID 0x%04x: want 0xC000..0x%04x", mlid, ibmad.MLIDBase+mftCap-1)
+	}
+	f.mu.RLock()
+	entries, err := multicastTree(f.byName, members)
+	f.mu.RUnlock()
+	if err != nil {
+		return err
+	}
+	f.mc.set(mlid, entries)
+	return nil
+}
+
+// SetPathQoS makes the SA's PathRecords to the port whose GUID is port
+// carry q (the tracer takes the SL and, when the hop limit is over 1, a
+// GRH from them: docs/protocol.md, "SL and GRH").
+func (f *Fabric) SetPathQoS(port ibmad.GUID, q PathQoS) { f.sa.setPathQoS(port, q) }
 
 // Reroute recomputes every LFT from the current link state and LIDs, as an
 // SM sweep would after a link change.

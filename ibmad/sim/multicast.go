@@ -7,54 +7,42 @@ import (
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 )
 
-// mcastState is the switches' multicast forwarding tables: per switch,
-// per MLID, the ports of its entry.
-type mcastState struct {
+// multicastTables is the switches' multicast forwarding tables: per
+// switch, per MLID, the ports of its entry.
+type multicastTables struct {
 	mu  sync.RWMutex
 	mft map[*Node]map[uint16][]uint8
 }
 
-// SetMulticastGroup programs the MFTs of a group with MLID mlid whose
-// members are the CAs named (their port 1), as an SM does after the
-// members join: a spanning tree of the switches, breadth first from the
-// first member's switch, cut down to the branches that lead to members;
-// every switch on it gets the ports of its tree links and of its member
-// CAs. No members clears the group. An unknown or non-CA member, or one
-// the tree cannot reach, is an error and changes nothing.
-func (f *Fabric) SetMulticastGroup(mlid uint16, members ...string) error {
-	if mlid < ibmad.MLIDBase || mlid > ibmad.MLIDMax || uint32(mlid-ibmad.MLIDBase) >= mftCap {
-		return fmt.Errorf("sim: MLID 0x%04x: want 0xC000..0x%04x", mlid, ibmad.MLIDBase+mftCap-1)
+// set replaces group mlid's entries with entries (by switch).
+func (mc *multicastTables) set(mlid uint16, entries map[*Node][]uint8) {
+	mc.mu.Lock()
+	defer mc.mu.Unlock()
+	if mc.mft == nil {
+		mc.mft = map[*Node]map[uint16][]uint8{}
 	}
-	f.mu.RLock()
-	entries, err := f.mcastTree(members)
-	f.mu.RUnlock()
-	if err != nil {
-		return err
-	}
-	f.mc.mu.Lock()
-	defer f.mc.mu.Unlock()
-	if f.mc.mft == nil {
-		f.mc.mft = map[*Node]map[uint16][]uint8{}
-	}
-	for _, byMLID := range f.mc.mft {
+	for _, byMLID := range mc.mft {
 		delete(byMLID, mlid)
 	}
 	for sw, ports := range entries {
-		if f.mc.mft[sw] == nil {
-			f.mc.mft[sw] = map[uint16][]uint8{}
+		if mc.mft[sw] == nil {
+			mc.mft[sw] = map[uint16][]uint8{}
 		}
-		f.mc.mft[sw][mlid] = ports
+		mc.mft[sw][mlid] = ports
 	}
-	return nil
 }
 
 // mftCap is the MFT entries a simulated switch has (SwitchInfo's
 // MulticastFDBCap).
 const mftCap = 1024
 
-// mcastTree computes the MFT entries of a group of members (sma.go's
-// caller holds f.mu).
-func (f *Fabric) mcastTree(members []string) (map[*Node][]uint8, error) {
+// multicastTree computes the MFT entries of a group of members, the CAs
+// named (their port 1), as an SM does after the members join: a spanning
+// tree of the switches, breadth first from the first member's switch,
+// cut down to the branches that lead to members; every switch on it gets
+// the ports of its tree links and of its member CAs. The caller holds
+// the fabric's mu for reading.
+func multicastTree(byName map[string]*Node, members []string) (map[*Node][]uint8, error) {
 	entries := map[*Node]map[uint8]bool{}
 	add := func(n *Node, p uint8) {
 		if entries[n] == nil {
@@ -64,7 +52,7 @@ func (f *Fabric) mcastTree(members []string) (map[*Node][]uint8, error) {
 	}
 	var leaves []*Port // each member's switch port
 	for _, name := range members {
-		n := f.byName[name]
+		n := byName[name]
 		if n == nil || n.IsSwitch() || n.NumPorts() < 1 || !n.Ports[1].linkUp() || !n.Ports[1].Remote.Node.IsSwitch() {
 			return nil, fmt.Errorf("sim: multicast member %q: not a CA whose port 1 is linked to a switch", name)
 		}
@@ -112,25 +100,25 @@ func (f *Fabric) mcastTree(members []string) (map[*Node][]uint8, error) {
 	return out, nil
 }
 
-// mftBlock answers Get(MulticastForwardingTable) at switch node with
+// block answers Get(MulticastForwardingTable) at switch node with
 // modifier mod (docs/protocol.md, "MulticastForwardingTable"): the block
 // in bits 0..8, the port-mask position in bits 28..31; the masks of the
 // block's 32 MLIDs at that position go into data.
-func (f *Fabric) mftBlock(node *Node, mod uint32, data []byte) ibmad.Status {
+func (mc *multicastTables) block(node *Node, mod uint32, data []byte) ibmad.Status {
 	block, pos := mod&0x1ff, uint8(mod>>28)
 	if block >= mftCap/ibmad.MFTBlockSize || mod&0x0ffffe00 != 0 || pos > uint8(node.NumPorts()/ibmad.MFTPortsPerMask) {
 		return ibmad.StatusInvalidField
 	}
 	var b ibmad.MFTBlock
-	f.mc.mu.RLock()
+	mc.mu.RLock()
 	for i := range b {
-		for _, p := range f.mc.mft[node][uint16(ibmad.MLIDBase+int(block)*ibmad.MFTBlockSize+i)] {
+		for _, p := range mc.mft[node][uint16(ibmad.MLIDBase+int(block)*ibmad.MFTBlockSize+i)] {
 			if p/ibmad.MFTPortsPerMask == pos {
 				b[i] |= 1 << (p % ibmad.MFTPortsPerMask)
 			}
 		}
 	}
-	f.mc.mu.RUnlock()
+	mc.mu.RUnlock()
 	_ = b.MarshalTo(data)
 	return ibmad.StatusOK
 }

@@ -8,6 +8,43 @@ import (
 	"github.com/ibtracer/ibtracer_exporter/internal/fakeclock"
 )
 
+func readPortCounters(t *testing.T, c *client, lid uint16, port uint8) ibmad.PortCounters {
+	t.Helper()
+	q := ibmad.NewPerfMgtGet(ibmad.AttrPortCounters)
+	q.Data[1] = port
+	req := &ibmad.Request{Addr: ibmad.GSIAddress(lid, 0)}
+	_ = q.MarshalTo(req.MAD[:])
+	resp, err := c.do(req)
+	if err != nil || resp.MAD.Status() != 0 {
+		t.Fatalf("PortCounters %d/%d: %v %v", lid, port, err, resp.MAD.Status())
+	}
+	var pc ibmad.PortCounters
+	_ = pc.UnmarshalBinary(resp.MAD.PerfMgtData())
+	return pc
+}
+
+func TestPerfMgtCountersMove(t *testing.T) {
+	f := mustFabric(t, "chain-5.net", Options{})
+	c := attach(t, f, "hostA")
+	s3, _ := f.LIDOf("s3", 0)
+	hostB, _ := f.LIDOf("hostB", 1)
+	before := readPortCounters(t, c, s3, 2) // s3 port 2 faces s4: on the way to hostB
+	for i := 0; i < 10; i++ {
+		if _, err := c.lidNodeInfo(hostB); err != nil {
+			t.Fatal(err)
+		}
+	}
+	after := readPortCounters(t, c, s3, 2)
+	// 10 requests out of port 2, 10 responses in; the counter reads
+	// themselves come in through port 1, not port 2.
+	if after.PortXmitPkts-before.PortXmitPkts != 10 || after.PortRcvPkts-before.PortRcvPkts != 10 {
+		t.Fatalf("xmit +%d rcv +%d, want +10 each", after.PortXmitPkts-before.PortXmitPkts, after.PortRcvPkts-before.PortRcvPkts)
+	}
+	if after.PortXmitData-before.PortXmitData != 10*madWords {
+		t.Fatalf("xmit data +%d", after.PortXmitData-before.PortXmitData)
+	}
+}
+
 // pmaAsk sends node's PMA a PerfMgt request of attr for port and returns
 // the answer's status and data.
 func pmaAsk(t *testing.T, f *Fabric, n *Node, meth ibmad.Method, attr ibmad.AttrID, port uint8) (ibmad.Status, []byte) {
@@ -19,7 +56,7 @@ func pmaAsk(t *testing.T, f *Fabric, n *Node, meth ibmad.Method, attr ibmad.Attr
 	if err := g.MarshalTo(m[:]); err != nil {
 		t.Fatal(err)
 	}
-	f.pma(n, &m)
+	n.pma.answer(&m)
 	return m.Status(), m.PerfMgtData()
 }
 
@@ -107,5 +144,66 @@ func TestXmitWaitRateClimbs(t *testing.T) {
 		if bad == nil {
 			t.Fatal("no error for a negative rate, VL 16, port 99 or an unknown node")
 		}
+	}
+}
+
+// TestPMAMisanswer: a misanswering PMA answers another port's counters,
+// named by that port's PortSelect, and another attribute, named in the
+// answer's header; repaired, it answers as asked.
+func TestPMAMisanswer(t *testing.T) {
+	topo, _ := FatTree2(2, 2, 2, 1)
+	f, err := New(topo, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := fakeclock.New(time.Unix(1e9, 0))
+	leaf := f.Node("L0")
+	if err := f.SetErrorRate("L0", 2, 10, clk.Now); err != nil {
+		t.Fatal(err)
+	}
+	clk.Add(3 * time.Second) // port 2: 30 symbol errors; port 1: none
+	if err := f.SetPMAMisanswer("L0", &PMAMisanswer{Ports: map[ibmad.AttrID]uint8{ibmad.AttrPortCounters: 2},
+		Attrs: map[ibmad.AttrID]ibmad.AttrID{ibmad.AttrPortCountersExtended: ibmad.AttrPortCounters}}); err != nil {
+		t.Fatal(err)
+	}
+	ask := func(attr ibmad.AttrID) (ibmad.AttrID, ibmad.PortCounters) {
+		t.Helper()
+		g := ibmad.NewPerfMgtGet(attr)
+		g.Data[1] = 1
+		var m ibmad.MAD
+		if err := g.MarshalTo(m[:]); err != nil {
+			t.Fatal(err)
+		}
+		leaf.pma.answer(&m)
+		var pc ibmad.PortCounters
+		if st := m.Status(); st != ibmad.StatusOK {
+			t.Fatalf("%#x: status %v", attr, st)
+		}
+		if err := pc.UnmarshalBinary(m.PerfMgtData()); err != nil {
+			t.Fatal(err)
+		}
+		return m.AttrID(), pc
+	}
+	id, pc := ask(ibmad.AttrPortCounters)
+	if id != ibmad.AttrPortCounters || pc.PortSelect != 2 || pc.SymbolErrorCounter != 30 {
+		t.Fatalf("PortCounters of port 1: attr %#x, PortSelect %d, SymbolErrorCounter %d; want port 2's (30)", id, pc.PortSelect, pc.SymbolErrorCounter)
+	}
+	if id, pc := ask(ibmad.AttrPortCountersExtended); id != ibmad.AttrPortCounters || pc.SymbolErrorCounter != 30 {
+		t.Fatalf("PortCountersExtended answered as attr %#x, SymbolErrorCounter %d; want PortCounters of port 2", id, pc.SymbolErrorCounter)
+	}
+	if err := f.SetPMAMisanswer("L0", &PMAMisanswer{Ports: map[ibmad.AttrID]uint8{ibmad.AttrPortCounters: 200}}); err == nil {
+		t.Fatal("a PortSelect beyond the node's ports was accepted")
+	}
+	if err := f.SetPMAMisanswer("L0", &PMAMisanswer{NoPortSelect: true}); err != nil {
+		t.Fatal(err)
+	}
+	if id, pc := ask(ibmad.AttrPortCounters); id != ibmad.AttrPortCounters || pc.PortSelect != 0 || pc.SymbolErrorCounter != 0 {
+		t.Fatalf("no PortSelect: attr %#x, PortSelect %d, SymbolErrorCounter %d; want port 1's counters, PortSelect 0", id, pc.PortSelect, pc.SymbolErrorCounter)
+	}
+	if err := f.SetPMAMisanswer("L0", nil); err != nil {
+		t.Fatal(err)
+	}
+	if id, pc := ask(ibmad.AttrPortCounters); id != ibmad.AttrPortCounters || pc.PortSelect != 1 || pc.SymbolErrorCounter != 0 {
+		t.Fatalf("repaired: attr %#x, PortSelect %d, SymbolErrorCounter %d", id, pc.PortSelect, pc.SymbolErrorCounter)
 	}
 }

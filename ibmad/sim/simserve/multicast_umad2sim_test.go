@@ -14,7 +14,7 @@ import (
 )
 
 // TestDiagsMulticast is the oracle of the simulated fabric's multicast
-// forwarding tables (ibmad/sim/mcast.go): two groups programmed in the
+// forwarding tables (ibmad/sim/multicast.go): two groups programmed in the
 // sim, and for every ordered pair of members of each, the stock
 // `ibtracert -m MLID SRC DST` over the server prints exactly what our
 // multicast trace prints (trace.Result.WriteMulticast: ibtracert -m's
