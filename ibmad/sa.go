@@ -385,3 +385,28 @@ func (r *SwitchInfoRecord) UnmarshalBinary(b []byte) error {
 // AttrOffsetOf returns the AttributeOffset (8-byte units) an SA uses for
 // a record of size bytes.
 func AttrOffsetOf(size int) uint16 { return uint16((size + 7) / 8) }
+
+// MarshalBinary returns the SA MAD as 256 bytes.
+func (s *SAMAD) MarshalBinary() ([]byte, error) {
+	b := make([]byte, MADSize)
+	return b, s.MarshalTo(b)
+}
+
+// UnmarshalBinary decodes a 256-byte SA MAD.
+func (s *SAMAD) UnmarshalBinary(b []byte) error {
+	if len(b) < MADSize {
+		return errShort("SA MAD", MADSize, len(b))
+	}
+	if err := s.Header.UnmarshalBinary(b); err != nil {
+		return err
+	}
+	if s.MgmtClass != ClassSubnAdm {
+		return fmt.Errorf("SA MAD: class %s: %w", s.MgmtClass, ErrInvalid)
+	}
+	s.RMPP.unmarshal(b)
+	s.SMKey = binary.BigEndian.Uint64(b[36:])
+	s.AttrOffset = binary.BigEndian.Uint16(b[44:])
+	s.ComponentMask = binary.BigEndian.Uint64(b[48:])
+	copy(s.Data[:], b[56:])
+	return nil
+}

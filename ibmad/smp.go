@@ -124,3 +124,40 @@ func SMPStatus(m *MAD) Status {
 	}
 	return m.Status()
 }
+
+// MarshalBinary returns the SMP as a 256-byte MAD.
+func (s *SMP) MarshalBinary() ([]byte, error) {
+	b := make([]byte, MADSize)
+	return b, s.MarshalTo(b)
+}
+
+// UnmarshalBinary decodes a 256-byte SMP.
+func (s *SMP) UnmarshalBinary(b []byte) error {
+	if len(b) < MADSize {
+		return errShort("SMP", MADSize, len(b))
+	}
+	if err := s.Header.UnmarshalBinary(b); err != nil {
+		return err
+	}
+	if !s.MgmtClass.IsSMP() {
+		return fmt.Errorf("SMP: class %s is not a subnet management class: %w", s.MgmtClass, ErrInvalid)
+	}
+	s.MKey = binary.BigEndian.Uint64(b[24:])
+	copy(s.Data[:], b[64:128])
+	if s.MgmtClass == ClassSubnDR {
+		s.Direction = s.Status&StatusDirection != 0
+		s.Status &^= StatusDirection
+		s.HopPointer = uint8(s.ClassSpecific >> 8)
+		s.HopCount = uint8(s.ClassSpecific)
+		s.DrSLID = binary.BigEndian.Uint16(b[32:])
+		s.DrDLID = binary.BigEndian.Uint16(b[34:])
+		copy(s.InitialPath[:], b[128:192])
+		copy(s.ReturnPath[:], b[192:256])
+	} else {
+		s.HopPointer, s.HopCount, s.Direction = 0, 0, false
+		s.DrSLID, s.DrDLID = 0, 0
+		s.InitialPath = [64]byte{}
+		s.ReturnPath = [64]byte{}
+	}
+	return nil
+}

@@ -72,3 +72,47 @@ func (p *PerfMgtMAD) MarshalTo(b []byte) error {
 	copy(b[64:], p.Data[:])
 	return nil
 }
+
+// MarshalBinary returns the vendor MAD as 256 bytes.
+func (v *VendorMAD) MarshalBinary() ([]byte, error) {
+	b := make([]byte, MADSize)
+	return b, v.MarshalTo(b)
+}
+
+// UnmarshalBinary decodes a 256-byte vendor range-2 MAD.
+func (v *VendorMAD) UnmarshalBinary(b []byte) error {
+	if len(b) < MADSize {
+		return errShort("vendor MAD", MADSize, len(b))
+	}
+	if err := v.Header.UnmarshalBinary(b); err != nil {
+		return err
+	}
+	if !v.MgmtClass.IsVendorRange2() {
+		return fmt.Errorf("vendor MAD: class %s is not vendor range 2: %w", v.MgmtClass, ErrInvalid)
+	}
+	v.RMPP.unmarshal(b)
+	v.OUI = OUI(uint32(b[37])<<16 | uint32(b[38])<<8 | uint32(b[39]))
+	copy(v.Data[:], b[40:])
+	return nil
+}
+
+// MarshalBinary returns the PerfMgt MAD as 256 bytes.
+func (p *PerfMgtMAD) MarshalBinary() ([]byte, error) {
+	b := make([]byte, MADSize)
+	return b, p.MarshalTo(b)
+}
+
+// UnmarshalBinary decodes a 256-byte PerfMgt MAD.
+func (p *PerfMgtMAD) UnmarshalBinary(b []byte) error {
+	if len(b) < MADSize {
+		return errShort("PerfMgt MAD", MADSize, len(b))
+	}
+	if err := p.Header.UnmarshalBinary(b); err != nil {
+		return err
+	}
+	if p.MgmtClass != ClassPerfMgt {
+		return fmt.Errorf("PerfMgt MAD: class %s: %w", p.MgmtClass, ErrInvalid)
+	}
+	copy(p.Data[:], b[64:])
+	return nil
+}
