@@ -15,6 +15,7 @@ import (
 	"github.com/go-kit/log"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/ibtracer/ibtracer_exporter/collector/fleet"
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 	"github.com/ibtracer/ibtracer_exporter/trace"
 )
@@ -143,7 +144,7 @@ func checkBudget(t *testing.T, build func(n int) *Exporter) {
 // series off by default).
 func TestSeriesBudgetDiscovered(t *testing.T) {
 	build := func(n int) *Exporter {
-		ports := make([]InventoryPort, n)
+		ports := make([]fleet.InventoryPort, n)
 		for i := range ports {
 			ports[i] = caPort(uint64(0x10000+16*i), 1, uint16(100+i), fmt.Sprintf("node%04d HCA-1", i))
 		}

@@ -45,13 +45,6 @@ func (d *destSet) count() int {
 	return len(d.byName)
 }
 
-// get returns the state of the destination named name (nil: none).
-func (d *destSet) get(name string) *destState {
-	d.mu.RLock()
-	defer d.mu.RUnlock()
-	return d.byName[name]
-}
-
 // scrape returns the label names of the per-destination series (the
 // destination's, then the configuration's) and the states sorted by
 // name, both as of one moment.

@@ -55,17 +55,6 @@ func (c *evidenceCap) set(logger log.Logger, n, max int) {
 	}
 }
 
-// evidenceSettings are the evidence: section's, read under Exporter.mu
-// (on false: evidence off, or no configuration yet).
-func (e *Exporter) evidenceSettings() (on bool, latency time.Duration, maxLinks int) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	if e.cfg == nil || !e.cfg.Evidence.Enabled {
-		return false, 0, 0
-	}
-	return true, time.Duration(e.cfg.Evidence.LatencyThreshold), e.cfg.Evidence.MaxLinks
-}
-
 // evidence is the destination's path evidence now (ok false: never
 // traced, or a multicast destination: its path follows the group's MFTs
 // and its failures are membership matters, not links; localize.FromTrace
@@ -105,7 +94,7 @@ func (s *destState) previousPath(cur *trace.Result) *trace.Result {
 // "Series budget"). It returns the links it emitted (linkinfo.go names
 // their ends).
 func (e *Exporter) collectEvidence(ch chan<- prometheus.Metric, dests []*destState) []localize.Link {
-	on, latency, maxLinks := e.evidenceSettings()
+	on, latency, maxLinks := e.st.load().evidence()
 	if !on {
 		e.capped.set(e.logger, 0, 0)
 		return nil

@@ -14,6 +14,7 @@ import (
 	"github.com/go-kit/log"
 
 	"github.com/ibtracer/ibtracer_exporter/collector/config"
+	"github.com/ibtracer/ibtracer_exporter/collector/fleet"
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 	"github.com/ibtracer/ibtracer_exporter/ibmad/ibsim/ibsimtest"
 )
@@ -50,7 +51,7 @@ func ibnetdiscoverPorts(out string) (switches, cas []string) {
 	return switches, cas
 }
 
-func selectedKeys(ps []InventoryPort) []string {
+func selectedKeys(ps []fleet.InventoryPort) []string {
 	var out []string
 	for _, p := range ps {
 		if p.NodeType == ibmad.NodeTypeSwitch {
@@ -96,7 +97,7 @@ func TestDiscoveryOnIbsim(t *testing.T) {
 	defer eng.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	ports, err := saInventoryOf(eng).Ports(ctx)
+	ports, err := fleet.SAInventory(eng).Ports(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +110,7 @@ func TestDiscoveryOnIbsim(t *testing.T) {
 		{config.Selector{NodeType: "switch"}, wantSw},
 		{config.Selector{NodeDesc: "^host[25]$", Regexp: regexp.MustCompile("^host[25]$")}, filterKeys(wantCA, `^ca host[25] `)},
 	} {
-		got := selectedKeys(matchPorts(&tc.sel, ports, 0))
+		got := selectedKeys(fleet.MatchPorts(&tc.sel, ports, 0))
 		if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
 			t.Errorf("%+v:\n%s\nibnetdiscover:\n%s", tc.sel, strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
 		}

@@ -9,11 +9,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ibtracer/ibtracer_exporter/collector/fleet"
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 	"github.com/ibtracer/ibtracer_exporter/ibmad/sim"
 )
 
-func inventoryKeys(ps []InventoryPort) []string {
+func inventoryKeys(ps []fleet.InventoryPort) []string {
 	var out []string
 	for _, p := range ps {
 		out = append(out, fmt.Sprintf("%s %#x port %d lid %d %q", p.NodeType, p.PortGUID, p.Port, p.LID, p.NodeDesc))
@@ -35,7 +36,7 @@ func TestSAInventoryOnSim(t *testing.T) {
 	defer eng.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	got, err := saInventoryOf(eng).Ports(ctx)
+	got, err := fleet.SAInventory(eng).Ports(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -125,32 +125,3 @@ func TestDiscoveryLogsStateChanges(t *testing.T) {
 		t.Fatalf("after the SA recovered: %v, want a second %q line with failed_refreshes 7 and failed_for 1m10s", rec.with(discoveryMsgs...), discoveryMsgs[3])
 	}
 }
-
-// TestRefreshLogKinds: a failure of another kind (the device went away
-// while the SA was failing) is one more line, with the count so far; the
-// same kind with another message is not.
-func TestRefreshLogKinds(t *testing.T) {
-	rec := &lineLog{}
-	var l refreshLog
-	at := time.Unix(1800000000, 0)
-	l.observe(rec, 2, at, errors.New("SA: timeout"))
-	l.observe(rec, 2, at.Add(10*time.Second), errors.New("SA: status 0x0100"))
-	l.observe(rec, 2, at.Add(20*time.Second), errNoInventory)
-	l.observe(rec, 2, at.Add(21*time.Second), errNoInventory)
-	l.observe(rec, 2, at.Add(22*time.Second), nil)
-	l.observe(rec, 2, at.Add(32*time.Second), nil)
-	got := rec.with(discoveryMsgs...)
-	if len(got) != 3 {
-		t.Fatalf("%d lines, want 3 (failing, failure changed, recovered): %v", len(got), got)
-	}
-	if got[0]["kind"] != "sa_error" || got[1]["msg"] != discoveryMsgs[2] || got[1]["kind"] != "no_inventory" ||
-		got[1]["previous_kind"] != "sa_error" || got[1]["failed_refreshes"] != uint64(2) || got[1]["selector"] != 2 {
-		t.Fatalf("lines %v", got[:2])
-	}
-	if got[2]["failed_refreshes"] != uint64(4) || got[2]["failed_for"] != 22*time.Second {
-		t.Fatalf("recovered: %v", got[2])
-	}
-	if n := len(rec.with("discovery refresh failed")); n != 4 {
-		t.Fatalf("%d debug lines, want one per failed refresh (4)", n)
-	}
-}

@@ -12,6 +12,7 @@ import (
 	"github.com/go-kit/log"
 
 	"github.com/ibtracer/ibtracer_exporter/agent"
+	"github.com/ibtracer/ibtracer_exporter/collector/fleet"
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 	"github.com/ibtracer/ibtracer_exporter/ibmad/sim"
 )
@@ -20,7 +21,7 @@ import (
 // port, as NodeRecords joined with PortInfoRecords would give it. Each
 // call stands for the two SA GetTable requests of a refresh.
 type simInventory struct {
-	ports []InventoryPort
+	ports []fleet.InventoryPort
 	calls *atomic.Int64
 }
 
@@ -31,14 +32,14 @@ func newSimInventory(f *sim.Fabric, calls *atomic.Int64) *simInventory {
 			if p == nil || (num == 0 && !n.IsSwitch()) || p.LID == 0 {
 				continue
 			}
-			inv.ports = append(inv.ports, InventoryPort{NodeGUID: uint64(n.GUID), PortGUID: uint64(p.GUID), LID: p.LID,
+			inv.ports = append(inv.ports, fleet.InventoryPort{NodeGUID: uint64(n.GUID), PortGUID: uint64(p.GUID), LID: p.LID,
 				Port: uint8(num), NodeType: n.Type, NodeDesc: n.Desc})
 		}
 	}
 	return inv
 }
 
-func (s *simInventory) Ports(context.Context) ([]InventoryPort, error) {
+func (s *simInventory) Ports(context.Context) ([]fleet.InventoryPort, error) {
 	s.calls.Add(1)
 	return s.ports, nil
 }

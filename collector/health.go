@@ -39,18 +39,17 @@ func (h *healthTotals) read() (mads, checks uint64) {
 	return h.mads, h.checks
 }
 
-// setHealth gives a new tracer its health checker (under Exporter.mu).
-// Reads are shared for one interval: a port's PortInfo and counters are
-// read at most once an interval, whatever the number of destinations
-// crossing it.
-func (e *Exporter) setHealth(tr *trace.Tracer, c *config.Config) {
-	e.checker = nil
+// newChecker is a new tracer's health checker (nil: health off). Reads
+// are shared for one interval: a port's PortInfo and counters are read
+// at most once an interval, whatever the number of destinations crossing
+// it.
+func newChecker(tr *trace.Tracer, c *config.Config) *linkhealth.Checker {
 	if !c.Health.Enabled {
-		return
+		return nil
 	}
 	o := c.Health.Options
 	o.Share = time.Duration(c.Interval)
-	e.checker = linkhealth.NewChecker(tr, o)
+	return linkhealth.NewChecker(tr, o)
 }
 
 // checkHealth reads the health of r's path (nil: health off, or no link).

@@ -34,37 +34,3 @@ func pathWaitDesc(names []string) *prometheus.Desc {
 	return desc("path_xmit_wait_ratio", "The largest link_xmit_wait_ratio on the last traced path: its most congested "+
 		"link (named in /traces, health.xmit_wait_hop).", names...)
 }
-
-// PathCongestion is the most congested link of a destination's last
-// path, as /traces shows it: the link whose end waited the largest share
-// of the interval to transmit.
-type PathCongestion struct {
-	Hop       int     `json:"hop"` // the link from hop Hop-1 to hop Hop
-	Ratio     float64 `json:"xmit_wait_ratio"`
-	Congested bool    `json:"congested"` // the ratio reached health.xmit_wait_limit
-	// From and To are the link's ends in the path's direction; WaitingEnd
-	// is the one whose transmit waited ("a": From, "b": To), VL the VL
-	// that waited most there (absent: not known).
-	From       linkhealth.LinkEnd `json:"from"`
-	To         linkhealth.LinkEnd `json:"to"`
-	WaitingEnd string             `json:"waiting_end,omitempty"`
-	VL         *int               `json:"vl,omitempty"`
-}
-
-// pathCongestion is ph's most congested link (nil: health off, or no
-// link's ratio known, or none waited).
-func pathCongestion(ph *linkhealth.PathHealth) *PathCongestion {
-	if ph == nil || ph.XmitWaitHop == 0 {
-		return nil
-	}
-	for i := range ph.Links {
-		l := &ph.Links[i]
-		if l.Hop == ph.XmitWaitHop {
-			from, to := l.A, l.B
-			from.Counters, to.Counters = nil, nil // in the link series and ibtracer --health
-			return &PathCongestion{Hop: l.Hop, Ratio: l.XmitWaitRatio, Congested: l.Congested, From: from, To: to,
-				WaitingEnd: l.XmitWaitEnd, VL: l.XmitWaitVL}
-		}
-	}
-	return nil
-}

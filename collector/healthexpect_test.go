@@ -76,9 +76,7 @@ func TestSplitHostCablesAreHealthyWhenStated(t *testing.T) {
 			if err := f.SetLinkWidth(leaf.Name, int(r.Hops[1].OutPort), true); err != nil {
 				t.Fatal(err)
 			}
-			e.mu.Lock()
-			e.tracer = e.newTracer(e.cfg) // a fresh health checker: no shared readings
-			e.mu.Unlock()
+			e.freshTracer() // a fresh health checker: no shared readings
 			e.traceAll(t, dests)
 			bad = degradedSeries(scrape(t, e))
 			if len(bad) != 1 || !strings.Contains(bad[0], `verdict="below_expected"`) {

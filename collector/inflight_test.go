@@ -11,6 +11,9 @@ import (
 
 	"github.com/go-kit/log"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ibtracer/ibtracer_exporter/collector/pages"
+	"github.com/ibtracer/ibtracer_exporter/internal/webserve"
 )
 
 // A client that sends a request and never reads the answer holds no
@@ -26,7 +29,7 @@ func TestStalledReadersHoldNoSlot(t *testing.T) {
 		slots int
 	}{
 		{"metrics", MetricsHandler(NewRegistry(e), 3, log.NewNopLogger()), 3},
-		{"traces", e.TracesHandler(), TracesInFlight},
+		{"traces", e.TracesHandler(), pages.TracesInFlight},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			stalled := 2 * c.slots
@@ -96,14 +99,14 @@ func TestInFlightLimitWhileRendering(t *testing.T) {
 	t.Run("limiter", func(t *testing.T) {
 		started, release := make(chan struct{}), make(chan struct{})
 		var once sync.Map
-		h := limitInFlight(TracesInFlight, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := webserve.LimitInFlight(pages.TracesInFlight, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if _, held := once.LoadOrStore(r, true); !held && r.Header.Get("X-Hold") != "" {
 				started <- struct{}{}
 				<-release
 			}
 			_, _ = w.Write([]byte("ok\n"))
 		}))
-		testRenderLimit(t, h, TracesInFlight, started, release)
+		testRenderLimit(t, h, pages.TracesInFlight, started, release)
 	})
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ibtracer/ibtracer_exporter/agent"
 	"github.com/ibtracer/ibtracer_exporter/collector/config"
+	"github.com/ibtracer/ibtracer_exporter/collector/fleet"
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 	"github.com/ibtracer/ibtracer_exporter/ibmad/sim"
 	"github.com/ibtracer/ibtracer_exporter/internal/fakeclock"
@@ -108,7 +109,7 @@ func newLocFleet(tb testing.TB, p locParams) *locFleet {
 		}
 		lf.exps = append(lf.exps, &locExporter{host: h, seed: pa.PortGUID.String(), self: uint64(pa.PortGUID),
 			tr: tracer, hc: linkhealth.NewChecker(tracer, ho), sel: sel,
-			dests: discoveredDestinations(&sel, matchPorts(&sel, inv.ports, uint64(pa.PortGUID)), nil)})
+			dests: fleet.Destinations(&sel, fleet.MatchPorts(&sel, inv.ports, uint64(pa.PortGUID)), nil)})
 	}
 	return lf
 }
@@ -117,7 +118,7 @@ func newLocFleet(tb testing.TB, p locParams) *locFleet {
 // selector matches but its own, sampled with its seed as
 // fleet_selection.go does.
 func (lf *locFleet) sampleOf(e *locExporter) []config.Destination {
-	return sampleDestinations(e.dests, e.sel.Sample, e.seed, 0, lf.clk.Now(), time.Duration(e.sel.Rotate))
+	return fleet.Sample(e.dests, e.sel.Sample, e.seed, 0, lf.clk.Now(), time.Duration(e.sel.Rotate))
 }
 
 // round advances the clock one interval and has every exporter trace

@@ -17,7 +17,7 @@ func TestNodePortSeries(t *testing.T) {
 	e, f, dests := healthExporter(t, "")
 	e.traceAll(t, dests)
 	_, _, text := seriesCount(t, e)
-	self, ok := e.engine.CachedPort()
+	self, ok := e.engine().CachedPort()
 	if !ok {
 		t.Fatal("no cached port")
 	}

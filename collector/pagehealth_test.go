@@ -10,6 +10,7 @@ import (
 	"github.com/go-kit/log"
 	"golang.org/x/net/html"
 
+	"github.com/ibtracer/ibtracer_exporter/collector/pages"
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 	"github.com/ibtracer/ibtracer_exporter/linkhealth"
 	"github.com/ibtracer/ibtracer_exporter/trace"
@@ -51,7 +52,7 @@ destinations:
 	}
 	ok := func(dlid uint16, hops ...trace.Hop) *trace.Result {
 		r := &trace.Result{Status: trace.StatusOK, Start: start, Duration: time.Millisecond, DLID: dlid, Hops: hops}
-		trace.NameHops(func(g uint64) string { return e.cfg.NodeNames[g] }, r)
+		trace.NameHops(func(g uint64) string { return e.config().NodeNames[g] }, r)
 		return r
 	}
 	health := func(r *trace.Result, bad map[int]string) *linkhealth.PathHealth {
@@ -92,7 +93,7 @@ destinations:
 	record("gone", g1, health(g1, nil))
 	g2 := &trace.Result{Status: trace.StatusUnreachable, Reason: trace.ReasonTimeout, Start: start.Add(time.Minute), Duration: time.Second,
 		Err: fmt.Errorf("no answer from hop 2 (port 6 of hop 1)"), Hops: []trace.Hop{me, leafA(6)}}
-	trace.NameHops(func(g uint64) string { return e.cfg.NodeNames[g] }, g2)
+	trace.NameHops(func(g uint64) string { return e.config().NodeNames[g] }, g2)
 	record("gone", g2, health(g2, nil))
 	return e
 }
@@ -186,7 +187,7 @@ func TestLandingShowsPathAndLinkHealth(t *testing.T) {
 	})
 	for _, h := range hrefs {
 		r := get(t, mux, "/"+h, "")
-		var got []TraceView
+		var got []pages.TraceView
 		if err := json.Unmarshal(r.Body.Bytes(), &got); err != nil || r.Code != 200 || len(got) == 0 {
 			t.Errorf("%s: %d %v, %d destinations", h, r.Code, err, len(got))
 		}
@@ -237,7 +238,7 @@ func TestTracesShowBreakHealthAndFilter(t *testing.T) {
 		t.Errorf("gone's last good path beside it: %q", good)
 	}
 	w := get(t, h, "/traces?destination=gone", "")
-	var v []TraceView
+	var v []pages.TraceView
 	if err := json.Unmarshal(w.Body.Bytes(), &v); err != nil || len(v) != 1 || v[0].LastGoodPath == nil || len(v[0].LastGoodPath.Hops) != 3 {
 		t.Errorf("JSON: last_good_path: %s", w.Body.String())
 	}
@@ -292,24 +293,5 @@ func TestTracesShowBreakHealthAndFilter(t *testing.T) {
 	}
 	if strings.Contains(all, "db01") || !strings.Contains(all, "gone") {
 		t.Errorf("?link=leaf-a-site:6 lists another destination than gone:\n%s", all)
-	}
-	// A hop verdict the pages have no colour for yet is drawn, as v-other.
-	if verdictClass("validated_elsewhere") != "v-other" || verdictClass("mismatch") != "v-mismatch" {
-		t.Error("verdictClass")
-	}
-}
-
-// A link whose verdict is ok but whose error counters rose over a limit
-// is unhealthy: the pages say "errors", never a red "ok" (seen on the
-// demo's same-leaf link before).
-func TestPagesLinkOverLimitSaysErrors(t *testing.T) {
-	j := &trace.JSONResult{Status: "ok", Hops: []trace.JSONHop{{Hop: 0}, {Hop: 1}}}
-	h := &PathHealthView{Links: []LinkHealthView{{Hop: 1, Verdict: linkhealth.LinkOK, Healthy: false, Problems: []string{"over limit: a:SymbolErrorCounter"}}}}
-	d := draw(j, h, nil)
-	if d.Links[1].Class != "l-bad" || d.Links[1].Text != "✗ errors" {
-		t.Errorf("arrow %+v, want l-bad ✗ errors", d.Links[1])
-	}
-	if s := h.Summary(); s != "unhealthy: link 1 errors" {
-		t.Errorf("summary %q", s)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/go-kit/log"
 	"golang.org/x/net/html"
 
+	"github.com/ibtracer/ibtracer_exporter/collector/pages"
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 	"github.com/ibtracer/ibtracer_exporter/trace"
 )
@@ -118,7 +119,7 @@ func servedMux(e *Exporter) *http.ServeMux {
 	mux.Handle("/metrics", MetricsHandler(NewRegistry(e), 4, log.NewNopLogger()))
 	mux.Handle("/traces", e.TracesHandler())
 	mux.HandleFunc("/-/healthy", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "Healthy") })
-	mux.Handle("/", e.LandingHandler(Landing{Name: "ibtracer_exporter", Version: "test", Links: DefaultLinks}))
+	mux.Handle("/", e.LandingHandler(pages.Landing{Name: "ibtracer_exporter", Version: "test", Links: pages.DefaultLinks}))
 	return mux
 }
 
@@ -195,7 +196,7 @@ func TestTracesFilterAndPreviousPath(t *testing.T) {
 	if w.Code != 200 || w.Header().Get("Content-Type") != "application/json" {
 		t.Fatalf("%d %s", w.Code, w.Header().Get("Content-Type"))
 	}
-	var got []TraceView
+	var got []pages.TraceView
 	if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil {
 		t.Fatal(err)
 	}

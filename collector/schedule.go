@@ -30,16 +30,15 @@ type schedState struct {
 // seedSource is what the scheduler asks the exporter for: the seed of the
 // phases (seed.go).
 type seedSource interface {
-	// currentSeed is the seed ("" while none is known).
-	currentSeed() string
+	// CurrentSeed is the seed ("" while none is known).
+	CurrentSeed() string
 	// startSeed is the seed, learnt from the device's port GUID when
 	// none is set and a device is open, and the number of destinations
 	// (the first traces are spread with it).
 	startSeed() (seed string, destinations int)
 }
 
-// scheduler is the queue of due destinations and its workers. Its lock
-// is taken after Exporter.mu when both are held, never before.
+// scheduler is the queue of due destinations and its workers.
 type scheduler struct {
 	ctx   context.Context // the exporter's: cancelled by Stop
 	clock *clock          // the exporter's (Exporter.clock): one clock for the whole exporter
@@ -136,7 +135,7 @@ func (q *scheduler) armSeedLocked(s *destState) {
 // begin schedules s's first trace once the phase's seed is known: from
 // SetSeed, from the configuration's jitter_seed, or from the engine's
 // local port GUID once a device is open (so that the phase never depends
-// on the order in which the device owner calls SetDevice and SetSeed).
+// on the order in which the device owner calls Install and SetSeed).
 // Without one, it looks again after seedRetry or at the next wake.
 func (q *scheduler) begin(s *destState) {
 	for {
@@ -287,7 +286,7 @@ func (q *scheduler) next() (*destState, context.Context, context.CancelFunc) {
 // rearm arms s's next trace once one has ended (or ends it, if stopped
 // meanwhile).
 func (q *scheduler) rearm(s *destState, interval time.Duration) {
-	seed := q.seeds.currentSeed()
+	seed := q.seeds.CurrentSeed()
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	s.sch.running, s.sch.cancel = false, nil

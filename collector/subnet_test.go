@@ -10,6 +10,7 @@ import (
 	"github.com/go-kit/log"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/ibtracer/ibtracer_exporter/collector/pages"
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 	"github.com/ibtracer/ibtracer_exporter/ibmad/sim"
 )
@@ -45,7 +46,7 @@ ibtracer_traces_total{result="unreachable"} %d
 		t.Fatal(err)
 	}
 	w := get(t, e.TracesHandler(), "/traces?destination=remote", "application/json")
-	var views []TraceView
+	var views []pages.TraceView
 	if err := json.Unmarshal(w.Body.Bytes(), &views); err != nil || len(views) != 1 || views[0].Last == nil {
 		t.Fatalf("/traces: %v %s", err, w.Body.String())
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ibtracer/ibtracer_exporter/collector/pages"
 	"github.com/ibtracer/ibtracer_exporter/trace"
 )
 
@@ -17,7 +18,7 @@ import (
 // both; a name no node has, a 404.
 func TestTracesFiltersByName(t *testing.T) {
 	e := pagesExporter(t)
-	e.cfg.NodeNames = map[uint64]string{0x21: "spine-b"}
+	e.config().NodeNames = map[uint64]string{0x21: "spine-b"}
 	// A second node described "me": the name is then ambiguous.
 	twin := *e.dests.get("gone").last
 	twin.Hops = append([]trace.Hop(nil), twin.Hops...)
@@ -29,7 +30,7 @@ func TestTracesFiltersByName(t *testing.T) {
 		if w.Code != 200 {
 			return nil, w.Code, w.Body.String()
 		}
-		var got []TraceView
+		var got []pages.TraceView
 		if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil {
 			t.Fatalf("?%s: %v", q, err)
 		}

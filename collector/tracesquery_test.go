@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/ibtracer/ibtracer_exporter/collector/pages"
 )
 
 // /traces answers 400, naming the fault, to a query it cannot parse or a
@@ -34,7 +36,7 @@ func TestTracesRejectsBadQuery(t *testing.T) {
 		}
 	}
 	w := get(t, h, "/traces?destination=idle&destination=db01&destination=idle", "")
-	var got []TraceView
+	var got []pages.TraceView
 	if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil || w.Code != 200 {
 		t.Fatalf("repeated key: %d %v", w.Code, err)
 	}

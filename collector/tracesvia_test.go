@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ibtracer/ibtracer_exporter/collector/pages"
 	"github.com/ibtracer/ibtracer_exporter/trace"
 	"golang.org/x/net/html"
 )
@@ -35,7 +36,7 @@ func TestTracesLinkFilter(t *testing.T) {
 		{"destination=db01&link=0x21%3A7", "db01"}, // escaped
 	} {
 		w := get(t, h, "/traces?"+c.query, "")
-		var got []TraceView
+		var got []pages.TraceView
 		if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil || w.Code != 200 {
 			t.Fatalf("?%s: %d %v %s", c.query, w.Code, err, w.Body.String())
 		}
@@ -70,7 +71,7 @@ func TestTracesLinkFilter(t *testing.T) {
 
 // followJSONLink finds the JSON link of a /traces HTML page and fetches
 // it.
-func followJSONLink(t *testing.T, h http.Handler, page string) (string, []TraceView) {
+func followJSONLink(t *testing.T, h http.Handler, page string) (string, []pages.TraceView) {
 	t.Helper()
 	w := get(t, h, page, "text/html")
 	href := ""
@@ -83,7 +84,7 @@ func followJSONLink(t *testing.T, h http.Handler, page string) (string, []TraceV
 		t.Fatalf("%s: %d, JSON link %q", page, w.Code, href)
 	}
 	w = get(t, h, "/traces"+href, "")
-	var got []TraceView
+	var got []pages.TraceView
 	if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil || w.Code != 200 {
 		t.Fatalf("%s: its JSON link %q answers %d %v %s", page, href, w.Code, err, w.Body.String())
 	}
@@ -128,7 +129,7 @@ func TestTracesLinkFilterFollowsTheEvidence(t *testing.T) {
 		idle.observe(r)
 	}
 	w := get(t, e.TracesHandler(), "/traces?link=0x20:4&destination=idle", "")
-	var got []TraceView
+	var got []pages.TraceView
 	if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil || w.Code != 200 || len(got) != 1 || got[0].Name != "idle" {
 		t.Fatalf("?link=0x20:4&destination=idle: %d %v %s, want idle (its last good path crosses the link)", w.Code, err, w.Body.String())
 	}

@@ -14,9 +14,8 @@ import (
 // health, and what they found folded into s, the exporter-wide counters
 // and the logs.
 func (e *Exporter) traceOnce(ctx context.Context, s *destState, interval time.Duration) {
-	e.mu.RLock()
-	tr, names, hc := e.tracer, e.cfg.NodeNames, e.checker
-	e.mu.RUnlock()
+	rt := e.st.load()
+	tr, names, hc := rt.tracer, rt.Config.NodeNames, rt.checker
 	if tr == nil {
 		e.skips.add(skipDeviceDown) // not the destination's failure (docs/architecture.md, "The life of the device")
 		return

@@ -1,4 +1,4 @@
-package collector
+package pages
 
 import (
 	"errors"
@@ -12,7 +12,7 @@ import (
 // tracesQuery is what a /traces request asks for: the destinations named
 // by ?destination= (none: all; repeated: the union), ?format= (html,
 // json, or empty: as Accept says) and ?link= (only the destinations whose
-// path crosses that link, tracesvia.go).
+// path crosses that link).
 type tracesQuery struct {
 	names  []string
 	format string
@@ -73,4 +73,17 @@ func echoed(s string) string {
 		return fmt.Sprintf("%q (%d bytes)", c, len(s))
 	}
 	return fmt.Sprintf("%q", s)
+}
+
+// parseLink reads /traces?link=NODE:PORT, once, the node by name or GUID
+// (trace.ParseLinkRef: the same reading as ibtracer --via).
+func parseLink(v []string) (*trace.LinkRef, error) {
+	if len(v) > 1 {
+		return nil, errors.New("link: given twice (one link at a time)")
+	}
+	l, err := trace.ParseLinkRef(v[0])
+	if err != nil {
+		return nil, fmt.Errorf("link %w", err)
+	}
+	return &l, nil
 }

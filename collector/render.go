@@ -1,81 +1,16 @@
 package collector
 
 import (
-	"fmt"
 	"net/http"
 	"strconv"
 	"sync"
+
+	"github.com/ibtracer/ibtracer_exporter/internal/webserve"
 )
-
-// limitInFlight serves at most n requests at once while they render (0:
-// no limit); more get 503 at once (the client retries; nothing queues).
-// A request gives its slot up while a write to its client is under way
-// and takes one back, waiting if need be, when the write returns: a
-// client that sends a request and never reads the answer holds a
-// connection until the server's write timeout, never a slot a real
-// scrape needs (docs/architecture.md, "HTTP pages and logs").
-func limitInFlight(n int, h http.Handler) http.Handler {
-	if n <= 0 {
-		return h
-	}
-	sem := make(slots, n)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !sem.tryAcquire() {
-			http.Error(w, fmt.Sprintf("too many concurrent requests (at most %d); retry", n), http.StatusServiceUnavailable)
-			return
-		}
-		yw := &yieldingWriter{ResponseWriter: w, slot: sem, held: true}
-		defer yw.yield()
-		h.ServeHTTP(yw, r)
-	})
-}
-
-// slots is a counting semaphore.
-type slots chan struct{}
-
-func (s slots) tryAcquire() bool {
-	select {
-	case s <- struct{}{}:
-		return true
-	default:
-		return false
-	}
-}
-
-func (s slots) acquire() { s <- struct{}{} }
-func (s slots) release() { <-s }
-
-// yieldingWriter gives its request's slot up for the length of each write
-// to the client, or for good once the handler calls yield. One request's
-// handler uses it from one goroutine.
-type yieldingWriter struct {
-	http.ResponseWriter
-	slot slots
-	held bool
-}
-
-func (w *yieldingWriter) Write(p []byte) (int, error) {
-	if w.held {
-		w.slot.release()
-		defer w.slot.acquire()
-	}
-	return w.ResponseWriter.Write(p)
-}
-
-// yield gives the slot up for the rest of the request.
-func (w *yieldingWriter) yield() {
-	if w.held {
-		w.held = false
-		w.slot.release()
-	}
-}
-
-// Unwrap lets http.ResponseController reach the connection's writer.
-func (w *yieldingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // renderFirst serves h into memory and sends the answer only when h has
 // returned, with its Content-Length (a client can tell a cut answer from
-// a whole one): under limitInFlight, the scrape's slot is held while the
+// a whole one): under webserve.LimitInFlight, the scrape's slot is held while the
 // registry is gathered and encoded (gzip'd when the client accepts it)
 // and given up before the first byte is sent, so a slow client costs the
 // memory of its answer until the write timeout, not a slot; s bounds that
@@ -87,7 +22,7 @@ func (w *yieldingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter 
 // 170 MB at its peak, and four rendered side by side held 490 MB
 // (docs/exporter.md, "Scrape memory"). Such a scrape's answer is at most one render
 // older than the scrape; each answer is sent whole to every one of them.
-func renderFirst(s *senders, h http.Handler) http.Handler {
+func renderFirst(s *webserve.SendBudget, h http.Handler) http.Handler {
 	var shared renders
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, release, ok := shared.do(r, h)
@@ -95,11 +30,9 @@ func renderFirst(s *senders, h http.Handler) http.Handler {
 			return // the client went away while it waited
 		}
 		defer release()
-		if yw, ok := w.(*yieldingWriter); ok {
-			yw.yield()
-		}
+		webserve.Yield(w)
 		size := b.size()
-		defer s.begin(w, int64(size))()
+		defer s.Begin(w, int64(size))()
 		for k, v := range b.header {
 			w.Header()[k] = v
 		}

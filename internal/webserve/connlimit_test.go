@@ -1,4 +1,4 @@
-package connlimit
+package webserve
 
 import (
 	"bufio"
@@ -13,7 +13,7 @@ import (
 
 // server serves h on a loopback listener wrapped by lim; idle receives
 // each connection's remote address when it turns idle between requests.
-func server(t *testing.T, lim *Limiter, h http.Handler) (addr string, idle <-chan string, srv *http.Server, served <-chan error) {
+func server(t *testing.T, lim *ConnLimiter, h http.Handler) (addr string, idle <-chan string, srv *http.Server, served <-chan error) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -81,7 +81,7 @@ func waitIdle(t *testing.T, idle <-chan string, c *client) {
 // At the limit, a new connection is admitted by closing the connection
 // idle longest; the other idle one keeps working.
 func TestClosesLongestIdleToMakeRoom(t *testing.T) {
-	lim := New(2)
+	lim := NewConnLimiter(2)
 	var evicted []uint64
 	lim.OnEvict = func(n uint64) { evicted = append(evicted, n) }
 	addr, idle, _, _ := server(t, lim, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") }))
@@ -115,7 +115,7 @@ func TestClosesLongestIdleToMakeRoom(t *testing.T) {
 // busy one turns idle it is closed and the new one served. Closing the
 // server ends an Accept that waits.
 func TestWaitsWhileAllAreBusy(t *testing.T) {
-	lim := New(1)
+	lim := NewConnLimiter(1)
 	entered, release, release2 := make(chan struct{}, 4), make(chan struct{}), make(chan struct{})
 	defer close(release2)
 	addr, idle, srv, served := server(t, lim, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -178,7 +178,7 @@ func TestWaitsWhileAllAreBusy(t *testing.T) {
 // may be a scrape whose request has not been read yet (a new connection
 // that never sends one is bounded by the server's ReadHeaderTimeout).
 func TestPrefersIdleToNew(t *testing.T) {
-	lim := New(2)
+	lim := NewConnLimiter(2)
 	addr, idle, _, _ := server(t, lim, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") }))
 	quiet := dial(t, addr) // connected, no request yet
 	kept := dial(t, addr)

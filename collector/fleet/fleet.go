@@ -1,4 +1,4 @@
-package collector
+package fleet
 
 import (
 	"context"
@@ -21,62 +21,56 @@ type Inventory interface {
 	Ports(ctx context.Context) ([]InventoryPort, error)
 }
 
-// errNoInventory: the SA cannot be asked (no device yet, or no SA
+// ErrNoInventory: the SA cannot be asked (no device yet, or no SA
 // inventory in this build).
-var errNoInventory = errors.New("no SA inventory: the device is not open or the SA cannot be queried")
+var ErrNoInventory = errors.New("no SA inventory: the device is not open or the SA cannot be queried")
 
 // refreshTimeout bounds one refresh of a selector.
 const refreshTimeout = 30 * time.Second
 
-// fleetHost is what the discovery loops ask of the exporter.
-type fleetHost interface {
-	waitSeed(ctx context.Context) (string, bool) // seed.go
-	currentSeed() string
-	// device returns the engine (nil: none open) and a channel closed when
-	// the device, the seed, the configuration or the inventory changes.
-	device() (*ibmad.Engine, <-chan struct{})
-	// setDiscovered installs selector i's destinations unless ctx ended.
-	setDiscovered(ctx context.Context, i int, ds []config.Destination)
+// retry is how often a loop without an inventory looks again.
+const retry = time.Second
+
+// Host is what the discovery loops ask of the exporter.
+type Host interface {
+	// WaitSeed blocks until the seed of the samples is known (false: ctx
+	// ended first).
+	WaitSeed(ctx context.Context) (string, bool)
+	// CurrentSeed is the seed now ("" while none is known).
+	CurrentSeed() string
+	// Inventory returns the inventory of the open device (nil: none),
+	// the exporter's own port GUID (0: unknown), which no selector
+	// picks, and a channel closed when the device, the seed, the
+	// configuration or the inventory changes.
+	Inventory() (inv Inventory, self uint64, changed <-chan struct{})
 }
 
-// fleet keeps the destinations of the discover: selectors: one loop per
-// selector asks the SA's inventory and draws the sample (fleet_selection.go);
-// the exporter traces the union of their sets and the configured
-// destinations (Exporter.reconcileLocked).
-type fleet struct {
-	logger log.Logger
-	clock  *clock // the exporter's (Exporter.clock)
-	host   fleetHost
-	ctx    context.Context // the exporter's: cancelled by Stop
-	wg     sync.WaitGroup  // the loops (Stop waits for them)
+// Fleet keeps the destinations of the discover: selectors: one loop per
+// selector asks the host's inventory and draws the sample (selection.go);
+// the exporter traces the union of their sets (Current) and the
+// configured destinations.
+type Fleet struct {
+	logger  log.Logger
+	clock   *ibmad.Clock // the exporter's (tests swap the clock it points to)
+	host    Host
+	changed func()          // told when a selector's set changed (the exporter reconciles)
+	ctx     context.Context // the exporter's: cancelled when it stops
+	wg      sync.WaitGroup  // the loops (Wait)
 
-	mu sync.Mutex // guards the fields below; taken after Exporter.mu
-	// inventoryOf is the inventory of an engine (nil: none open):
-	// saInventoryOf unless a test gives another (export_test.go).
-	inventoryOf func(*ibmad.Engine) Inventory
-	sets        [][]config.Destination // per selector, its current set
-	cancel      context.CancelFunc     // the running loops'
-	refreshes   [2]uint64              // refreshes ok, failed
+	mu        sync.Mutex             // guards the fields below
+	sets      [][]config.Destination // per selector, its current set
+	cancel    context.CancelFunc     // the running loops'
+	refreshes [2]uint64              // refreshes ok, failed
 }
 
-func newFleet(ctx context.Context, logger log.Logger, c *clock, host fleetHost) *fleet {
-	return &fleet{ctx: ctx, logger: logger, clock: c, host: host, inventoryOf: saInventoryOf}
+// New returns a Fleet whose loops run under ctx, ask host, and call
+// changed whenever a selector's set changes. Restart starts them.
+func New(ctx context.Context, logger log.Logger, clock *ibmad.Clock, host Host, changed func()) *Fleet {
+	return &Fleet{ctx: ctx, logger: logger, clock: clock, host: host, changed: changed}
 }
 
-// inventory returns the inventory of engine and the exporter's own port
-// GUID (0: unknown), which no selector picks.
-func (f *fleet) inventory(engine *ibmad.Engine) (Inventory, uint64) {
-	f.mu.Lock()
-	of := f.inventoryOf
-	f.mu.Unlock()
-	var self uint64
-	if engine != nil {
-		if p, ok := engine.CachedPort(); ok {
-			self = uint64(p.PortGUID)
-		}
-	}
-	return of(engine), self
-}
+// Wait waits for the loops to end (once ctx is cancelled).
+func (f *Fleet) Wait() { f.wg.Wait() }
 
 // selectorKey identifies a selector's settings, to tell whether a reload
 // changed it (then its discovered set is dropped and found again).
@@ -85,10 +79,10 @@ func selectorKey(s config.Selector) string {
 		s.Rotate, s.Refresh, s.Interval, s.HopSeries(), s.Labels)
 }
 
-// restart stops the discovery loops of the previous configuration (old)
+// Restart stops the discovery loops of the previous configuration (old)
 // and starts one per selector of c; a selector that did not change keeps
 // the set it found until its first refresh.
-func (f *fleet) restart(old, c *config.Config) {
+func (f *Fleet) Restart(old, c *config.Config) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.cancel != nil {
@@ -120,8 +114,8 @@ func (f *fleet) restart(old, c *config.Config) {
 // loop keeps selector i's destinations: it asks the SA every refresh
 // period (a failed refresh keeps the ports of the last good one) and
 // draws the sample again at every rotation.
-func (f *fleet) loop(ctx context.Context, i int, sel *config.Selector, c *config.Config) {
-	seed, ok := f.host.waitSeed(ctx)
+func (f *Fleet) loop(ctx context.Context, i int, sel *config.Selector, c *config.Config) {
+	seed, ok := f.host.WaitSeed(ctx)
 	if !ok {
 		return
 	}
@@ -133,8 +127,7 @@ func (f *fleet) loop(ctx context.Context, i int, sel *config.Selector, c *config
 	)
 	for {
 		now := (*f.clock).Now()
-		engine, changed := f.host.device()
-		inv, self := f.inventory(engine)
+		inv, self, changed := f.host.Inventory()
 		if !now.Before(nextRefresh) {
 			got, err := f.refresh(ctx, inv)
 			if inv != nil && ctx.Err() != nil {
@@ -146,17 +139,19 @@ func (f *fleet) loop(ctx context.Context, i int, sel *config.Selector, c *config
 			f.countRefresh(err)
 			logged.observe(f.logger, i, now, err)
 			if inv == nil {
-				nextRefresh = now.Add(seedRetry)
+				nextRefresh = now.Add(retry)
 			} else {
 				nextRefresh = now.Add(time.Duration(sel.Refresh))
 			}
 		}
-		if s := f.host.currentSeed(); s != "" {
+		if s := f.host.CurrentSeed(); s != "" {
 			seed = s
 		}
 		if have {
-			all := discoveredDestinations(sel, matchPorts(sel, ports, self), c.NodeNames)
-			f.host.setDiscovered(ctx, i, sampleDestinations(all, sel.Sample, seed, i, now, time.Duration(sel.Rotate)))
+			all := Destinations(sel, MatchPorts(sel, ports, self), c.NodeNames)
+			if f.set(ctx, i, Sample(all, sel.Sample, seed, i, now, time.Duration(sel.Rotate))) {
+				f.changed()
+			}
 		}
 		wake := nextRefresh
 		if sel.Sample > 0 {
@@ -180,35 +175,35 @@ func (f *fleet) loop(ctx context.Context, i int, sel *config.Selector, c *config
 }
 
 // refresh asks inv (nil: none yet) for its ports, within refreshTimeout.
-func (f *fleet) refresh(ctx context.Context, inv Inventory) ([]InventoryPort, error) {
+func (f *Fleet) refresh(ctx context.Context, inv Inventory) ([]InventoryPort, error) {
 	if inv == nil {
-		return nil, errNoInventory
+		return nil, ErrNoInventory
 	}
 	rctx, cancel := context.WithTimeout(ctx, refreshTimeout)
 	defer cancel()
 	return inv.Ports(rctx)
 }
 
-// set installs selector i's destinations; it reports whether they
-// changed.
-func (f *fleet) set(i int, ds []config.Destination) bool {
+// set installs selector i's destinations, unless its loop (ctx) was
+// stopped meanwhile (a reload); it reports whether they changed.
+func (f *Fleet) set(ctx context.Context, i int, ds []config.Destination) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if i >= len(f.sets) || sameDestinations(f.sets[i], ds) {
+	if ctx.Err() != nil || i >= len(f.sets) || sameDestinations(f.sets[i], ds) {
 		return false
 	}
 	f.sets[i] = ds
 	return true
 }
 
-// current returns every selector's current set.
-func (f *fleet) current() [][]config.Destination {
+// Current returns every selector's current set.
+func (f *Fleet) Current() [][]config.Destination {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([][]config.Destination(nil), f.sets...)
 }
 
-func (f *fleet) countRefresh(err error) {
+func (f *Fleet) countRefresh(err error) {
 	f.mu.Lock()
 	if err == nil {
 		f.refreshes[0]++
@@ -219,11 +214,13 @@ func (f *fleet) countRefresh(err error) {
 }
 
 var (
-	dRefreshes  = desc("discover_refreshes_total", "Refreshes of the discovered destinations from the SA, by result (ok, error: the previous set is kept).", "result")
-	dDiscovered = desc("discovered_destinations", "Destinations a discover selector currently gives (after sampling), by its index in the configuration.", "selector")
+	dRefreshes  = prometheus.NewDesc("ibtracer_discover_refreshes_total", "Refreshes of the discovered destinations from the SA, by result (ok, error: the previous set is kept).", []string{"result"}, nil)
+	dDiscovered = prometheus.NewDesc("ibtracer_discovered_destinations", "Destinations a discover selector currently gives (after sampling), by its index in the configuration.", []string{"selector"}, nil)
 )
 
-func (f *fleet) collect(ch chan<- prometheus.Metric) {
+// Collect emits the discovery's series: refreshes by result and each
+// selector's destinations.
+func (f *Fleet) Collect(ch chan<- prometheus.Metric) {
 	f.mu.Lock()
 	ok, failed := f.refreshes[0], f.refreshes[1]
 	counts := make([]int, len(f.sets))

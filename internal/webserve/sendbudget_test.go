@@ -1,4 +1,4 @@
-package collector
+package webserve
 
 import (
 	"net/http"
@@ -54,16 +54,16 @@ func (w *servedWriter) counts() (deadlines, late int) {
 // serving the next request). A cut is a deadline set while the victim
 // was still being sent, and only such a cut is counted.
 func TestCutNeverTouchesAFinishedAnswer(t *testing.T) {
-	s := &senders{budget: 100, logger: log.NewNopLogger(), cut: prometheus.NewCounter(prometheus.CounterOpts{Name: "cut"})}
+	s := &SendBudget{budget: 100, logger: log.NewNopLogger(), cut: prometheus.NewCounter(prometheus.CounterOpts{Name: "cut"})}
 	a := &servedWriter{discardWriter: discardWriter{header: http.Header{}}}
 	b := &servedWriter{discardWriter: discardWriter{header: http.Header{}}}
-	endA := s.begin(a, 80)
+	endA := s.Begin(a, 80)
 	s.picked = func() {
 		s.picked = nil
 		endA()
 		a.returned()
 	}
-	endB := s.begin(b, 80)
+	endB := s.Begin(b, 80)
 	defer endB()
 	deadlines, late := a.counts()
 	if late != 0 {
@@ -82,4 +82,23 @@ func TestCutNeverTouchesAFinishedAnswer(t *testing.T) {
 	if bytes != 80 || n != 1 {
 		t.Fatalf("%d bytes in %d answers after the cut, want B's 80 in 1", bytes, n)
 	}
+}
+
+// discardWriter is a ResponseWriter that keeps nothing.
+type discardWriter struct {
+	header http.Header
+	code   int
+	n      int
+}
+
+func (w *discardWriter) Header() http.Header { return w.header }
+func (w *discardWriter) WriteHeader(c int) {
+	if w.code == 0 {
+		w.code = c
+	}
+}
+func (w *discardWriter) Write(p []byte) (int, error) {
+	w.WriteHeader(http.StatusOK)
+	w.n += len(p)
+	return len(p), nil
 }

@@ -1,4 +1,4 @@
-package collector
+package pages
 
 import (
 	"fmt"
@@ -153,21 +153,22 @@ type fabricHealth struct {
 // more there are.
 const maxSuspectRows = 50
 
-// fabricHealth reads the link health and the evidence of dests.
-func (p pages) fabricHealth(dests []*destState) fabricHealth {
+// newFabricHealth reads the link health and the evidence of snap's
+// destinations.
+func newFabricHealth(snap *Snapshot) fabricHealth {
 	var fh fabricHealth
+	dests := snap.Destinations
 	names := hopNames(dests)
 	unhealthy, states := linkStates(dests)
 	fh.HealthOn = states != nil
 	fh.Unhealthy, fh.UnhealthyCut = unhealthyRows(unhealthy)
-	on, latency := p.evidence()
-	if !on {
+	if !snap.Evidence {
 		return fh
 	}
 	fh.EvidenceOn = true
 	var acc localize.Accumulator
-	for _, s := range dests {
-		if ep, ok := s.evidence(latency); ok {
+	for i := range dests {
+		if ep, ok := dests[i].evidence(snap.EvidenceLatency); ok {
 			acc.Add(ep)
 		}
 	}
@@ -186,10 +187,10 @@ func (p pages) fabricHealth(dests []*destState) fabricHealth {
 }
 
 // hopNames are the names and descriptions of the nodes on dests' paths.
-func hopNames(dests []*destState) nodeLabels {
+func hopNames(dests []Destination) nodeLabels {
 	names := nodeLabels{}
-	for _, s := range dests {
-		for _, r := range s.paths() {
+	for i := range dests {
+		for _, r := range dests[i].paths() {
 			if r == nil {
 				continue
 			}
@@ -215,11 +216,11 @@ type unhealthyLink struct {
 // congested links, and the state (linkState) of every link read, an
 // unhealthy reading winning over a healthy one (states is nil when no
 // destination has a path health).
-func linkStates(dests []*destState) (map[localize.Link]*unhealthyLink, map[localize.Link]string) {
+func linkStates(dests []Destination) (map[localize.Link]*unhealthyLink, map[localize.Link]string) {
 	unhealthy := map[localize.Link]*unhealthyLink{}
 	var states map[localize.Link]string
-	for _, s := range dests {
-		ph := s.lastHealth()
+	for i := range dests {
+		ph := dests[i].Health
 		if ph == nil {
 			continue
 		}
@@ -271,4 +272,38 @@ func unhealthyRows(unhealthy map[localize.Link]*unhealthyLink) (rows []linkRow, 
 		rows, cut = rows[:maxSuspectRows], len(rows)-maxSuspectRows
 	}
 	return rows, cut
+}
+
+// PathCongestion is the most congested link of a destination's last
+// path, as /traces shows it: the link whose end waited the largest share
+// of the interval to transmit.
+type PathCongestion struct {
+	Hop       int     `json:"hop"` // the link from hop Hop-1 to hop Hop
+	Ratio     float64 `json:"xmit_wait_ratio"`
+	Congested bool    `json:"congested"` // the ratio reached health.xmit_wait_limit
+	// From and To are the link's ends in the path's direction; WaitingEnd
+	// is the one whose transmit waited ("a": From, "b": To), VL the VL
+	// that waited most there (absent: not known).
+	From       linkhealth.LinkEnd `json:"from"`
+	To         linkhealth.LinkEnd `json:"to"`
+	WaitingEnd string             `json:"waiting_end,omitempty"`
+	VL         *int               `json:"vl,omitempty"`
+}
+
+// pathCongestion is ph's most congested link (nil: health off, or no
+// link's ratio known, or none waited).
+func pathCongestion(ph *linkhealth.PathHealth) *PathCongestion {
+	if ph == nil || ph.XmitWaitHop == 0 {
+		return nil
+	}
+	for i := range ph.Links {
+		l := &ph.Links[i]
+		if l.Hop == ph.XmitWaitHop {
+			from, to := l.A, l.B
+			from.Counters, to.Counters = nil, nil // in the link series and ibtracer --health
+			return &PathCongestion{Hop: l.Hop, Ratio: l.XmitWaitRatio, Congested: l.Congested, From: from, To: to,
+				WaitingEnd: l.XmitWaitEnd, VL: l.XmitWaitVL}
+		}
+	}
+	return nil
 }

@@ -1,4 +1,4 @@
-package collector
+package fleet
 
 import (
 	"fmt"
@@ -22,10 +22,10 @@ type InventoryPort struct {
 	NodeDesc           string
 }
 
-// matchPorts returns the ports selector s picks from the inventory, in
+// MatchPorts returns the ports selector s picks from the inventory, in
 // port GUID order (then port number), without the exporter's own port
 // (self). CA ports need a LID; a switch is its port 0.
-func matchPorts(s *config.Selector, ports []InventoryPort, self uint64) []InventoryPort {
+func MatchPorts(s *config.Selector, ports []InventoryPort, self uint64) []InventoryPort {
 	var out []InventoryPort
 	for _, p := range ports {
 		if p.LID == 0 || p.LID >= 0xC000 || (self != 0 && p.PortGUID == self) {
@@ -75,7 +75,7 @@ func hash64(parts ...string) uint64 {
 	return x
 }
 
-// sampleDestinations returns n of the destinations (all when n is 0 or
+// Sample returns n of the destinations (all when n is 0 or
 // at least their number), in their order: the n whose scores are lowest,
 // where a destination's score is a hash of the seed (the exporter's port
 // GUID), the selector, the destination and its rotation period. Each
@@ -83,7 +83,7 @@ func hash64(parts ...string) uint64 {
 // sample changes one destination at a time, spread evenly over the
 // period, never all at once; over one period every score is drawn again.
 // Exporters (seeds) choose independently.
-func sampleDestinations(ds []config.Destination, n int, seed string, sel int, now time.Time, rotate time.Duration) []config.Destination {
+func Sample(ds []config.Destination, n int, seed string, sel int, now time.Time, rotate time.Duration) []config.Destination {
 	if n <= 0 || n >= len(ds) {
 		return ds
 	}
@@ -146,11 +146,11 @@ func discoveredName(p InventoryPort, names nodenamemap.Map, portsOfNode int) str
 	return fmt.Sprintf("%s/%d", base, p.Port)
 }
 
-// discoveredDestinations turns the selected ports (all of them, before
+// Destinations turns the selected ports (all of them, before
 // any sampling, so that names do not depend on the sample) into
 // destinations, traced by LID, named stably; two ports that would share a
 // name get their port GUID appended.
-func discoveredDestinations(s *config.Selector, ports []InventoryPort, names nodenamemap.Map) []config.Destination {
+func Destinations(s *config.Selector, ports []InventoryPort, names nodenamemap.Map) []config.Destination {
 	perNode := map[uint64]int{}
 	for _, p := range ports {
 		perNode[p.NodeGUID]++

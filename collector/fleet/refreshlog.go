@@ -1,4 +1,4 @@
-package collector
+package fleet
 
 import (
 	"errors"
@@ -24,7 +24,7 @@ type refreshLog struct {
 // refreshFailureKind sorts a refresh error: no inventory (no device yet,
 // or none lost) or an SA that does not answer well.
 func refreshFailureKind(err error) string {
-	if errors.Is(err, errNoInventory) {
+	if errors.Is(err, ErrNoInventory) {
 		return "no_inventory"
 	}
 	return "sa_error"

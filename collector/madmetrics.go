@@ -1,18 +1,25 @@
 package collector
 
 import (
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 )
 
-// applyBudgetLocked gives the engine the configuration's MAD budget
-// (mad_rate, mad_rate_per_target): on every reload and every new device
-// (Exporter.mu held).
-func (e *Exporter) applyBudgetLocked() {
-	e.engine.SetBudget(ibmad.Budget{Rate: e.cfg.MADRate, PerTarget: e.cfg.MADRatePerTarget})
+// NewMADRTT returns the engine's RTT histogram (by class) and the observer
+// to give ibmad.Options.RTTObserver.
+func NewMADRTT() (*prometheus.HistogramVec, func(ibmad.MgmtClass, time.Duration)) {
+	h := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: namespace, Name: "mad_rtt_seconds", Help: "Round-trip time of answered MADs, by management class.",
+		Buckets: latencyBuckets, NativeHistogramBucketFactor: 1.1, NativeHistogramMaxBucketNumber: 100,
+		NativeHistogramMinResetDuration: time.Hour,
+	}, []string{"class"})
+	return h, func(c ibmad.MgmtClass, d time.Duration) { h.WithLabelValues(c.String()).Observe(d.Seconds()) }
 }
 
+// The MAD budget (mad_rate; Exporter.Install gives it to the engine).
 var (
 	dBudget = desc("mad_budget_per_second", "The MAD budget: MADs per second the engine may send in all (scope=\"all\") "+
 		"and to one node (scope=\"target\"); 0: no limit.", "scope")

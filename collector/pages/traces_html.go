@@ -1,4 +1,4 @@
-package collector
+package pages
 
 import (
 	"html/template"

@@ -1,4 +1,4 @@
-package collector
+package webserve
 
 import (
 	"bufio"
@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -59,7 +60,7 @@ func TestCutSparesTheNextKeepAliveAnswer(t *testing.T) {
 			return false
 		}
 	}
-	s := &senders{budget: big + big/2, logger: log.NewNopLogger(), cut: prometheus.NewCounter(prometheus.CounterOpts{Name: "cut"})}
+	s := &SendBudget{budget: big + big/2, logger: log.NewNopLogger(), cut: prometheus.NewCounter(prometheus.CounterOpts{Name: "cut"})}
 	s.picked = func() {
 		mu.Lock()
 		calls++
@@ -103,7 +104,7 @@ func TestCutSparesTheNextKeepAliveAnswer(t *testing.T) {
 		}
 		_, _ = w.Write(make([]byte, big))
 	})
-	render := renderFirst(s, inner)
+	render := sendWhole(s, inner)
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		render.ServeHTTP(w, r)
 		if r.Header.Get("X-Answer") == "a1" {
@@ -171,4 +172,22 @@ func TestCutSparesTheNextKeepAliveAnswer(t *testing.T) {
 	if a1Whole {
 		t.Fatal("a1 arrived whole but was counted cut")
 	}
+}
+
+// sendWhole renders h into memory and sends the answer within s, as the
+// collector's renderFirst does: Begin with the answer's size, then the
+// answer with its Content-Length.
+func sendWhole(s *SendBudget, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		body := rec.Body.Bytes()
+		defer s.Begin(w, int64(len(body)))()
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		w.WriteHeader(rec.Code)
+		_, _ = w.Write(body)
+	})
 }

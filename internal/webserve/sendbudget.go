@@ -1,4 +1,4 @@
-package collector
+package webserve
 
 import (
 	"net/http"
@@ -16,31 +16,32 @@ import (
 // do not read fit before the oldest is cut off.
 const DefaultSendBudget = 256 << 20
 
-// metricsHandler is MetricsHandler with a budget of bytes for the
-// answers being sent (renderFirst), counted in
-// ibtracer_http_answers_cut_total, registered on reg.
-func metricsHandler(reg *prometheus.Registry, maxInFlight int, budget int64, logger log.Logger) http.Handler {
-	s := &senders{budget: budget, logger: logger, cut: prometheus.NewCounter(prometheus.CounterOpts{
-		Namespace: namespace, Subsystem: "http", Name: "answers_cut_total",
+// NewSendBudget returns the bound of budget bytes on the answers being
+// sent (the collector's renderFirst), whose cuts its Collector counts in
+// ibtracer_http_answers_cut_total.
+func NewSendBudget(budget int64, logger log.Logger) *SendBudget {
+	return &SendBudget{budget: budget, logger: logger, cut: prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: "ibtracer", Subsystem: "http", Name: "answers_cut_total",
 		Help: "/metrics answers cut off while being sent, oldest first, to keep the memory of the answers waiting on slow clients within its budget.",
 	})}
-	register(reg, s.cut)
-	return limitInFlight(maxInFlight, renderFirst(s, promHandler(reg, logger)))
 }
 
-// senders bounds the memory of rendered answers waiting on their
+// Collector is the counter of the answers cut off.
+func (s *SendBudget) Collector() prometheus.Collector { return s.cut }
+
+// SendBudget bounds the memory of rendered answers waiting on their
 // clients: past the budget, the answer that has been sending longest is
 // cut off (its connection's write deadline set to now, so its write
 // fails and its memory is freed) to make room for the new one, which is
 // always sent (docs/architecture.md, "HTTP server limits").
-type senders struct {
+type SendBudget struct {
 	budget int64
 	logger log.Logger
 	cut    prometheus.Counter
-	mu     sync.Mutex
-	bytes  int64
+	mu     sync.Mutex // guards bytes, list and total
+	bytes  int64      // the sizes of list, summed
 	list   []*sending // oldest first
-	total  uint64
+	total  uint64     // answers cut so far
 	// picked, when not nil, runs in begin once the lock is released
 	// (tests: another answer's end runs there).
 	picked func()
@@ -51,18 +52,18 @@ type sending struct {
 	w    http.ResponseWriter
 }
 
-// begin registers an answer of size bytes about to be sent to w and
+// Begin registers an answer of size bytes about to be sent to w and
 // returns the function that ends it.
 //
 // The victims' write deadlines are set while s.mu is held: a sending's
-// end takes s.mu too and runs in its handler (renderFirst defers it), so
+// end takes s.mu too and runs in its handler (a handler defers it), so
 // a victim's handler has not returned when its deadline is set. Set
 // after the unlock, the deadline could reach a handler that had just
 // finished: net/http forbids using its ResponseWriter then, and the
 // deadline, on the connection, would fail that connection's next
 // keep-alive answer, counted as cut though it never was
 // (docs/architecture.md, "HTTP server limits").
-func (s *senders) begin(w http.ResponseWriter, size int64) (end func()) {
+func (s *SendBudget) Begin(w http.ResponseWriter, size int64) (end func()) {
 	me := &sending{size: size, w: w}
 	s.mu.Lock()
 	s.list = append(s.list, me)
@@ -91,7 +92,7 @@ func (s *senders) begin(w http.ResponseWriter, size int64) (end func()) {
 
 // end removes a finished answer, under s.mu: once it has run, begin
 // cannot pick the answer, so a finished answer is never cut.
-func (s *senders) end(me *sending) {
+func (s *SendBudget) end(me *sending) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i, x := range s.list {

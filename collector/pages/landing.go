@@ -1,4 +1,4 @@
-package collector
+package pages
 
 import (
 	"html/template"
@@ -95,24 +95,23 @@ var landingTmpl = template.Must(template.New("landing").Funcs(pageFuncs).Parse(`
 </body></html>
 `))
 
-// LandingHandler serves the landing page at / (and 404 elsewhere): what
-// the exporter is, links to its pages, a status table with one row per
+// LandingPage serves the landing page at / (and 404 elsewhere), from a
+// snapshot taken per request: what the exporter is, links to its pages,
+// a status table with one row per
 // destination (status, path health, hops, last change, verdicts of the
 // last trace), the suspected links and the unhealthy links, each with
 // its end nodes by name and a link to the destinations crossing it.
 // A destination is ok when its trace succeeded and its path is healthy.
-func (e *Exporter) LandingHandler(l Landing) http.Handler { return e.pages().landing(l) }
-
-func (p pages) landing(l Landing) http.Handler {
+func LandingPage(snapshot func() Snapshot, l Landing) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/" {
 			http.NotFound(w, r)
 			return
 		}
-		dests := p.dests.sorted()
-		d := landingData{Landing: l, Device: p.device(), fabricHealth: p.fabricHealth(dests)}
-		for _, s := range dests {
-			v := s.view()
+		snap := snapshot()
+		d := landingData{Landing: l, Device: snap.Device, fabricHealth: newFabricHealth(&snap)}
+		for i := range snap.Destinations {
+			v := snap.Destinations[i].view()
 			d.Rows = append(d.Rows, landingRow{Name: v.Name, Address: v.Address, Query: v.Name, Last: v.Last,
 				LastChange: v.LastChange, PathChanges: v.PathChanges, Health: v.PathHealth})
 			switch {

@@ -1,11 +1,10 @@
-package collector
+package pages
 
 import (
 	"errors"
 	"fmt"
 	"net/http"
 
-	"github.com/ibtracer/ibtracer_exporter/ibmad"
 	"github.com/ibtracer/ibtracer_exporter/trace"
 )
 
@@ -19,8 +18,8 @@ import (
 // nodeIndex is the nodes names are looked up among, built once per
 // request and only when a name needs it.
 type nodeIndex struct {
-	p     pages
-	dests []*destState
+	names map[uint64]string // the configuration's node-name-map
+	dests []Destination
 	nodes *trace.Nodes
 }
 
@@ -29,39 +28,11 @@ func (x *nodeIndex) get() *trace.Nodes {
 		return x.nodes
 	}
 	x.nodes = new(trace.Nodes)
-	x.nodes.AddMap(x.p.nodeNames())
-	for _, s := range x.dests {
-		x.nodes.AddHops(s.paths()...)
+	x.nodes.AddMap(x.names)
+	for i := range x.dests {
+		x.nodes.AddHops(x.dests[i].paths()...)
 	}
 	return x.nodes
-}
-
-// paths are the destination's latest trace, the path the evidence takes
-// as its previous one and its path before the last change (nil where
-// there is none).
-func (s *destState) paths() []*trace.Result {
-	s.mu.Lock()
-	last := s.last
-	s.mu.Unlock()
-	if last == nil {
-		return nil
-	}
-	before, _ := s.previous()
-	return []*trace.Result{last, s.previousPath(last), before}
-}
-
-// endsAt says whether one of the destination's paths that reached it
-// ends at node g, or at the port whose GUID is g.
-func (s *destState) endsAt(g ibmad.GUID) bool {
-	for _, r := range s.paths() {
-		if r == nil || !reached(r) || len(r.Hops) == 0 {
-			continue
-		}
-		if last := &r.Hops[len(r.Hops)-1]; last.NodeGUID == g || last.PortGUID == g {
-			return true
-		}
-	}
-	return false
 }
 
 // short is at most 64 bytes of a value the request gave, for an error
@@ -103,15 +74,15 @@ func resolveLink(ref trace.LinkRef, x *nodeIndex) (trace.LinkPort, error) {
 // node description) and names the destinations whose path ends at it.
 // The error's status is 404 for a value that names nothing, 400 for a
 // name several nodes have.
-func pick(dests []*destState, names []string, x *nodeIndex) ([]*destState, int, error) {
-	want := map[*destState]bool{}
-	byName := make(map[string]*destState, len(dests))
+func pick(dests []Destination, names []string, x *nodeIndex) ([]Destination, int, error) {
+	want := map[string]bool{}
+	byName := make(map[string]bool, len(dests))
 	for _, s := range dests {
-		byName[s.cfg.Name] = s
+		byName[s.Name] = true
 	}
 	for _, n := range names {
-		if s, ok := byName[n]; ok {
-			want[s] = true
+		if byName[n] {
+			want[n] = true
 			continue
 		}
 		g, err := x.get().Lookup(n)
@@ -123,9 +94,9 @@ func pick(dests []*destState, names []string, x *nodeIndex) ([]*destState, int, 
 			return nil, nameStatus(err), fmt.Errorf("destination: %w", err)
 		}
 		found := false
-		for _, s := range dests {
-			if s.endsAt(g) {
-				want[s], found = true, true
+		for i := range dests {
+			if dests[i].endsAt(g) {
+				want[dests[i].Name], found = true, true
 			}
 		}
 		if !found {
@@ -136,9 +107,9 @@ func pick(dests []*destState, names []string, x *nodeIndex) ([]*destState, int, 
 			return nil, http.StatusNotFound, fmt.Errorf("no destination is configured or traced to node %s", label)
 		}
 	}
-	var out []*destState
+	var out []Destination
 	for _, s := range dests {
-		if want[s] {
+		if want[s.Name] {
 			out = append(out, s)
 		}
 	}

@@ -1,4 +1,4 @@
-package collector
+package fleet
 
 import (
 	"context"
@@ -15,9 +15,8 @@ import (
 // destinations").
 type saInventory struct{ e *ibmad.Engine }
 
-// saInventoryOf is the SA inventory of engine (nil: no device open), the
-// discovery loops' default (fleet.inventoryOf).
-func saInventoryOf(engine *ibmad.Engine) Inventory {
+// SAInventory is the SA inventory of engine (nil: no device open).
+func SAInventory(engine *ibmad.Engine) Inventory {
 	if engine == nil {
 		return nil
 	}
