@@ -56,9 +56,7 @@ func (e *Exporter) SetDevice(engine *ibmad.Engine, a *agent.Agent, err error) {
 func (e *Exporter) freshTracer() {
 	e.changing.Lock()
 	defer e.changing.Unlock()
-	rt := *e.st.load()
-	rt.tracer, rt.checker = e.newTracer(rt.Engine, rt.Config)
-	e.st.rt.Store(&rt)
+	e.st.rt.Store(newInstalled(e.st.load().Runtime, e.clock, e.logger))
 }
 
 // config is the configuration installed (nil: none).

@@ -2,19 +2,23 @@ package collector
 
 import (
 	"context"
+	"net/http"
 	"sync"
 
 	"github.com/go-kit/log"
-	"github.com/go-kit/log/level"
 
 	"github.com/ibtracer/ibtracer_exporter/collector/config"
 	"github.com/ibtracer/ibtracer_exporter/collector/fleet"
+	"github.com/ibtracer/ibtracer_exporter/collector/pages"
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
-	"github.com/ibtracer/ibtracer_exporter/linkhealth"
-	"github.com/ibtracer/ibtracer_exporter/trace"
 )
 
 const namespace = "ibtracer"
+
+// clock is the scheduler's time source, the module's one clock type
+// (docs/architecture.md, "One clock"); tests replace it with a fake one
+// so that a schedule of many intervals runs without waiting for them.
+type clock = ibmad.Clock
 
 // Exporter traces the destinations of its Runtime on their schedule and
 // is the Prometheus collector of what it finds. It wires the parts that
@@ -38,8 +42,8 @@ type Exporter struct {
 	health healthTotals
 	skips  skipCounts // traces not run (tracing.go)
 
-	capped evidenceCap // link evidence left out of a scrape (evidence.go)
-	ctrs   ctrLog      // what the logs last said of each link's counters (health_log.go)
+	evidence linkEvidence // the scrape's link evidence (evidence.go)
+	ctrs     ctrLog       // what the logs last said of each link's counters (health_log.go)
 
 	// changing is held while the set of destinations changes (Install,
 	// a selector's new set, Stop), so that one change is applied whole
@@ -72,10 +76,9 @@ func (e *Exporter) Install(r Runtime) {
 	e.changing.Lock()
 	defer e.changing.Unlock()
 	old := e.st.load().Config
-	rt := &installed{Runtime: r}
-	if r.Engine != nil && r.Config != nil {
-		rt.tracer, rt.checker = e.newTracer(r.Engine, r.Config)
-		r.Engine.SetBudget(ibmad.Budget{Rate: r.Config.MADRate, PerTarget: r.Config.MADRatePerTarget}) // budget.go
+	rt := newInstalled(r, e.clock, e.logger)
+	if rt.tracer != nil {
+		r.Engine.SetBudget(ibmad.Budget{Rate: r.Config.MADRate, PerTarget: r.Config.MADRatePerTarget}) // device_metrics.go
 	}
 	e.st.store(rt) // jitter_seed or the device may have changed: the waiting loops look again
 	c := r.Config
@@ -95,22 +98,6 @@ func (e *Exporter) Install(r Runtime) {
 // set, overrides it). Destinations do not schedule a trace before a seed
 // is known, and follow a new one from their next run on.
 func (e *Exporter) SetSeed(seed string) { e.st.setSeed(seed) }
-
-// newTracer is the tracer of engine under c, and its path health checker
-// (nil: health off; health.go).
-func (e *Exporter) newTracer(engine *ibmad.Engine, c *config.Config) (*trace.Tracer, *linkhealth.Checker) {
-	o := c.TraceOptions()
-	o.Clock = e.clock
-	o.Log = func(warn bool, keyvals ...any) { // the tracer's rare events
-		l := level.Info(e.logger)
-		if warn {
-			l = level.Warn(e.logger)
-		}
-		_ = l.Log(keyvals...)
-	}
-	tr := trace.New(engine, o)
-	return tr, newChecker(tr, c)
-}
 
 // reconcile applies a selector's new set (fleet.New's changed).
 func (e *Exporter) reconcile() {
@@ -146,4 +133,34 @@ func (e *Exporter) Stop() {
 	e.changing.Unlock()
 	e.sched.wg.Wait()
 	e.fleet.Wait()
+}
+
+// The pages (package pages) read a snapshot of the destinations, taken
+// once per request.
+
+// TracesHandler serves /traces (pages.Traces): the latest trace of
+// every destination, or of those the query names, as JSON or HTML.
+func (e *Exporter) TracesHandler() http.Handler { return pages.Traces(e.snapshot) }
+
+// LandingHandler serves the landing page at / (pages.LandingPage): what
+// the exporter is, links to its pages, the destinations' status, the
+// suspected links and the unhealthy links.
+func (e *Exporter) LandingHandler(l pages.Landing) http.Handler {
+	return pages.LandingPage(e.snapshot, l)
+}
+
+// Traces returns the latest trace of every destination.
+func (e *Exporter) Traces() []pages.TraceView { return pages.Views(e.snapshot()) }
+
+// snapshot is what the pages read of the exporter now.
+func (e *Exporter) snapshot() pages.Snapshot {
+	rt := e.st.load()
+	on, latency, _ := rt.evidence()
+	snap := pages.Snapshot{Device: rt.deviceStatus(), Evidence: on, EvidenceLatency: latency, NodeNames: rt.nodeNames()}
+	dests := e.dests.sorted()
+	snap.Destinations = make([]pages.Destination, len(dests))
+	for i, s := range dests {
+		snap.Destinations[i] = s.snapshot()
+	}
+	return snap
 }

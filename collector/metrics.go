@@ -93,7 +93,7 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	e.fleet.Collect(ch)
 	e.modes.collect(ch, tr)
 	unhealthy := collectHealth(ch, on, &e.health, &e.ctrs, names, dests)
-	collectLinkInfo(ch, dests, unhealthy, e.collectEvidence(ch, dests), nodeNames) // evidence.go, linkinfo.go
+	collectLinkInfo(ch, dests, unhealthy, e.evidence.collect(ch, e.logger, rt, dests), nodeNames) // evidence.go, linkinfo.go
 	h := e.dests.hists
 	h.duration.Collect(ch)
 	h.latency.Collect(ch)

@@ -6,6 +6,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
+
 	"github.com/ibtracer/ibtracer_exporter/agent"
 	"github.com/ibtracer/ibtracer_exporter/collector/config"
 	"github.com/ibtracer/ibtracer_exporter/collector/fleet"
@@ -37,6 +40,29 @@ type installed struct {
 	Runtime
 	tracer  *trace.Tracer
 	checker *linkhealth.Checker
+}
+
+// newInstalled completes r with the tracer of its engine under its
+// configuration, on clock, logging the tracer's rare events through
+// logger, and the tracer's path health checker (nil: health off;
+// health.go).
+func newInstalled(r Runtime, clock clock, logger log.Logger) *installed {
+	in := &installed{Runtime: r}
+	if r.Engine == nil || r.Config == nil {
+		return in
+	}
+	o := r.Config.TraceOptions()
+	o.Clock = clock
+	o.Log = func(warn bool, keyvals ...any) {
+		l := level.Info(logger)
+		if warn {
+			l = level.Warn(logger)
+		}
+		_ = l.Log(keyvals...)
+	}
+	in.tracer = trace.New(r.Engine, o)
+	in.checker = newChecker(in.tracer, r.Config)
+	return in
 }
 
 // nodeNames is the configuration's node-name-map (nil: none).

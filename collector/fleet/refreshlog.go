@@ -6,6 +6,8 @@ import (
 
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
+
+	"github.com/ibtracer/ibtracer_exporter/internal/logonce"
 )
 
 // refreshLog is what a selector's discovery loop last logged about its
@@ -15,10 +17,8 @@ import (
 // docs/architecture.md, "HTTP pages and logs"). Every attempt is still
 // counted in discover_refreshes_total and logged at debug.
 type refreshLog struct {
-	failing  bool
-	kind     string    // the failure's kind while failing
-	since    time.Time // when the refresh started failing
-	attempts uint64    // refreshes that failed since then
+	failing logonce.State[bool] // since when and how many refreshes
+	kind    string              // the failure's kind while failing
 }
 
 // refreshFailureKind sorts a refresh error: no inventory (no device yet,
@@ -32,25 +32,25 @@ func refreshFailureKind(err error) string {
 
 // observe folds one refresh into the state and logs what changed.
 func (l *refreshLog) observe(logger log.Logger, selector int, now time.Time, err error) {
+	c, changed := l.failing.Observe(err != nil, now)
 	if err == nil {
-		if l.failing {
+		if changed && c.Known {
 			level.Info(logger).Log("msg", "discovery refresh recovered", "selector", selector,
-				"failed_refreshes", l.attempts, "failed_for", now.Sub(l.since))
+				"failed_refreshes", c.Count, "failed_for", now.Sub(c.Since))
 		}
-		*l = refreshLog{}
+		l.kind = ""
 		return
 	}
 	kind := refreshFailureKind(err)
 	level.Debug(logger).Log("msg", "discovery refresh failed", "selector", selector, "kind", kind, "err", err)
 	switch {
-	case !l.failing:
+	case changed:
 		level.Warn(logger).Log("msg", "discovery refresh failing; keeping the previous destinations", "selector", selector,
 			"kind", kind, "err", err)
-		*l = refreshLog{failing: true, kind: kind, since: now}
 	case kind != l.kind:
+		_, since, count, _ := l.failing.Current()
 		level.Warn(logger).Log("msg", "discovery refresh failure changed; keeping the previous destinations", "selector", selector,
-			"kind", kind, "previous_kind", l.kind, "err", err, "failed_refreshes", l.attempts, "failed_for", now.Sub(l.since))
-		l.kind = kind
+			"kind", kind, "previous_kind", l.kind, "err", err, "failed_refreshes", count-1, "failed_for", now.Sub(since))
 	}
-	l.attempts++
+	l.kind = kind
 }

@@ -1,9 +1,10 @@
 // Package service owns the exporter's lifecycle, so that main only wires
-// flags, logging and HTTP. One Service holds the configuration (a
-// SafeConfig-style holder: the running *config.Config, replaced whole
-// under one lock by Reload), the device (transport, engine and hosted
-// agent) and the collector.Exporter, and is the one place where a reload
-// or a device change is applied.
+// flags, logging and HTTP. One Service holds the configuration (the
+// running *config.Config, replaced whole under one lock by Reload), the
+// device (transport, engine and hosted agent) and the
+// collector.Exporter, and is the one place where a reload or a device
+// change is applied: it hands the exporter both at once
+// (Exporter.Install with a collector.Runtime).
 //
 // The device is opened with backoff for the life of the process: at start,
 // and again whenever the engine reports the device lost (a send or
@@ -46,9 +47,10 @@
 //
 // A refused or unreadable file never changes anything that runs.
 //
-// What each file holds:
-//   - service.go: Options and Service (New, Run, Reload, ReloadHandler,
-//     Collectors), the device (opening it with backoff, the hosted
-//     agent, closing it on loss), and the keys a reload may not change
-//     (restartKeys) or that replace the agent (agentChanged).
+// Use:
+//
+//	svc, err := service.New(service.Options{ConfigFile: path, Logger: logger, IB: ib, HostAgent: true})
+//	reg := collector.NewRegistry(svc.Collectors()...)
+//	go svc.Run(ctx)   // opens the device, reopens it when lost
+//	_ = svc.Reload()  // on SIGHUP, or POST /-/reload (svc.ReloadHandler())
 package service

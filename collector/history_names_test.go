@@ -48,7 +48,7 @@ func TestLogsNameNodes(t *testing.T) {
 		}
 	}
 
-	c := ctrLog{links: map[localize.Link]ctrSeen{}}
+	c := ctrLog{links: map[localize.Link]*ctrSeen{}}
 	l := ctrLink("ok", "unavailable")
 	l.A.NodeName, l.B.NodeDesc = "leaf-1", "spine 2"
 	ev, ok := c.noteLocked(l, time.Unix(1_800_000_000, 0))

@@ -11,7 +11,7 @@ import (
 	"golang.org/x/net/html"
 )
 
-// /traces?link=GUID:PORT (or NAME:PORT, tracesnames_test.go) keeps the destinations whose latest trace or
+// /traces?link=GUID:PORT (or NAME:PORT, exporter_traces_names_test.go) keeps the destinations whose latest trace or
 // previous path crosses that link, named by either end; with
 // ?destination= it narrows those. pagesExporter: db01 went me:1 ->
 // leaf-a (0x20) 1/4 -> db01 (0x30) 1, now goes through leaf-b (0x21) 1/7;

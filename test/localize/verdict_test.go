@@ -1,4 +1,4 @@
-package collector
+package localizeeval
 
 import (
 	"sort"
@@ -52,7 +52,7 @@ func newFleetState(n int) *fleetState {
 // remember records exporter i's trace r of dest and returns its previous
 // path, as Exporter's destState.previousPath gives it.
 func (st *fleetState) remember(i int, dest string, r *trace.Result) *trace.Result {
-	if reached(r) {
+	if r.Status.Walked() {
 		if old := st.path[i][dest]; old != nil && old.Signature() != r.Signature() {
 			st.prev[i][dest] = old
 		}

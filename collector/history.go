@@ -9,6 +9,9 @@ import (
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
 
+	"github.com/ibtracer/ibtracer_exporter/collector/pages"
+	"github.com/ibtracer/ibtracer_exporter/internal/logonce"
+	"github.com/ibtracer/ibtracer_exporter/localize"
 	"github.com/ibtracer/ibtracer_exporter/trace"
 )
 
@@ -17,15 +20,12 @@ import (
 // logs when its state changes, not on every trace), and the path before
 // the latest one (so that a path change can be read after the fact).
 type opsState struct {
-	mu       sync.Mutex // guards the fields below
-	known    bool       // a trace has been recorded
-	state    string     // "ok", or the failing status[/reason]
-	since    time.Time  // when state began
-	failures uint64     // traces that failed since state began
-	path     *trace.Result
-	prev     *trace.Result // the path before path, nil until it changes
-	prevEnd  time.Time     // when prev was last seen (the change's time)
-	good     *trace.Result // the last trace that succeeded (the pages' last good path)
+	mu      sync.Mutex            // guards the fields below
+	state   logonce.State[string] // "ok", or the failing status[/reason]; since when, traces since
+	path    *trace.Result
+	prev    *trace.Result // the path before path, nil until it changes
+	prevEnd time.Time     // when prev was last seen (the change's time)
+	good    *trace.Result // the last trace that succeeded (the pages' last good path)
 }
 
 // traceState names a trace's outcome for the logs: "ok", or the status
@@ -63,32 +63,26 @@ func (s *destState) observe(r *trace.Result) []opsEvent {
 	name := s.cfg.Name
 	var out []opsEvent
 	st := traceState(r)
-	switch {
-	case !o.known && st == "ok": // a healthy start says nothing
-		o.state, o.since = st, now
-	case !o.known || st != o.state:
-		kv := []any{"destination", name, "address", s.target.Address(), "state", st, "previous_state", o.state}
-		if !o.known {
+	// A healthy start says nothing.
+	if c, changed := o.state.Observe(st, now); changed && (c.Known || st != "ok") {
+		kv := []any{"destination", name, "address", s.target.Address(), "state", st, "previous_state", c.From}
+		if !c.Known {
 			kv[len(kv)-1] = "unknown"
 		}
-		if !o.since.IsZero() {
-			kv = append(kv, "previous_for", now.Sub(o.since).Round(time.Millisecond))
+		if !c.Since.IsZero() {
+			kv = append(kv, "previous_for", now.Sub(c.Since).Round(time.Millisecond))
 		}
 		switch {
 		case st == "ok":
-			kv = append([]any{"msg", "destination recovered"}, append(kv, "failed_traces", o.failures)...)
-		case o.state == "ok" || !o.known:
+			kv = append([]any{"msg", "destination recovered"}, append(kv, "failed_traces", c.Count)...)
+		case c.From == "ok" || !c.Known:
 			kv = append([]any{"msg", "destination failing"}, append(append(kv, "status", r.Status, "reason", r.Reason), divergedKV(r, "err", r.Err)...)...)
 		default:
 			kv = append([]any{"msg", "destination failure changed"}, append(append(kv, "status", r.Status, "reason", r.Reason), divergedKV(r, "err", r.Err)...)...)
 		}
 		out = append(out, opsEvent{warn: st != "ok", kv: kv})
-		o.state, o.since, o.failures = st, now, 0
 	}
-	o.known = true
-	if st != "ok" {
-		o.failures++
-	} else {
+	if st == "ok" {
 		o.good = r
 	}
 	if reached(r) {
@@ -158,4 +152,51 @@ func divergedKV(r *trace.Result, kv ...any) []any {
 		}
 	}
 	return kv
+}
+
+// evidence is the destination's path evidence now (ok false: never
+// traced, or a multicast destination: its path follows the group's MFTs
+// and its failures are membership matters, not links; localize.FromTrace
+// says why, and docs/metrics.md, "Link evidence").
+func (s *destState) evidence(latency time.Duration) (p localize.Path, ok bool) {
+	if s.cfg.Multicast() {
+		return localize.Path{}, false
+	}
+	s.mu.Lock()
+	cur, ph := s.last, s.health
+	s.mu.Unlock()
+	if cur == nil {
+		return localize.Path{}, false
+	}
+	return localize.FromTrace(localize.Trace{Current: cur, Previous: s.previousPath(cur), Health: ph,
+		LatencyThreshold: latency}), true
+}
+
+// previousPath is the path before cur (logstate.go keeps both): the last
+// one that reached the destination when cur did not, else the one before
+// the last change. A scrape between a trace's record and its observe
+// sees the logs' path one trace behind: that path is then the previous.
+func (s *destState) previousPath(cur *trace.Result) *trace.Result {
+	s.ops.mu.Lock()
+	defer s.ops.mu.Unlock()
+	if !reached(cur) || (s.ops.path != nil && s.ops.path != cur) {
+		return s.ops.path
+	}
+	return s.ops.prev
+}
+
+// snapshot is the destination as the pages read it.
+func (s *destState) snapshot() pages.Destination {
+	prev, until := s.previous()
+	good := s.lastGood()
+	s.mu.Lock()
+	d := pages.Destination{Name: s.cfg.Name, Labels: s.cfg.Labels, IntervalSeconds: durationSeconds(s.cfg.Interval),
+		Multicast: s.cfg.Multicast(), Traces: s.traces, PathChanges: s.pathChanges, LastChange: s.lastChange,
+		Last: s.last, Health: s.health, Previous: prev, PreviousUntil: until, LastGood: good}
+	d.Address, _ = s.infoAddress()
+	s.mu.Unlock()
+	if d.Last != nil {
+		d.EvidencePrevious = s.previousPath(d.Last)
+	}
+	return d
 }

@@ -1,4 +1,4 @@
-package collector
+package localizeeval
 
 import (
 	"fmt"
@@ -70,7 +70,7 @@ func rulesTest(rules string, exps []exporterEvidence, top *localize.Link, alerte
 func checkRulesAgree(t *testing.T, st *fleetState, ev map[localize.Link]*fleetLinkEvidence, what string) {
 	t.Helper()
 	promtool := promtest.RequireTool(t, "promtool", "prometheus")
-	rules, err := filepath.Abs(filepath.Join("..", "dashboards", "ibtracer.rules.yml"))
+	rules, err := filepath.Abs(filepath.Join("..", "..", "dashboards", "ibtracer.rules.yml"))
 	if err != nil {
 		t.Fatal(err)
 	}

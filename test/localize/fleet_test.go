@@ -1,10 +1,9 @@
-package collector
+package localizeeval
 
 import (
 	"context"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -74,15 +73,14 @@ func newLocFleet(tb testing.TB, p locParams) *locFleet {
 		tb.Fatal(err)
 	}
 	lf := &locFleet{tb: tb, p: p, f: f, clk: fakeclock.New(time.Unix(1_800_000_000, 0))}
-	var calls atomic.Int64
-	inv := newSimInventory(f, &calls)
-	cfg, err := configParse(fmt.Sprintf("interval: %s\ntimeout: 50ms\nretries: 1\nhealth:\n  enabled: true\n  xmit_wait_limit: 0.05\ndiscover:\n  - all: true\n    sample: %d\n",
-		p.interval, p.sample))
+	ports := simPorts(f)
+	cfg, err := config.Parse("test.yml", []byte(fmt.Sprintf("interval: %s\ntimeout: 50ms\nretries: 1\nhealth:\n  enabled: true\n  xmit_wait_limit: 0.05\ndiscover:\n  - all: true\n    sample: %d\n",
+		p.interval, p.sample)))
 	if err != nil {
 		tb.Fatal(err)
 	}
 	sel := cfg.Discover[0]
-	hosts, isExporter := fleetHosts(tb, f, p.exporters) // fleet_test.go
+	hosts, isExporter := fleetHosts(tb, f, p.exporters)
 	for _, h := range hosts {
 		tr, err := f.Attach(h, 0)
 		if err != nil {
@@ -109,14 +107,14 @@ func newLocFleet(tb testing.TB, p locParams) *locFleet {
 		}
 		lf.exps = append(lf.exps, &locExporter{host: h, seed: pa.PortGUID.String(), self: uint64(pa.PortGUID),
 			tr: tracer, hc: linkhealth.NewChecker(tracer, ho), sel: sel,
-			dests: fleet.Destinations(&sel, fleet.MatchPorts(&sel, inv.ports, uint64(pa.PortGUID)), nil)})
+			dests: fleet.Destinations(&sel, fleet.MatchPorts(&sel, ports, uint64(pa.PortGUID)), nil)})
 	}
 	return lf
 }
 
 // sampleOf is the destinations exporter e traces now: the ports the
 // selector matches but its own, sampled with its seed as
-// fleet_selection.go does.
+// package fleet does.
 func (lf *locFleet) sampleOf(e *locExporter) []config.Destination {
 	return fleet.Sample(e.dests, e.sel.Sample, e.seed, 0, lf.clk.Now(), time.Duration(e.sel.Rotate))
 }
@@ -152,4 +150,41 @@ func (lf *locFleet) round(ctx context.Context) [][]locPath {
 	close(work)
 	wg.Wait()
 	return out
+}
+
+// fleetHosts lists the fabric's hosts and picks exporters of them, evenly
+// spread.
+func fleetHosts(tb testing.TB, f *sim.Fabric, exporters int) ([]string, map[string]bool) {
+	tb.Helper()
+	var hosts []string
+	for _, n := range f.Nodes() {
+		if !n.IsSwitch() {
+			hosts = append(hosts, n.Name)
+		}
+	}
+	if len(hosts) < exporters+1 {
+		tb.Fatalf("%d hosts for %d exporters", len(hosts), exporters)
+	}
+	step := len(hosts) / exporters
+	isExporter := map[string]bool{}
+	for i := 0; i < exporters; i++ {
+		isExporter[hosts[i*step]] = true
+	}
+	return hosts, isExporter
+}
+
+// simPorts is the SA's view of a simulated fabric: every active port, as
+// NodeRecords joined with PortInfoRecords would give it.
+func simPorts(f *sim.Fabric) []fleet.InventoryPort {
+	var ports []fleet.InventoryPort
+	for _, n := range f.Nodes() {
+		for num, p := range n.Ports {
+			if p == nil || (num == 0 && !n.IsSwitch()) || p.LID == 0 {
+				continue
+			}
+			ports = append(ports, fleet.InventoryPort{NodeGUID: uint64(n.GUID), PortGUID: uint64(p.GUID), LID: p.LID,
+				Port: uint8(num), NodeType: n.Type, NodeDesc: n.Desc})
+		}
+	}
+	return ports
 }
