@@ -14,7 +14,7 @@ import (
 type destSet struct {
 	hists *hists // the exporter-wide histograms every destination feeds
 
-	mu         sync.RWMutex // guards byName and labelNames; taken after Exporter.mu
+	mu         sync.RWMutex // guards byName and labelNames
 	byName     map[string]*destState
 	labelNames []string // the configuration's label names, in order
 }

@@ -61,7 +61,7 @@ func renderFirst(s *webserve.SendBudget, h http.Handler) http.Handler {
 // renders are the answers being rendered, by form, and the scrapes that
 // wait for each.
 type renders struct {
-	mu sync.Mutex
+	mu sync.Mutex // guards m
 	m  map[string]*render
 }
 

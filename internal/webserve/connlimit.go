@@ -25,7 +25,7 @@ type ConnLimiter struct {
 	max     int
 	slots   chan struct{}
 	wake    chan struct{} // a connection started waiting for a request
-	mu      sync.Mutex
+	mu      sync.Mutex    // guards seq and waiting
 	seq     uint64
 	waiting map[*conn]wait
 	evicted atomic.Uint64
