@@ -1,20 +1,18 @@
-package collector
+package fleet
 
 import (
 	"context"
 	"fmt"
 	"sort"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/ibtracer/ibtracer_exporter/collector/fleet"
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 	"github.com/ibtracer/ibtracer_exporter/ibmad/sim"
 )
 
-func inventoryKeys(ps []fleet.InventoryPort) []string {
+func inventoryKeys(ps []InventoryPort) []string {
 	var out []string
 	for _, p := range ps {
 		out = append(out, fmt.Sprintf("%s %#x port %d lid %d %q", p.NodeType, p.PortGUID, p.Port, p.LID, p.NodeDesc))
@@ -36,16 +34,31 @@ func TestSAInventoryOnSim(t *testing.T) {
 	defer eng.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	got, err := fleet.SAInventory(eng).Ports(ctx)
+	got, err := SAInventory(eng).Ports(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var calls atomic.Int64
-	want := newSimInventory(f, &calls).ports
+	want := simPorts(f)
 	if g, w := strings.Join(inventoryKeys(got), "\n"), strings.Join(inventoryKeys(want), "\n"); g != w {
 		t.Fatalf("SA inventory:\n%s\nwant (the fabric):\n%s", g, w)
 	}
 	if len(got) != 3+2+3*4 {
 		t.Fatalf("%d ports", len(got))
 	}
+}
+
+// simPorts is the SA's view of a simulated fabric: every active port, as
+// NodeRecords joined with PortInfoRecords would give it.
+func simPorts(f *sim.Fabric) []InventoryPort {
+	var ports []InventoryPort
+	for _, n := range f.Nodes() {
+		for num, p := range n.Ports {
+			if p == nil || (num == 0 && !n.IsSwitch()) || p.LID == 0 {
+				continue
+			}
+			ports = append(ports, InventoryPort{NodeGUID: uint64(n.GUID), PortGUID: uint64(p.GUID), LID: p.LID,
+				Port: uint8(num), NodeType: n.Type, NodeDesc: n.Desc})
+		}
+	}
+	return ports
 }
