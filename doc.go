@@ -8,13 +8,10 @@
 // What each file holds:
 //   - main.go: the flags and run, which builds the service, the registry,
 //     the routes (/metrics, /traces, /-/healthy, /-/reload, the landing
-//     page) and the HTTP server, and handles SIGHUP and SIGTERM.
+//     page) and the HTTP server (internal/webserve: its limits), and
+//     handles SIGHUP and SIGTERM.
 //   - logging.go: the go-kit logger and the slog logger of the web toolkit,
 //     writing ts, caller and level once.
-//   - server.go: the HTTP server's bounds and their flags (webLimits), the
-//     server, and its own errors logged as ours.
-//   - connlimits.go: the connection limiter of --web.max-connections,
-//     bounded by the open-file limit, and its metrics.
 //   - listen.go: the listeners (systemd sockets, addresses, vsock), each
 //     wrapped in the limiter, served with TLS and basic auth by the toolkit.
 //   - webconfig.go: the checked copy of --web.config.file that

@@ -12,6 +12,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/ibtracer/ibtracer_exporter/internal/webserve"
 )
 
 // NewRegistry returns the registry /metrics serves: the exporter, the
@@ -52,7 +54,7 @@ const DefaultMetricsInFlight = 4
 // bytes; past that the oldest is cut off (senders). A series the scrape
 // must leave out is counted and logged (checkedGatherer).
 func MetricsHandler(reg *prometheus.Registry, maxInFlight int, logger log.Logger) http.Handler {
-	return metricsHandler(reg, maxInFlight, DefaultSendBudget, logger)
+	return metricsHandler(reg, maxInFlight, webserve.DefaultSendBudget, logger)
 }
 
 // promHandler renders reg: the exporter's families one at a time when
