@@ -1,0 +1,163 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ibtracer/ibtracer_exporter/ibmad"
+)
+
+// The flags mean what the exporter's configuration means by the same
+// knobs (config.TraceOptions): --retries 0 sends each MAD once, and the
+// defaults are the engine's (one default MAD timeout everywhere).
+func TestFlagsAsTraceOptions(t *testing.T) {
+	none := (&options{retries: 0, timeoutMS: 250}).traceOptions(ibmad.OUIOpenIB)
+	if !none.NoRetry || none.Timeout != 250*time.Millisecond {
+		t.Errorf("--retries 0 --timeout 250: %+v; want NoRetry and 250ms", none)
+	}
+	if none.ShareFacts != shareForRun || none.ShareValidation != shareForRun {
+		t.Errorf("facts shared for %v, verdicts for %v; want both for the run (%v)", none.ShareFacts, none.ShareValidation, shareForRun)
+	}
+	three := (&options{retries: 3, timeoutMS: 1}).traceOptions(ibmad.OUIOpenIB)
+	if three.NoRetry || three.Retries != 3 {
+		t.Errorf("--retries 3: %+v", three)
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"--help"}, &out, &errb); code != exitOK {
+		t.Fatalf("--help: exit %d %s", code, errb.String())
+	}
+	for _, want := range []string{
+		fmt.Sprintf("--timeout=%d ", ibmad.DefaultTimeout/time.Millisecond),
+		fmt.Sprintf("--retries=%d ", ibmad.DefaultRetries),
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("--help does not show the default %q:\n%s", want, out.String())
+		}
+	}
+}
+
+// The addresses and the OUI are read by trace's one parser each
+// (trace.ParseDestination, trace.ParseOUI), with the configuration
+// file's rules and messages: bad usage, exit 2, before any MAD.
+func TestAddressAndOUIFlagsUseTracesParsers(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-G", "0x0"}, `ibtracer: -G "0x0" is not a port GUID such as 0x0002c90300a1b2c3; see ibtracer --help` + "\n"},
+		{[]string{"-g", "fe80::zz"}, `ibtracer: -g "fe80::zz" is not a GID such as fe80::2:c903:a1:b2c3; see ibtracer --help` + "\n"},
+		{[]string{"--node", strings.Repeat("n", 65)}, `ibtracer: --node "` + strings.Repeat("n", 65) + `": longer than 64 bytes; see ibtracer --help` + "\n"},
+		{[]string{"-l", "1", "--oui", "001405"}, `ibtracer: --oui "001405" is not a 24-bit hex number such as 0x001405` + "\n"},
+		{[]string{"-l", "1", "--oui", "0x1000000"}, `ibtracer: --oui "0x1000000" is not a 24-bit hex number such as 0x001405` + "\n"},
+	} {
+		var out, errb bytes.Buffer
+		code := run(append([]string{"--ib.transport=sim"}, tc.args...), &out, &errb)
+		if code != exitUsage || errb.String() != tc.want {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2, %q", tc.args, code, errb.String(), tc.want)
+		}
+	}
+}
+
+// Integer flags take integers only (decimal or 0x hex) within their
+// range, as the configuration's keys do: a fraction is not truncated and
+// --sl 200 is refused as sl: 16 is. Bad usage: exit 2, before any MAD.
+func TestIntegerFlagsStrict(t *testing.T) {
+	for _, tc := range []struct{ arg, want string }{
+		{"--sl=200", "ibtracer: --sl 200: want 0..15; see ibtracer --help\n"},
+		{"--sl=16", "ibtracer: --sl 16: want 0..15; see ibtracer --help\n"},
+		{"--retries=1.7", "ibtracer: --retries 1.7 is not an integer; see ibtracer --help\n"},
+		{"--retries=11", "ibtracer: --retries 11: want 0..10; see ibtracer --help\n"},
+		{"--timeout=1e3", "ibtracer: --timeout 1e3 is not an integer; see ibtracer --help\n"},
+		{"--timeout=0", "ibtracer: --timeout 0: want 1..60000; see ibtracer --help\n"},
+		{"--concurrency=2.9", "ibtracer: --concurrency 2.9 is not an integer; see ibtracer --help\n"},
+		{"--concurrency=5000", "ibtracer: --concurrency 5000: want 1..4096; see ibtracer --help\n"},
+		{"--ib.port=1.9", "ibtracer: --ib.port 1.9 is not an integer; see ibtracer --help\n"},
+		{"-p300", "ibtracer: --ib.port 300: want 0..254; see ibtracer --help\n"},
+		{"--sim.lmc=1.5", "ibtracer: --sim.lmc 1.5 is not an integer; see ibtracer --help\n"},
+		{"--sim.lmc=8", "ibtracer: --sim.lmc 8: want 0..7; see ibtracer --help\n"},
+		{"--retries=010", "ibtracer: --retries 010: write integers in decimal or as 0x hex; see ibtracer --help\n"},
+	} {
+		t.Run(strings.TrimLeft(tc.arg, "-"), func(t *testing.T) {
+			var out, errb bytes.Buffer
+			code := run([]string{"--ib.transport=sim", tc.arg, "-l", "1"}, &out, &errb)
+			if code != exitUsage || errb.String() != tc.want {
+				t.Fatalf("exit %d, stderr %q; want exit 2, %q", code, errb.String(), tc.want)
+			}
+		})
+	}
+}
+
+// Hex and the ends of the ranges are accepted.
+func TestIntegerFlagsAccepted(t *testing.T) {
+	out, errOut, code := simCLI(t, "two-switch.net", "host1", "--sl=0xf", "--retries=0", "--timeout=0x3e8", "--concurrency=4096", "--all")
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// A LID is read as the other integers are: 017 is neither 15 (C's octal)
+// nor 17, it is refused.
+func TestLIDArgumentsStrict(t *testing.T) {
+	for _, args := range [][]string{{"-l", "017"}, {"017"}, {"-l", "12.9"}} {
+		var out, errb bytes.Buffer
+		code := run(append([]string{"--ib.transport=sim"}, args...), &out, &errb)
+		if code != exitUsage || !strings.Contains(errb.String(), `"`+args[len(args)-1]+`": want a unicast LID 1..49151`) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and the LID refused", args, code, errb.String())
+		}
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"--ib.transport=sim", "-l", "0x3"}, &out, &errb); code != exitOK {
+		t.Errorf("-l 0x3: exit %d, stderr %q", code, errb.String())
+	}
+}
+
+// TestHealthWithLMCAllIsUsageError: --lmc-all traces sets of paths that
+// --health does not judge; asking for both is refused, not ignored.
+func TestHealthWithLMCAllIsUsageError(t *testing.T) {
+	_, errOut, code := simCLI(t, "two-switch.net", "host1", "--lmc-all", "--health", "-l", "3")
+	if code != 2 || !strings.Contains(errOut, "does not combine with --lmc-all") {
+		t.Fatalf("exit %d, stderr %q; want 2 and the reason", code, errOut)
+	}
+}
+
+// TestLMCAllFromAnotherPortIsUsageError: --lmc-all traces from the local
+// port; a SRC_LID with it is refused, and so is --health with --all too:
+// nothing printed but the reason.
+func TestLMCAllFromAnotherPortIsUsageError(t *testing.T) {
+	for _, args := range [][]string{{"--lmc-all", "3", "5"}, {"--lmc-all", "--all", "--health"}} {
+		out, errOut, code := simCLI(t, "two-switch.net", "host1", args...)
+		if code != 2 || !strings.Contains(errOut, "--lmc-all") || out != "" {
+			t.Fatalf("%v: exit %d, stdout %q, stderr %q; want 2, nothing printed, and the reason", args, code, out, errOut)
+		}
+	}
+}
+
+// Files given on the command line that never end (/dev/zero) are refused
+// with the file and the bound named, before any MAD is sent: -n and
+// --threshold-file are bad usage (exit 2); --sim.topology fails to open
+// the simulated transport.
+func TestEndlessInputFilesRefused(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"-n", "/dev/zero", "-l", "1"}, exitUsage,
+			"ibtracer: --node-name-map: /dev/zero: larger than 32 MiB, the most a node-name-map may hold\n"},
+		{[]string{"--threshold-file", "/dev/zero", "-l", "1"}, exitUsage,
+			"ibtracer: --threshold-file: /dev/zero: larger than 1 MiB, the most a threshold file may hold\n"},
+		{[]string{"--sim.topology", "/dev/zero", "-l", "1"}, exitDevice,
+			"ibtracer: topology: /dev/zero: larger than 64 MiB, the most a topology file may hold\n"},
+	} {
+		t.Run(strings.Join(tc.args[:2], " "), func(t *testing.T) {
+			var out, errb bytes.Buffer
+			code := run(append([]string{"--ib.transport=sim"}, tc.args...), &out, &errb)
+			if code != tc.code || errb.String() != tc.want {
+				t.Fatalf("exit %d, stderr %q; want exit %d, %q", code, errb.String(), tc.code, tc.want)
+			}
+		})
+	}
+}
