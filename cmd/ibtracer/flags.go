@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"io"
 	"strconv"
 	"time"
@@ -11,9 +10,7 @@ import (
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 	"github.com/ibtracer/ibtracer_exporter/internal/ibopen"
 	"github.com/ibtracer/ibtracer_exporter/internal/manpage"
-	"github.com/ibtracer/ibtracer_exporter/internal/nodenamemap"
 	"github.com/ibtracer/ibtracer_exporter/internal/strictint"
-	"github.com/ibtracer/ibtracer_exporter/linkhealth"
 	"github.com/ibtracer/ibtracer_exporter/trace"
 )
 
@@ -83,86 +80,6 @@ func (o *options) newApp(stdout, stderr io.Writer) *kingpin.Application {
 	app.Arg("lids", "ibtracert's forms: DST_LID, or SRC_LID DST_LID to trace from another port.").StringsVar(&o.positional)
 	app.Version(version())
 	return app
-}
-
-// aliases applies ibtracert's -C and -P to --ib.ca and --ib.port.
-func (o *options) aliases() error {
-	if o.caAlias != "" {
-		if o.ib.CA != "" && o.ib.CA != o.caAlias {
-			return fmt.Errorf("-C %q and --ib.ca %q disagree", o.caAlias, o.ib.CA)
-		}
-		o.ib.CA = o.caAlias
-	}
-	if o.portAlias != "" {
-		v, err := strconv.ParseUint(o.portAlias, 10, 8)
-		if err != nil || v > 254 {
-			return fmt.Errorf("-P %q: want a port number 0..254", o.portAlias)
-		}
-		if o.ib.Port != 0 && o.ib.Port != int(v) {
-			return fmt.Errorf("-P %d and --ib.port %d disagree", v, o.ib.Port)
-		}
-		o.ib.Port = int(v)
-	}
-	return nil
-}
-
-// usage is what the flags say once checked: what to trace and how.
-type usage struct {
-	hopts  linkhealth.Options
-	health bool
-	via    trace.LinkRef
-	dests  []trace.Destination
-	mlid   uint16 // -m; 0: unicast
-	names  nodenamemap.Map
-	oui    ibmad.OUI
-}
-
-// checkUsage checks the flags together, before any device is opened: a
-// bad combination is exitUsage with one line on stderr.
-func (o *options) checkUsage(stderr io.Writer) (usage, int) {
-	var u usage
-	if err := o.aliases(); err != nil {
-		fmt.Fprintf(stderr, "ibtracer: %v; see ibtracer --help\n", err)
-		return u, exitUsage
-	}
-	var err error
-	u.hopts, u.health, u.via, err = o.healthAndVia() // via.go
-	if err != nil {
-		fmt.Fprintf(stderr, "ibtracer: %v\n", err)
-		return u, exitUsage
-	}
-	u.dests, err = o.destinations()
-	if err != nil {
-		fmt.Fprintf(stderr, "ibtracer: %v; see ibtracer --help\n", err)
-		return u, exitUsage
-	}
-	if err := o.lmcAllUsage(u.health); err != nil {
-		fmt.Fprintf(stderr, "ibtracer: %v\n", err)
-		return u, exitUsage
-	}
-	if o.mlid != "" {
-		if u.mlid, err = parseMLID(o.mlid); err == nil && u.health {
-			err = fmt.Errorf("-m does not combine with --health")
-		}
-		if err == nil {
-			err = o.multicastUsage()
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "ibtracer: %v; see ibtracer --help\n", err)
-			return u, exitUsage
-		}
-	}
-	if o.nameMap != "" {
-		if u.names, err = nodenamemap.Load(o.nameMap); err != nil {
-			fmt.Fprintf(stderr, "ibtracer: --node-name-map: %v\n", err)
-			return u, exitUsage
-		}
-	}
-	if u.oui, err = trace.ParseOUI(o.oui); err != nil {
-		fmt.Fprintf(stderr, "ibtracer: --oui %v\n", err)
-		return u, exitUsage
-	}
-	return u, 0
 }
 
 // shareForRun is how long the facts a run's walks read, and the hops'
