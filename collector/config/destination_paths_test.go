@@ -1,6 +1,10 @@
 package config
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/ibtracer/ibtracer_exporter/trace"
+)
 
 // TestPathsAndDiscovery: paths defaults to one and accepts all; discovery
 // defaults to auto and accepts smp and sa; anything else names its line.
@@ -9,10 +13,10 @@ func TestPathsAndDiscovery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Discovery != DiscoverySA || !c.Destinations[0].AllPaths() || c.Destinations[1].AllPaths() || c.Destinations[1].Paths != PathsOne {
+	if c.Discovery != trace.DiscoverySA || !c.Destinations[0].AllPaths() || c.Destinations[1].AllPaths() || c.Destinations[1].Paths != PathsOne {
 		t.Fatalf("discovery %q, paths %q %q", c.Discovery, c.Destinations[0].Paths, c.Destinations[1].Paths)
 	}
-	if empty, err := Parse("e.yml", nil); err != nil || empty.Discovery != DiscoveryAuto {
+	if empty, err := Parse("e.yml", nil); err != nil || empty.Discovery != trace.DiscoveryAuto {
 		t.Fatalf("default discovery: %v %q", err, empty.Discovery)
 	}
 	for _, tc := range []struct{ in, want string }{
