@@ -47,4 +47,9 @@
 //
 // Time comes from a Clock (WallClock unless a test gives another; see
 // docs/architecture.md, "One clock").
+//
+// Each MAD type (SMP, SAMAD, VendorMAD, PerfMgtMAD) keeps its own
+// MarshalBinary and UnmarshalBinary even where only tests call them:
+// without them the embedded Header's would be promoted, and decode the
+// header alone without a word.
 package ibmad
