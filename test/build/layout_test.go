@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -224,6 +225,34 @@ func TestReadmeIsOnePage(t *testing.T) {
 	for _, cmd := range []string{"\n    make run\n", "\n    make test\n"} {
 		if !strings.Contains(text, cmd) {
 			t.Errorf("README.md lacks the command %q", strings.TrimSpace(cmd))
+		}
+	}
+}
+
+// The docs name only Go files that exist: a file a doc points a newcomer
+// to (in backquotes, with its directory or by its name alone) is there.
+// CHANGELOG.md, a history, may name files that are gone.
+func TestDocsNameFilesThatExist(t *testing.T) {
+	files := parseModule(t)
+	paths, names := map[string]bool{}, map[string]bool{}
+	for _, f := range files {
+		paths[filepath.ToSlash(f.path)] = true
+		names[filepath.Base(f.path)] = true
+	}
+	docs, _ := filepath.Glob("../../docs/*.md")
+	docs = append(docs, "../../README.md")
+	ref := regexp.MustCompile("`([A-Za-z0-9_./-]+\\.go)`")
+	for _, doc := range docs {
+		b, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range ref.FindAllStringSubmatch(string(b), -1) {
+			p := strings.TrimPrefix(m[1], "./")
+			if paths[p] || !strings.Contains(p, "/") && names[p] {
+				continue
+			}
+			t.Errorf("%s names %s, which is not in the module", filepath.Base(doc), p)
 		}
 	}
 }
