@@ -96,7 +96,7 @@ type destState struct {
 	failures     *[len(allReasons)]uint64 // in allReasons' order; nil until a failure
 	health       *linkhealth.PathHealth   // of the last trace (nil: health off, or no link; health.go)
 
-	ops opsState // what the logs and /traces remember (logstate.go)
+	ops opsState // what the logs and /traces remember (history.go)
 }
 
 func newDestState(d config.Destination, labelNames []string, h *hists) *destState {

@@ -26,7 +26,7 @@ type clock = ibmad.Clock
 // (package fleet), the destinations and what their traces found
 // (destset.go, destination.go), and their readers: the scrape
 // (metrics.go), the pages (package pages, through views.go) and the
-// logs (logstate.go).
+// logs (history.go).
 type Exporter struct {
 	logger log.Logger
 	clock  clock // the exporter's one clock: the scheduler's, the loops', the tracer's (tests set a fake one)

@@ -110,7 +110,7 @@ func collectHealth(ch chan<- prometheus.Metric, on bool, totals *healthTotals, c
 		dMTU      = desc("path_mtu_bytes", "Smallest NeighborMTU along the last traced path.", names...)
 		dDegraded = desc("path_degraded_links", "Links of the last traced path that are not active, narrower or slower than they could be or than expected.", names...)
 		dErrors   = desc("path_link_errors", "Error counter increments in the last interval on the links of the last traced path.", names...)
-		dWait     = pathWaitDesc(names) // health_congestion.go
+		dWait     = pathWaitDesc(names) // health.go
 	)
 	links := map[localize.Link]*linkhealth.Link{}
 	for i, s := range dests {

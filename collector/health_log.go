@@ -51,7 +51,7 @@ type ctrSeen struct {
 func (c *ctrLog) observeAndLog(logger log.Logger, ph *linkhealth.PathHealth) {
 	c.order.Lock()
 	defer c.order.Unlock()
-	logEvents(logger, c.observe(ph)) // logstate.go
+	logEvents(logger, c.observe(ph)) // history.go
 }
 
 // observe folds ph's links into what the logs said and returns the lines

@@ -72,7 +72,7 @@ func TestLogsLinkCountersUnavailable(t *testing.T) {
 		}
 	}
 	// For another port: an answer for another attribute no longer
-	// reaches the health check (the engine drops it, ibmad's match.go).
+	// reaches the health check (the engine drops it, ibmad's ibmad/pending.go).
 	misanswer(&sim.PMAMisanswer{Ports: map[ibmad.AttrID]uint8{
 		ibmad.AttrPortCountersExtended: 1, ibmad.AttrPortCounters: 1}})
 	lines := next()

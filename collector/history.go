@@ -172,7 +172,7 @@ func (s *destState) evidence(latency time.Duration) (p localize.Path, ok bool) {
 		LatencyThreshold: latency}), true
 }
 
-// previousPath is the path before cur (logstate.go keeps both): the last
+// previousPath is the path before cur (history.go keeps both): the last
 // one that reached the destination when cur did not, else the one before
 // the last change. A scrape between a trace's record and its observe
 // sees the logs' path one trace behind: that path is then the previous.

@@ -81,7 +81,7 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	if up == 0 {
-		ch <- prometheus.MustNewConstMetric(dDeviceDown, prometheus.GaugeValue, 1, deviceDownReason(devErr)) // devicedown.go
+		ch <- prometheus.MustNewConstMetric(dDeviceDown, prometheus.GaugeValue, 1, deviceDownReason(devErr)) // device_metrics.go
 	}
 	for i, r := range skipReasons {
 		ch <- prometheus.MustNewConstMetric(dSkipped, prometheus.CounterValue, float64(e.skips[i].Load()), r)

@@ -29,7 +29,7 @@ type schedState struct {
 }
 
 // seedSource is what the scheduler asks the exporter for: the seed of the
-// phases (seed.go).
+// phases (runtime.go).
 type seedSource interface {
 	// CurrentSeed is the seed ("" while none is known).
 	CurrentSeed() string

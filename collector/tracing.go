@@ -47,7 +47,7 @@ func (e *Exporter) traceOnce(ctx context.Context, s *destState, interval time.Du
 	compact(r)
 	s.record(r)
 	e.modes.add(r)
-	// State changes and path changes are logged once (logstate.go); each
+	// State changes and path changes are logged once (history.go); each
 	// trace only at debug.
 	logEvents(e.logger, s.observe(r))
 	// The path health is kept, what it spent counted, and the links whose
@@ -90,7 +90,7 @@ func (e *Exporter) traceSet(tctx, ctx context.Context, tr *trace.Tracer, s *dest
 		e.modes.add(r)
 	}
 	// The set's state is its worst trace's (the base LID's while all are
-	// healthy), logged once per change (logstate.go).
+	// healthy), logged once per change (history.go).
 	logEvents(e.logger, s.observe(ps.Worst()))
 	level.Debug(e.logger).Log("msg", "traced every LID", "destination", s.cfg.Name, "lids", len(ps.Paths),
 		"distinct_paths", ps.Distinct, "mads", ps.MADs(), "duration", ps.Duration())

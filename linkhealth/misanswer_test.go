@@ -79,7 +79,7 @@ func TestPMAAnswerForAnotherPort(t *testing.T) {
 // TestPMAAnswerForAnotherAttribute: an answer for another attribute than
 // asked (its attribute ID) is not decoded as the one asked, for the
 // counters and for ClassPortInfo (the PMA's capabilities). The engine
-// drops it as the answer to another question (ibmad's match.go, counted
+// drops it as the answer to another question (ibmad's pending.go, counted
 // as wrong_attribute), so the reading is unavailable for want of an
 // answer.
 func TestPMAAnswerForAnotherAttribute(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 	"github.com/ibtracer/ibtracer_exporter/ibmad/sim/simtest"
 )
 
-// The port check of reached.go on paths that leave the subnet: the walk
+// The port check of resolve.go on paths that leave the subnet: the walk
 // of a GID of another subnet ends at the router, never at the port the
 // GID names, so that comparison says nothing there. Only our simulator:
 // no independent peer has routers here (docs/architecture.md, "Paths

@@ -16,7 +16,7 @@ import (
 // MAD), but for the links of a port that a LID cannot name (linkByPort).
 // The records are kept for Options.SARecordTTL, shared by every
 // destination's traces. The oracle test on OpenSM
-// (cmd/ibtracer/sa_ibsim_test.go) checks every query on the wire.
+// (cmd/ibtracer/main_sa_ibsim_test.go) checks every query on the wire.
 
 // saLink is a LinkRecord: the far end of (FromLID, FromPort).
 type saLink struct {

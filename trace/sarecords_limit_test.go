@@ -40,7 +40,7 @@ func limitSim(t *testing.T) (*simFabric, []string) {
 
 // TestSAModeThroughUnalignedSwitches: an SA that matches LinkRecord LIDs
 // against LMC-masked LIDs, as OpenSM does, still answers the table of
-// every node's port N (salinks.go): SA mode traces every CA, SMP-free.
+// every node's port N (sarecords.go): SA mode traces every CA, SMP-free.
 func TestSAModeThroughUnalignedSwitches(t *testing.T) {
 	s, behind := limitSim(t)
 	s.f.SetSARefusal(sim.SARefusal{LinkLIDMasked: true})

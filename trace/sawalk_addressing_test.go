@@ -12,7 +12,7 @@ import (
 
 // pmaProbeSends records the address of every PerfMgt ClassPortInfo Get
 // the tracer sends: auto mode's probe of the first hop's neighbour
-// (discovery.go, firstHopRefused).
+// (sawalk.go, firstHopRefused).
 type pmaProbeSends struct {
 	ibmad.Transport
 	mu  sync.Mutex

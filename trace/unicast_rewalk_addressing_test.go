@@ -97,7 +97,7 @@ func TestSAFallbackKeepsTheAddressing(t *testing.T) {
 }
 
 // TestMismatchRewalkKeepsTheAddressing: a trace that saw status 7 walks
-// again (trace.go) before it reports the mismatch: the second walk's
+// again (unicast.go) before it reports the mismatch: the second walk's
 // validation MADs go on the PathRecord's SL too.
 func TestMismatchRewalkKeepsTheAddressing(t *testing.T) {
 	s := loadSim(t, "fattree-mini.net", sim.Options{})

@@ -60,7 +60,7 @@ func TestSMPAfterSALimitCountsSharedFacts(t *testing.T) {
 // around it (L0's forwarding entry for H1-1 changes to S0). The SMP
 // walk after the SA's limit follows the kept, stale LFT block over the
 // dead link and fails; since it relied on shared facts, the trace is
-// done again reading every fact itself (reached.go, facts.go), and that
+// done again reading every fact itself (resolve.go, facts.go), and that
 // trace's SMP walk after the SA's limit must read afresh too: it finds
 // the new route, through S0, and succeeds.
 func TestSMPAfterSALimitRetracesAfresh(t *testing.T) {

@@ -184,7 +184,7 @@ func (v *validator) sourceRoute(w *walk, h *Hop, lid uint16, count int, in []uin
 }
 
 // provenResponder says whether an answer to req, which the engine takes
-// only from the LID req was sent to (ibmad's match.go), is h's node's:
+// only from the LID req was sent to (ibmad's ibmad/pending.go), is h's node's:
 // the walk read that LID from the node itself, and no router stood
 // between (a GRH-routed answer comes from the router's LID).
 func provenResponder(h *Hop, req *ibmad.Request) bool {

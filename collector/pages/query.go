@@ -16,7 +16,7 @@ import (
 type tracesQuery struct {
 	names  []string
 	format string
-	link   *trace.LinkRef // by name or GUID, resolved by the handler (tracesnames.go)
+	link   *trace.LinkRef // by name or GUID, resolved by the handler (names.go)
 }
 
 // parseTracesQuery parses a /traces query string strictly: a query that

@@ -110,7 +110,7 @@ func runDemo(t *testing.T, seed uint64, limit time.Duration) (map[seen]time.Dura
 			elapsed += step
 			clock.Add(step)
 			for _, d := range c.Destinations {
-				if d.Multicast() { // as the exporter traces mlid: (collector/multicast.go)
+				if d.Multicast() { // as the exporter traces mlid: (collector/destination.go)
 					r := tr.TraceMulticast(ctx, d.MLID, 0, d.LID)
 					if _, ok := first[multicastOK]; !ok && r.Status == trace.StatusOK && len(r.Hops) > 1 {
 						first[multicastOK] = elapsed

@@ -31,7 +31,7 @@ func TestABIMatchesKernelHeader(t *testing.T) {
 			t.Errorf("IB_USER_MAD_%s: header %#x, ours %#x", name, pair[0], pair[1])
 		}
 	}
-	// Offsets our marshal code writes to (abi.go).
+	// Offsets our marshal code writes to (abi_linux.go).
 	wantHdr := []int{0, 4, 8, 12, 16, 20, 24, 28, 30, 31, 32, 33, 34, 35, 36, 52, 56}
 	if got := c.HdrOffsets(); fmt.Sprint(got) != fmt.Sprint(wantHdr) {
 		t.Errorf("ib_user_mad_hdr offsets %v, ours %v", got, wantHdr)

@@ -33,6 +33,10 @@ type sourceFile struct {
 }
 
 func parseModule(t *testing.T) []sourceFile {
+	return parseModuleMode(t, 0)
+}
+
+func parseModuleMode(t *testing.T, mode parser.Mode) []sourceFile {
 	t.Helper()
 	root, err := filepath.Abs("../..")
 	if err != nil {
@@ -53,7 +57,7 @@ func parseModule(t *testing.T) []sourceFile {
 			return nil
 		}
 		fset := token.NewFileSet()
-		f, err := parser.ParseFile(fset, p, nil, 0)
+		f, err := parser.ParseFile(fset, p, nil, mode)
 		if err != nil {
 			return err
 		}
@@ -253,6 +257,30 @@ func TestDocsNameFilesThatExist(t *testing.T) {
 				continue
 			}
 			t.Errorf("%s names %s, which is not in the module", filepath.Base(doc), p)
+		}
+	}
+}
+
+// Comments name only Go files that exist: a name with a directory is the
+// module's path, a bare name is in the comment's package or anywhere in
+// the module.
+func TestCommentsNameFilesThatExist(t *testing.T) {
+	files := parseModuleMode(t, parser.ParseComments)
+	paths, names := map[string]bool{}, map[string]bool{}
+	for _, f := range files {
+		paths[filepath.ToSlash(f.path)] = true
+		names[filepath.Base(f.path)] = true
+	}
+	ref := regexp.MustCompile(`(?:^|[^\w/.])([A-Za-z0-9_./-]*[a-z0-9_]\.go)\b`)
+	for _, f := range files {
+		for _, cg := range f.file.Comments {
+			for _, m := range ref.FindAllStringSubmatch(cg.Text(), -1) {
+				p := m[1]
+				if paths[p] || paths[filepath.ToSlash(filepath.Join(f.dir, p))] || !strings.Contains(p, "/") && names[p] {
+					continue
+				}
+				t.Errorf("%s:%d: a comment names %s, which is not in the module", f.path, f.fset.Position(cg.Pos()).Line, p)
+			}
 		}
 	}
 }

@@ -249,7 +249,7 @@ func evaluate(s locScheme, truth map[localize.Link]bool, intervals []map[localiz
 
 // TestFleetLocalization runs trials of one fault each on a fleet of 64
 // exporters on a fat tree of 128 hosts, and compares the fleet verdict
-// (the recording rules' score, localize_rules_test.go mirrors them)
+// (the recording rules' score, rules_test.go mirrors them)
 // with 007's plain votes on the same evidence. By default one trial per
 // kind, which must localize; -loc.trials=20 -v prints the table.
 func TestFleetLocalization(t *testing.T) {

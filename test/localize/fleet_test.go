@@ -22,7 +22,7 @@ import (
 // the health of the sample of destinations a `discover: [{all: true,
 // sample: N}]` selector draws, one interval after another on a fake
 // clock. This file builds the fleet and runs its intervals; the faults,
-// the scoring and the table are in localize_eval_test.go.
+// the scoring and the table are in eval_test.go.
 
 // locParams size a localization fleet.
 type locParams struct {

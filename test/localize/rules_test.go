@@ -13,7 +13,7 @@ import (
 	"github.com/ibtracer/ibtracer_exporter/localize"
 )
 
-// The fleet verdict of localize_eval_test.go is computed in Go, as the
+// The fleet verdict of eval_test.go is computed in Go, as the
 // recording rules and IBTracerLinkSuspected compute it in Prometheus.
 // checkRulesAgree proves the mirror on a trial: it writes every
 // exporter's evidence series of the trial's last interval into a promtool

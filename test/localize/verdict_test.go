@@ -26,12 +26,12 @@ type fleetLinkEvidence struct {
 }
 
 // fleetState is every exporter's memory of its destinations' paths, as
-// logstate.go keeps it: the last path that reached the destination and
+// collector/history.go keeps it: the last path that reached the destination and
 // the one before its last change.
 type fleetState struct {
 	path, prev []map[string]*trace.Result
 	// last is each exporter's evidence of the last interval, as its
-	// series would show it (localize_rules_test.go writes them).
+	// series would show it (rules_test.go writes them).
 	last []exporterEvidence
 }
 
