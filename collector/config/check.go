@@ -144,7 +144,7 @@ func (c *Config) checkValidate(bad badFunc) error {
 		c.Validate = trace.ValidateOff
 	default:
 		m, err := trace.ParseValidate(s) // "": auto
-		if err != nil { // the file's message, which names the old booleans too
+		if err != nil {                  // the file's message, which names the old booleans too
 			return bad(c.line("validate"), "validate", "%q: want auto, agent, sma or off (true is auto, false is off)", string(c.Validate))
 		}
 		c.Validate = m
