@@ -19,12 +19,12 @@ const DefaultSendBudget = 256 << 20
 // metricsHandler is MetricsHandler with a budget of bytes for the
 // answers being sent (renderFirst), counted in
 // ibtracer_http_answers_cut_total, registered on reg.
-func metricsHandler(reg *prometheus.Registry, maxInFlight int, budget int64, logger log.Logger) http.Handler {
+func metricsHandler(reg *Registry, maxInFlight int, budget int64, logger log.Logger) http.Handler {
 	s := &senders{budget: budget, logger: logger, cut: prometheus.NewCounter(prometheus.CounterOpts{
 		Namespace: namespace, Subsystem: "http", Name: "answers_cut_total",
 		Help: "/metrics answers cut off while being sent, oldest first, to keep the memory of the answers waiting on slow clients within its budget.",
 	})}
-	register(reg, s.cut)
+	reg.MustRegister(s.cut)
 	return limitInFlight(maxInFlight, renderFirst(s, promHandler(reg, logger)))
 }
 
