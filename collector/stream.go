@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/go-kit/log"
 	"github.com/prometheus/client_golang/prometheus"
@@ -120,7 +122,7 @@ func (s *streamRenderer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // the rest gathered, and what was left out so far.
 type streamScrape struct {
 	s      *streamRenderer
-	groups map[string]replay
+	groups map[string]*family
 	rest   []*dto.MetricFamily
 	errs   prometheus.MultiError // the collectors' panics, then the rest's
 }
@@ -128,7 +130,7 @@ type streamScrape struct {
 // collect runs the streamed collectors once, their metrics grouped by
 // family name, and gathers the rest of the registry.
 func (s *streamRenderer) collect() *streamScrape {
-	sc := &streamScrape{s: s, groups: map[string]replay{}}
+	sc := &streamScrape{s: s, groups: map[string]*family{}}
 	names := map[*prometheus.Desc]string{}
 	ch := make(chan prometheus.Metric, 1024)
 	var panics prometheus.MultiError // written before ch is closed
@@ -147,14 +149,12 @@ func (s *streamRenderer) collect() *streamScrape {
 			name = descName(d)
 			names[d] = name
 		}
-		// A sample is copied: the array Collect built it in (a
-		// destination's, for all its families) is free at once, and
-		// the copy with its family's render.
-		if sm, ok := m.(*sample); ok {
-			sc.groups[name] = append(sc.groups[name], collected{s: *sm})
-		} else {
-			sc.groups[name] = append(sc.groups[name], collected{m: m})
+		f := sc.groups[name]
+		if f == nil {
+			f = &family{}
+			sc.groups[name] = f
 		}
+		f.add(m)
 	}
 	rest, err := s.reg.rest.Gather()
 	sc.rest, sc.errs = rest, appendErrs(panics, err)
@@ -339,36 +339,58 @@ func safeCollect(c prometheus.Collector, ch chan<- prometheus.Metric) (err error
 	return nil
 }
 
-// collected is a metric collected: a sample (by value), else m.
-type collected struct {
-	s sample
-	m prometheus.Metric
+// family is the metrics of one family collected, in the order they
+// were, until the family is rendered: a sample is copied into 32 bytes
+// (the array Collect built it in, a destination's for all its families,
+// is free at once), the other metrics are kept as they are. As an
+// unchecked collector, it sends them again.
+type family struct {
+	metrics []packed
+	others  []prometheus.Metric
 }
 
-// replay is an unchecked collector that sends metrics already collected,
-// in the order they were.
-type replay []collected
+// packed is a sample collected, its label set kept as its first pair
+// and its length (a label set is never modified, labels.go), else (desc
+// nil) the index of a metric in its family's others.
+type packed struct {
+	desc   *prometheus.Desc
+	labels **dto.LabelPair
+	val    float64
+	n      uint32
+	typ    uint8 // a prometheus.ValueType
+}
 
-func (replay) Describe(chan<- *prometheus.Desc) {}
-
-// samplesOnly reports whether every metric of r is a sample.
-func (r replay) samplesOnly() bool {
-	for i := range r {
-		if r[i].m != nil {
-			return false
-		}
+func (f *family) add(m prometheus.Metric) {
+	if sm, ok := m.(*sample); ok && uint64(len(sm.labels)) <= math.MaxUint32 && sm.typ >= 0 && sm.typ <= math.MaxUint8 {
+		f.metrics = append(f.metrics, packed{desc: sm.desc, labels: unsafe.SliceData(sm.labels), n: uint32(len(sm.labels)),
+			val: sm.val, typ: uint8(sm.typ)})
+		return
 	}
-	return true
+	f.metrics = append(f.metrics, packed{n: uint32(len(f.others))})
+	f.others = append(f.others, m)
 }
 
-func (r replay) Collect(ch chan<- prometheus.Metric) {
-	for i := range r {
-		if r[i].m != nil {
-			ch <- r[i].m
+func (*family) Describe(chan<- *prometheus.Desc) {}
+
+func (f *family) Collect(ch chan<- prometheus.Metric) {
+	for i := range f.metrics {
+		if p := &f.metrics[i]; p.desc != nil {
+			ch <- p
 		} else {
-			ch <- &r[i].s
+			ch <- f.others[p.n]
 		}
 	}
+}
+
+// samplesOnly reports whether every metric of f is a sample (a gauge or a
+// counter).
+func (f *family) samplesOnly() bool { return len(f.others) == 0 }
+
+func (p *packed) Desc() *prometheus.Desc { return p.desc }
+
+func (p *packed) Write(out *dto.Metric) error {
+	s := sample{desc: p.desc, labels: unsafe.Slice(p.labels, p.n), typ: prometheus.ValueType(p.typ), val: p.val}
+	return s.Write(out)
 }
 
 // descName is a Desc's fully-qualified name, from its String (the only
