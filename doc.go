@@ -2,21 +2,13 @@
 // on a schedule, hop by hop, validating every hop with the ibtracer vendor
 // agent, hosts that agent itself, and exports what it finds as Prometheus
 // metrics (docs/architecture.md). The command only wires flags, logging,
-// the metrics registry and HTTP; internal/service owns the configuration,
-// the device and reloads.
+// the listeners, the metrics registry and HTTP; internal/service owns the
+// configuration, the device and reloads.
 //
-// What each file holds:
-//   - main.go: the flags and run, which builds the service, the registry,
-//     the routes (/metrics, /traces, /-/healthy, /-/reload, the landing
-//     page) and the HTTP server, and handles SIGHUP and SIGTERM.
-//   - logging.go: the go-kit logger and the slog logger of the web toolkit,
-//     writing ts, caller and level once.
-//   - server.go: the HTTP server's bounds and their flags (webLimits), the
-//     server, and its own errors logged as ours.
-//   - connlimits.go: the connection limiter of --web.max-connections,
-//     bounded by the open-file limit, and its metrics.
-//   - listen.go: the listeners (systemd sockets, addresses, vsock), each
-//     wrapped in the limiter, served with TLS and basic auth by the toolkit.
-//   - webconfig.go: the checked copy of --web.config.file that
-//     exporter-toolkit reads (bounded, files inline, refreshed on change).
+//	ibtracer_exporter --ib.transport=sim --config.file=examples/demo.yml   # no hardware
+//	ibtracer_exporter --config.file=/etc/ibtracer_exporter/ibtracer.yml    # umad, the first CA
+//	curl -s localhost:9684/traces?destination=leaf07
+//	kill -HUP $(pidof ibtracer_exporter)                                   # reload the file
+//
+// docs/exporter.md (also `man ibtracer_exporter`) lists every flag.
 package main

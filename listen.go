@@ -14,14 +14,14 @@ import (
 	"github.com/mdlayher/vsock"
 	"github.com/prometheus/exporter-toolkit/web"
 
-	"github.com/ibtracer/ibtracer_exporter/internal/connlimit"
+	"github.com/ibtracer/ibtracer_exporter/internal/webserve"
 )
 
 // serve listens where web.ListenAndServe would (systemd's sockets with
 // --web.systemd-socket, else each --web.listen-address, vsock:// ones on
 // vsock), wraps every listener in lim (nil: no limit), and serves srv on
 // them with the toolkit (TLS and basic auth from --web.config.file).
-func serve(srv *http.Server, fc *web.FlagConfig, lim *connlimit.Limiter, slogger *slog.Logger) error {
+func serve(srv *http.Server, fc *web.FlagConfig, lim *webserve.ConnLimiter, slogger *slog.Logger) error {
 	lns, err := listeners(fc, slogger)
 	if err != nil {
 		return err

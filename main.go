@@ -17,10 +17,13 @@ import (
 
 	"github.com/ibtracer/ibtracer_exporter/collector"
 	"github.com/ibtracer/ibtracer_exporter/collector/config"
+	"github.com/ibtracer/ibtracer_exporter/collector/pages"
+	"github.com/ibtracer/ibtracer_exporter/docs"
 	"github.com/ibtracer/ibtracer_exporter/internal/ibopen"
 	"github.com/ibtracer/ibtracer_exporter/internal/manpage"
 	"github.com/ibtracer/ibtracer_exporter/internal/service"
 	"github.com/ibtracer/ibtracer_exporter/internal/strictint"
+	"github.com/ibtracer/ibtracer_exporter/internal/webserve"
 )
 
 func main() { os.Exit(run()) }
@@ -38,17 +41,17 @@ type flags struct {
 	maxRequests int
 	retryDevice time.Duration
 	ib          ibopen.Config
-	web         webLimits
+	web         webserve.Limits
 }
 
 func run() int {
 	var f flags
 	app := kingpin.New("ibtracer_exporter", "Traces InfiniBand routes hop by hop, validates every hop with the ibtracer vendor agent, hosts that agent, and exports Prometheus metrics.")
-	manpage.Use("ibtracer_exporter", "Prometheus exporter of InfiniBand paths validated hop by hop, and host of the ibtracer agent")
+	manpage.Use("ibtracer_exporter", "Prometheus exporter of InfiniBand paths validated hop by hop, and host of the ibtracer agent", docs.Exporter)
 	app.Flag("config.file", "Configuration file (YAML).").Default(defaultConfigFile).StringVar(&f.configFile)
 	webFlags := kingpinflag.AddFlags(app, ":9684")
 	strictint.IntVar(app.Flag("web.max-requests", "Maximum concurrent /metrics scrapes rendering (0: no limit, at most 10000); more get 503. A scrape's slot is free while its answer is sent.").Default("4"), &f.maxRequests, 0, 10000)
-	addWebLimitFlags(app, &f.web)
+	webserve.AddFlags(app, &f.web)
 	app.Flag("log.level", "Log level: debug, info, warn, error.").Default("info").EnumVar(&f.logLevel, "debug", "info", "warn", "error")
 	app.Flag("log.format", "Log format: logfmt or json.").Default("logfmt").EnumVar(&f.logFormat, "logfmt", "json")
 	app.Flag("agent", "Host the ibtracer vendor agent and the ibping responder (--no-agent to turn off).").Default("true").BoolVar(&f.agent)
@@ -88,7 +91,7 @@ func run() int {
 		return 1
 	}
 
-	lim, limMetrics := connLimiter(f.web.maxConns, logger)
+	lim, limMetrics := webserve.LimitConns(f.web.MaxConns, logger)
 	cs := svc.Collectors()
 	if limMetrics != nil {
 		cs = append(cs, limMetrics)
@@ -102,8 +105,8 @@ func run() int {
 	mux.Handle("/traces", svc.Exporter().TracesHandler())
 	mux.HandleFunc("/-/healthy", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "Healthy") })
 	mux.Handle("/-/reload", svc.ReloadHandler())
-	mux.Handle("/", svc.Exporter().LandingHandler(collector.Landing{Name: "ibtracer_exporter", Version: version.Info(),
-		Description: "InfiniBand route tracer: hop-by-hop paths validated by the ibtracer vendor agent", Links: collector.DefaultLinks}))
+	mux.Handle("/", svc.Exporter().LandingHandler(pages.Landing{Name: "ibtracer_exporter", Version: version.Info(),
+		Description: "InfiniBand route tracer: hop-by-hop paths validated by the ibtracer vendor agent", Links: pages.DefaultLinks}))
 
 	// Serve: the device lifecycle, reloads on SIGHUP, HTTP, until SIGTERM.
 	ctx, stop := context.WithCancel(context.Background())
@@ -120,7 +123,7 @@ func run() int {
 		}
 	}()
 
-	srv := newServer(mux, f.web, logger)
+	srv := webserve.NewServer(mux, f.web, logger)
 	done := make(chan error, 1)
 	go func() { done <- serve(srv, webFlags, lim, slogger) }()
 	term := make(chan os.Signal, 1)

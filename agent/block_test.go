@@ -68,7 +68,7 @@ func TestSlowPortDoesNotBlockReceive(t *testing.T) {
 				i, time.Since(start).Round(time.Millisecond), tr.calls.Load())
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		req := &ibmad.Request{Addr: ibmad.SMPAddress(5), Retries: -1}
+		req := &ibmad.Request{Addr: ibmad.SMPAddress(5), NoRetry: true}
 		s := ibmad.NewLIDGet(ibmad.AttrNodeInfo, 0)
 		_ = s.MarshalTo(req.MAD[:])
 		err := e.Do(ctx, req, &ibmad.Response{})

@@ -14,7 +14,7 @@ import (
 type destSet struct {
 	hists *hists // the exporter-wide histograms every destination feeds
 
-	mu         sync.RWMutex // guards byName and labelNames; taken after Exporter.mu
+	mu         sync.RWMutex // guards byName and labelNames
 	byName     map[string]*destState
 	labelNames []string // the configuration's label names, in order
 }
@@ -43,13 +43,6 @@ func (d *destSet) count() int {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
 	return len(d.byName)
-}
-
-// get returns the state of the destination named name (nil: none).
-func (d *destSet) get(name string) *destState {
-	d.mu.RLock()
-	defer d.mu.RUnlock()
-	return d.byName[name]
 }
 
 // scrape returns the label names of the per-destination series (the

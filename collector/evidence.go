@@ -8,8 +8,8 @@ import (
 	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/ibtracer/ibtracer_exporter/internal/logonce"
 	"github.com/ibtracer/ibtracer_exporter/localize"
-	"github.com/ibtracer/ibtracer_exporter/trace"
 )
 
 // Link evidence (config evidence:): at every scrape, each destination's
@@ -32,21 +32,23 @@ var (
 		"above evidence.max_links.")
 )
 
-// evidenceCap remembers whether the last scrape left links out, so that
-// the log says so once when it starts and once when it stops.
-type evidenceCap struct {
-	mu     sync.Mutex // guards capped
-	capped bool
+// linkEvidence is the scrape's link evidence; it remembers whether the
+// last scrape left links out, so that the log says so once when it
+// starts and once when it stops.
+type linkEvidence struct {
+	mu     sync.Mutex          // guards capped
+	capped logonce.State[bool] // the last scrape left links out
 }
 
 // set records whether a scrape left n links out of max, and logs the
 // change.
-func (c *evidenceCap) set(logger log.Logger, n, max int) {
+func (c *linkEvidence) set(logger log.Logger, n, max int) {
 	c.mu.Lock()
-	was := c.capped
-	c.capped = n > 0
+	old, changed := c.capped.Observe(n > 0, time.Time{})
 	c.mu.Unlock()
+	was := old.Known && old.From
 	switch {
+	case !changed:
 	case n > 0 && !was:
 		level.Warn(logger).Log("msg", "link evidence capped: the least suspected links are left out of /metrics",
 			"links_left_out", n, "max_links", max, "hint", "see ibtracer_evidence_links_capped; raise evidence.max_links if they matter")
@@ -55,59 +57,17 @@ func (c *evidenceCap) set(logger log.Logger, n, max int) {
 	}
 }
 
-// evidenceSettings are the evidence: section's, read under Exporter.mu
-// (on false: evidence off, or no configuration yet).
-func (e *Exporter) evidenceSettings() (on bool, latency time.Duration, maxLinks int) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	if e.cfg == nil || !e.cfg.Evidence.Enabled {
-		return false, 0, 0
-	}
-	return true, time.Duration(e.cfg.Evidence.LatencyThreshold), e.cfg.Evidence.MaxLinks
-}
-
-// evidence is the destination's path evidence now (ok false: never
-// traced, or a multicast destination: its path follows the group's MFTs
-// and its failures are membership matters, not links; localize.FromTrace
-// says why, and docs/metrics.md, "Link evidence").
-func (s *destState) evidence(latency time.Duration) (p localize.Path, ok bool) {
-	if s.cfg.Multicast() {
-		return localize.Path{}, false
-	}
-	s.mu.Lock()
-	cur, ph := s.last, s.health
-	s.mu.Unlock()
-	if cur == nil {
-		return localize.Path{}, false
-	}
-	return localize.FromTrace(localize.Trace{Current: cur, Previous: s.previousPath(cur), Health: ph,
-		LatencyThreshold: latency}), true
-}
-
-// previousPath is the path before cur (logstate.go keeps both): the last
-// one that reached the destination when cur did not, else the one before
-// the last change. A scrape between a trace's record and its observe
-// sees the logs' path one trace behind: that path is then the previous.
-func (s *destState) previousPath(cur *trace.Result) *trace.Result {
-	s.ops.mu.Lock()
-	defer s.ops.mu.Unlock()
-	if !reached(cur) || (s.ops.path != nil && s.ops.path != cur) {
-		return s.ops.path
-	}
-	return s.ops.prev
-}
-
-// collectEvidence emits the link evidence (nothing while it is off):
+// collect emits the link evidence (nothing while it is off):
 // the three link series for the links a bad path names, at most
 // evidence.max_links of them (the most suspected), and no other:
 // every link the paths cross was 18,002 series, 2.1 MB of /metrics, at
 // 10,000 destinations on the 10,240-port fat tree (docs/metrics.md,
 // "Series budget"). It returns the links it emitted (linkinfo.go names
 // their ends).
-func (e *Exporter) collectEvidence(ch chan<- prometheus.Metric, dests []*destState) []localize.Link {
-	on, latency, maxLinks := e.evidenceSettings()
+func (c *linkEvidence) collect(ch chan<- prometheus.Metric, logger log.Logger, rt *installed, dests []*destState) []localize.Link {
+	on, latency, maxLinks := rt.evidence()
 	if !on {
-		e.capped.set(e.logger, 0, 0)
+		c.set(logger, 0, 0)
 		return nil
 	}
 	var acc localize.Accumulator
@@ -141,7 +101,7 @@ func (e *Exporter) collectEvidence(ch chan<- prometheus.Metric, dests []*destSta
 		named, left = named[:maxLinks], len(named)-maxLinks
 	}
 	g(dEvidenceCapped, float64(left))
-	e.capped.set(e.logger, left, maxLinks)
+	c.set(logger, left, maxLinks)
 	links := make([]localize.Link, 0, len(named))
 	for _, le := range named {
 		lv := le.Link.Labels()

@@ -149,7 +149,7 @@ func evidenceSeries(t *testing.T, e *Exporter) (paths, bad, suspicion, fixed, by
 // the links the paths cross (the bound), for the series budget
 // (docs/metrics.md).
 func checkEvidenceBudget(t *testing.T, leaves, spines, hosts, n int) {
-	f := fatTree(t, leaves, spines, hosts) // simfix_test.go
+	f := fatTree(t, leaves, spines, hosts) // exporter_fabric_test.go
 	const src = "H0-0"
 	e, names, lids, yml := evidenceScale(t, f, src, n)
 	at := time.Unix(1_800_000_000, 0)
@@ -158,7 +158,7 @@ func checkEvidenceBudget(t *testing.T, leaves, spines, hosts, n int) {
 		paths, bad, sus, fixed, size, evBytes, cpu := evidenceSeries(t, e)
 		c0 := cpuTime()
 		ch := make(chan prometheus.Metric, 1024)
-		go func() { e.collectEvidence(ch, e.destinations()); close(ch) }()
+		go func() { e.evidence.collect(ch, e.logger, e.st.load(), e.destinations()); close(ch) }()
 		for range ch {
 		}
 		evCPU := cpuTime() - c0

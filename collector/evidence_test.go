@@ -285,9 +285,7 @@ func TestEvidenceNamesADegradedLink(t *testing.T) {
 	if err := f.SetLinkWidth(spine, port, true); err != nil { // trained at a lower width
 		t.Fatal(err)
 	}
-	e.mu.Lock()
-	e.tracer = e.newTracer(e.cfg) // a fresh health checker: no shared readings
-	e.mu.Unlock()
+	e.freshTracer()      // a fresh health checker: no shared readings
 	e.traceAll(t, dests) // every trace succeeds: only the health check sees it
 	bad := 0
 	for _, n := range dests {

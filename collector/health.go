@@ -3,6 +3,7 @@ package collector
 import (
 	"context"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
@@ -39,18 +40,17 @@ func (h *healthTotals) read() (mads, checks uint64) {
 	return h.mads, h.checks
 }
 
-// setHealth gives a new tracer its health checker (under Exporter.mu).
-// Reads are shared for one interval: a port's PortInfo and counters are
-// read at most once an interval, whatever the number of destinations
-// crossing it.
-func (e *Exporter) setHealth(tr *trace.Tracer, c *config.Config) {
-	e.checker = nil
+// newChecker is a new tracer's health checker (nil: health off). Reads
+// are shared for one interval: a port's PortInfo and counters are read
+// at most once an interval, whatever the number of destinations crossing
+// it.
+func newChecker(tr *trace.Tracer, c *config.Config) *linkhealth.Checker {
 	if !c.Health.Enabled {
-		return
+		return nil
 	}
 	o := c.Health.Options
 	o.Share = time.Duration(c.Interval)
-	e.checker = linkhealth.NewChecker(tr, o)
+	return linkhealth.NewChecker(tr, o)
 }
 
 // checkHealth reads the health of r's path (nil: health off, or no link).
@@ -59,17 +59,6 @@ func checkHealth(ctx context.Context, hc *linkhealth.Checker, r *trace.Result) *
 		return nil
 	}
 	return hc.Check(ctx, r)
-}
-
-// recordHealth keeps a destination's last path health (nil: none),
-// counts what it spent, and logs the links whose counters became
-// unavailable or available again (health_log.go).
-func (e *Exporter) recordHealth(s *destState, ph *linkhealth.PathHealth) {
-	s.setHealth(ph)
-	if ph != nil {
-		e.health.add(ph)
-		e.ctrs.observeAndLog(e.logger, ph) // health_log.go: lines in the order observed
-	}
 }
 
 var (
@@ -207,4 +196,31 @@ func b2f(b bool) float64 {
 		return 1
 	}
 	return 0
+}
+
+// Congestion (health: xmit_wait_limit; docs/metrics.md, "Congestion"):
+// a link's PortXmitWait as a share of the interval's ticks, the VL that
+// waited, and each destination's most congested link.
+
+var (
+	dLinkWaitRatio = desc("link_xmit_wait_ratio", "The larger of the link's two ends' PortXmitWait increments in the last "+
+		"interval, as a share of the interval's ticks (0 while unknown, see link_counters_state).", linkLabels...)
+	dLinkWaitVL = desc("link_xmit_wait_vl", "1 for the VL that waited most at the link's waiting end (PortVLXmitWaitCounters); "+
+		"only for links that waited, at a PMA with the attribute.", append(linkLabels, "vl")...)
+)
+
+// collectLinkCongestion emits link l's congestion series; g emits a
+// gauge with the link's labels (and extra ones).
+func collectLinkCongestion(g func(d *prometheus.Desc, v float64, extra ...string), l *linkhealth.Link) {
+	g(dLinkWaitRatio, l.XmitWaitRatio)
+	if l.XmitWaitVL != nil && l.XmitWaitRatio > 0 {
+		g(dLinkWaitVL, 1, strconv.Itoa(*l.XmitWaitVL))
+	}
+}
+
+// pathWaitDesc is the per-destination rollup; names are the
+// destinations' label names.
+func pathWaitDesc(names []string) *prometheus.Desc {
+	return desc("path_xmit_wait_ratio", "The largest link_xmit_wait_ratio on the last traced path: its most congested "+
+		"link (named in /traces, health.xmit_wait_hop).", names...)
 }

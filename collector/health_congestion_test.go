@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ibtracer/ibtracer_exporter/collector/pages"
 )
 
 // TestCongestedLinkSeries: a link whose egress waits 20 % of the interval
@@ -67,7 +69,7 @@ func TestCongestedLinkSeries(t *testing.T) {
 		t.Fatalf("%d of %d destinations cross the congested link", crossing, len(dests))
 	}
 
-	var views []TraceView
+	var views []pages.TraceView
 	raw, _ := json.Marshal(e.Traces())
 	if err := json.Unmarshal(raw, &views); err != nil {
 		t.Fatal(err)

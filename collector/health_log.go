@@ -9,6 +9,7 @@ import (
 	"github.com/go-kit/log"
 
 	"github.com/ibtracer/ibtracer_exporter/internal/fabricstr"
+	"github.com/ibtracer/ibtracer_exporter/internal/logonce"
 	"github.com/ibtracer/ibtracer_exporter/linkhealth"
 	"github.com/ibtracer/ibtracer_exporter/localize"
 )
@@ -26,7 +27,7 @@ import (
 // left every path is logged again.
 type ctrLog struct {
 	mu    sync.Mutex // guards links and gen
-	links map[localize.Link]ctrSeen
+	links map[localize.Link]*ctrSeen
 	gen   uint64 // observations so far
 	// order is held from an observation until its lines are written, so
 	// that the lines come out in the order of the observations: the
@@ -34,14 +35,14 @@ type ctrLog struct {
 	order sync.Mutex
 }
 
-// ctrSeen is a link's counters as last logged: unavailable or not, since
-// when, the time of the newest reading seen, and the observation that
-// last saw the link. Readings are shared for an interval, so a trace may
-// record an older reading after another recorded a newer one: an older
-// reading changes nothing.
+// ctrSeen is a link's counters as last logged: unavailable or not and
+// since when, the time of the newest reading seen, and the observation
+// that last saw the link. Readings are shared for an interval, so a
+// trace may record an older reading after another recorded a newer one:
+// an older reading changes nothing.
 type ctrSeen struct {
-	unavailable bool
-	since, at   time.Time
+	unavailable logonce.State[bool]
+	at          time.Time
 	gen         uint64
 }
 
@@ -62,7 +63,7 @@ func (c *ctrLog) observe(ph *linkhealth.PathHealth) []opsEvent {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.links == nil {
-		c.links = map[localize.Link]ctrSeen{}
+		c.links = map[localize.Link]*ctrSeen{}
 	}
 	c.gen++
 	var out []opsEvent
@@ -117,25 +118,23 @@ func (c *ctrLog) noteLocked(l *linkhealth.Link, at time.Time) (opsEvent, bool) {
 	k := localize.NewLink(l.A.NodeGUID, l.A.Port, l.B.NodeGUID, l.B.Port)
 	st := counterState(l) // health.go: the worse end's, as the series
 	un := st == linkhealth.CountersUnavailable
-	old, known := c.links[k]
-	switch {
-	case known && at.Before(old.at):
-		old.gen = c.gen
-		c.links[k] = old
-		return opsEvent{}, false
-	case known && old.unavailable == un, !known && !un:
-		if !known {
-			old.since = at
-		}
-		old.unavailable, old.at, old.gen = un, at, c.gen
-		c.links[k] = old
+	seen := c.links[k]
+	if seen == nil {
+		seen = &ctrSeen{}
+		c.links[k] = seen
+	} else if at.Before(seen.at) {
+		seen.gen = c.gen
 		return opsEvent{}, false
 	}
-	c.links[k] = ctrSeen{unavailable: un, since: at, at: at, gen: c.gen}
+	seen.at, seen.gen = at, c.gen
+	old, changed := seen.unavailable.Observe(un, at)
+	if !changed || (!old.Known && !un) { // a link first seen with its counters read logs nothing
+		return opsEvent{}, false
+	}
 	kv := linkKV(k, l)
 	if !un {
 		return opsEvent{kv: append([]any{"msg", "link counters available again"},
-			append(kv, "state", st, "unavailable_for", at.Sub(old.since).Round(time.Millisecond))...)}, true
+			append(kv, "state", st, "unavailable_for", at.Sub(old.Since).Round(time.Millisecond))...)}, true
 	}
 	kv = append([]any{"msg", "link counters unavailable"}, append(kv, "err", ctrErrors(l),
 		"hint", "perfquery -x LID PORT shows what that PMA answers; see the runbook, Link counters unavailable")...)

@@ -125,7 +125,7 @@ func ctrLink(a, b string) *linkhealth.Link {
 // state the next reading is compared with.
 func TestCtrLogOlderReadingChangesNothing(t *testing.T) {
 	var c ctrLog
-	c.links = map[localize.Link]ctrSeen{}
+	c.links = map[localize.Link]*ctrSeen{}
 	t0 := time.Unix(1_800_000_000, 0)
 	t1 := t0.Add(time.Minute)
 	steps := []struct {

@@ -115,9 +115,7 @@ func TestHealthSeriesOncePerLink(t *testing.T) {
 	if err := f.SetLinkWidth(leaf.Name, int(r.Hops[1].OutPort), true); err != nil {
 		t.Fatal(err)
 	}
-	e.mu.Lock()
-	e.tracer = e.newTracer(e.cfg) // a fresh health checker: no shared readings
-	e.mu.Unlock()
+	e.freshTracer() // a fresh health checker: no shared readings
 	e.traceAll(t, dests)
 	out := scrape(t, e)
 	if !strings.Contains(out, `verdict="below_expected"`) || !strings.Contains(out, `ibtracer_path_healthy{dest="`+dests[len(dests)-1]+`"} 0`) {
@@ -183,7 +181,7 @@ func TestHealthReload(t *testing.T) {
 	if e.healthChecker() != nil {
 		t.Fatal("health on without health:")
 	}
-	c := *e.cfg
+	c := *e.config()
 	c2 := mustConfig(t, "interval: 1h\nhealth: {enabled: true}\ndestinations: [{name: "+dests[0]+", lid: "+
 		strconv.Itoa(int(e.dests.get(dests[0]).cfg.LID))+"}]\n")
 	e.Apply(c2)

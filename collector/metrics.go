@@ -60,15 +60,14 @@ func (e *Exporter) Describe(chan<- *prometheus.Desc) {}
 
 // Collect emits every series.
 func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
-	e.mu.RLock()
-	engine, ag, devErr, tr, on := e.engine, e.agent, e.deviceErr, e.tracer, e.checker != nil
+	rt := e.st.load()
+	engine, ag, devErr, tr, on := rt.Engine, rt.Agent, rt.DeviceErr, rt.tracer, rt.checker != nil
 	interval := time.Duration(config.DefaultInterval)
 	var nodeNames nodenamemap.Map
-	if e.cfg != nil {
-		interval = time.Duration(e.cfg.Interval)
-		nodeNames = e.cfg.NodeNames
+	if rt.Config != nil {
+		interval = time.Duration(rt.Config.Interval)
+		nodeNames = rt.Config.NodeNames
 	}
-	e.mu.RUnlock()
 
 	up := 0.0
 	if engine != nil && devErr == nil {
@@ -91,10 +90,10 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(desc("destinations", "Configured destinations."), prometheus.GaugeValue, float64(len(dests)))
 	ch <- prometheus.MustNewConstMetric(dIntervalAll, prometheus.GaugeValue, interval.Seconds())
 	collectDestinations(ch, names, dests, interval)
-	e.fleet.collect(ch)
+	e.fleet.Collect(ch)
 	e.modes.collect(ch, tr)
 	unhealthy := collectHealth(ch, on, &e.health, &e.ctrs, names, dests)
-	collectLinkInfo(ch, dests, unhealthy, e.collectEvidence(ch, dests), nodeNames) // evidence.go, linkinfo.go
+	collectLinkInfo(ch, dests, unhealthy, e.evidence.collect(ch, e.logger, rt, dests), nodeNames) // evidence.go, linkinfo.go
 	h := e.dests.hists
 	h.duration.Collect(ch)
 	h.latency.Collect(ch)

@@ -1,15 +1,12 @@
 package collector
 
 import (
-	"context"
 	"maps"
 	"slices"
 	"strconv"
 
-	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/ibtracer/ibtracer_exporter/internal/nodenamemap"
 	"github.com/ibtracer/ibtracer_exporter/trace"
 )
 
@@ -96,33 +93,4 @@ func (s *destState) collectOffsetChangesLocked(ch chan<- prometheus.Metric, d *p
 			val: float64(s.byOffset[off])}
 		ch <- &out[i]
 	}
-}
-
-// traceSet is traceOnce for paths: all: every LID of the port, recorded
-// as one set. A device error in any of its traces skips the whole set.
-func (e *Exporter) traceSet(tctx, ctx context.Context, tr *trace.Tracer, s *destState, names nodenamemap.Map) {
-	ps := tr.TraceAll(tctx, s.target)
-	if ctx.Err() != nil {
-		return // stopped (reload or shutdown)
-	}
-	for _, r := range ps.Paths {
-		if r.Status == trace.StatusDevice {
-			e.skips.add(skipDeviceError)
-			level.Warn(e.logger).Log("msg", "trace skipped: device error", "destination", s.cfg.Name, "err", r.Err)
-			return
-		}
-	}
-	if names != nil {
-		trace.NameHops(names.Name, ps.Paths...)
-		ps.Summarise()
-	}
-	s.recordSet(ps)
-	for _, r := range ps.Paths {
-		e.modes.add(r)
-	}
-	// The set's state is its worst trace's (the base LID's while all are
-	// healthy), logged once per change (logstate.go).
-	logEvents(e.logger, s.observe(ps.Worst()))
-	level.Debug(e.logger).Log("msg", "traced every LID", "destination", s.cfg.Name, "lids", len(ps.Paths),
-		"distinct_paths", ps.Distinct, "mads", ps.MADs(), "duration", ps.Duration())
 }

@@ -32,7 +32,7 @@ func TestPathsAllSeries(t *testing.T) {
 	tp, _ := f.Attach("H0-0", 0)
 	eng := ibmad.NewEngine(tp, ibmad.Options{})
 	defer eng.Close()
-	tr := trace.New(eng, trace.Options{NoValidate: true, Timeout: time.Second})
+	tr := trace.New(eng, trace.Options{Validate: trace.ValidateOff, Timeout: time.Second})
 	lid, _ := f.LIDOf("H1-1", 0)
 	e := New(log.NewNopLogger(), "seed")
 	defer e.Stop()

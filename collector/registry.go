@@ -12,6 +12,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/ibtracer/ibtracer_exporter/internal/webserve"
 )
 
 // Registry is the registry /metrics serves (NewRegistry). It is a
@@ -91,7 +93,7 @@ const DefaultMetricsInFlight = 4
 // bytes; past that the oldest is cut off (senders). A series the scrape
 // must leave out is counted and logged (checkedGatherer).
 func MetricsHandler(reg *Registry, maxInFlight int, logger log.Logger) http.Handler {
-	return metricsHandler(reg, maxInFlight, DefaultSendBudget, logger)
+	return metricsHandler(reg, maxInFlight, webserve.DefaultSendBudget, logger)
 }
 
 // promHandler renders reg, the exporters' families one at a time

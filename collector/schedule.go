@@ -2,6 +2,7 @@ package collector
 
 import (
 	"context"
+	"hash/fnv"
 	"sync"
 	"time"
 )
@@ -30,16 +31,15 @@ type schedState struct {
 // seedSource is what the scheduler asks the exporter for: the seed of the
 // phases (seed.go).
 type seedSource interface {
-	// currentSeed is the seed ("" while none is known).
-	currentSeed() string
+	// CurrentSeed is the seed ("" while none is known).
+	CurrentSeed() string
 	// startSeed is the seed, learnt from the device's port GUID when
 	// none is set and a device is open, and the number of destinations
 	// (the first traces are spread with it).
 	startSeed() (seed string, destinations int)
 }
 
-// scheduler is the queue of due destinations and its workers. Its lock
-// is taken after Exporter.mu when both are held, never before.
+// scheduler is the queue of due destinations and its workers.
 type scheduler struct {
 	ctx   context.Context // the exporter's: cancelled by Stop
 	clock *clock          // the exporter's (Exporter.clock): one clock for the whole exporter
@@ -136,7 +136,7 @@ func (q *scheduler) armSeedLocked(s *destState) {
 // begin schedules s's first trace once the phase's seed is known: from
 // SetSeed, from the configuration's jitter_seed, or from the engine's
 // local port GUID once a device is open (so that the phase never depends
-// on the order in which the device owner calls SetDevice and SetSeed).
+// on the order in which the device owner calls Install and SetSeed).
 // Without one, it looks again after seedRetry or at the next wake.
 func (q *scheduler) begin(s *destState) {
 	for {
@@ -287,7 +287,7 @@ func (q *scheduler) next() (*destState, context.Context, context.CancelFunc) {
 // rearm arms s's next trace once one has ended (or ends it, if stopped
 // meanwhile).
 func (q *scheduler) rearm(s *destState, interval time.Duration) {
-	seed := q.seeds.currentSeed()
+	seed := q.seeds.CurrentSeed()
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	s.sch.running, s.sch.cancel = false, nil
@@ -313,4 +313,35 @@ func (q *scheduler) close() {
 		s.sch.queued = false
 	}
 	q.queue = nil
+}
+
+// phase is the destination's deterministic offset within its interval:
+// a hash of the exporter's identity (its port GUID) and the destination,
+// so that a fabric of exporters spreads its traces over the interval.
+func phase(seed, name string, interval time.Duration) time.Duration {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(seed))
+	_, _ = h.Write([]byte{0})
+	_, _ = h.Write([]byte(name))
+	if interval <= 0 {
+		return 0
+	}
+	return time.Duration(h.Sum64() % uint64(interval))
+}
+
+// nextRun returns the first time after now that sits at phase within the
+// interval grid anchored at the Unix epoch.
+func nextRun(now time.Time, interval, ph time.Duration) time.Time {
+	base := now.Truncate(interval).Add(ph)
+	for !base.After(now) {
+		base = base.Add(interval)
+	}
+	return base
+}
+
+func minDuration(a, b time.Duration) time.Duration {
+	if a < b {
+		return a
+	}
+	return b
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/go-kit/log"
 
+	"github.com/ibtracer/ibtracer_exporter/collector/pages"
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 	"github.com/ibtracer/ibtracer_exporter/trace"
 )
@@ -152,7 +153,7 @@ func BenchmarkScrapeStorm(b *testing.B) {
 				}
 			})
 		}
-		b.Run(fmt.Sprintf("traces/concurrent=%d/limit=%d", n, TracesInFlight), func(b *testing.B) {
+		b.Run(fmt.Sprintf("traces/concurrent=%d/limit=%d", n, pages.TracesInFlight), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				peak, goal, ok, busy := scrapeStorm(b, e.TracesHandler(), "/", n)
 				b.ReportMetric(float64(peak)/1e6, "peak-MB")

@@ -7,6 +7,8 @@ import (
 
 	"github.com/go-kit/log/level"
 
+	"github.com/ibtracer/ibtracer_exporter/internal/nodenamemap"
+	"github.com/ibtracer/ibtracer_exporter/linkhealth"
 	"github.com/ibtracer/ibtracer_exporter/trace"
 )
 
@@ -14,20 +16,19 @@ import (
 // health, and what they found folded into s, the exporter-wide counters
 // and the logs.
 func (e *Exporter) traceOnce(ctx context.Context, s *destState, interval time.Duration) {
-	e.mu.RLock()
-	tr, names, hc := e.tracer, e.cfg.NodeNames, e.checker
-	e.mu.RUnlock()
+	rt := e.st.load()
+	tr, names, hc := rt.tracer, rt.Config.NodeNames, rt.checker
 	if tr == nil {
 		e.skips.add(skipDeviceDown) // not the destination's failure (docs/architecture.md, "The life of the device")
 		return
 	}
 	tctx, cancel := context.WithTimeout(ctx, interval)
 	if s.cfg.AllPaths() {
-		e.traceSet(tctx, ctx, tr, s, names) // paths.go
+		e.traceSet(tctx, ctx, tr, s, names)
 		cancel()
 		return
 	}
-	r, ph := traceTarget(tctx, tr, hc, s) // multicast.go
+	r, ph := traceTarget(tctx, tr, hc, s)
 	cancel()
 	if ctx.Err() != nil {
 		return // stopped (reload or shutdown): do not record a cancelled trace
@@ -49,7 +50,14 @@ func (e *Exporter) traceOnce(ctx context.Context, s *destState, interval time.Du
 	// State changes and path changes are logged once (logstate.go); each
 	// trace only at debug.
 	logEvents(e.logger, s.observe(r))
-	e.recordHealth(s, ph)
+	// The path health is kept, what it spent counted, and the links whose
+	// counters became unavailable or available again logged, in the
+	// order observed (health_log.go).
+	s.setHealth(ph)
+	if ph != nil {
+		e.health.add(ph)
+		e.ctrs.observeAndLog(e.logger, ph)
+	}
 	if !r.Status.Succeeded() {
 		level.Debug(e.logger).Log("msg", "trace failed", "destination", s.cfg.Name, "address", s.target.Address(),
 			"status", r.Status, "reason", r.Reason, "err", r.Err)
@@ -57,6 +65,52 @@ func (e *Exporter) traceOnce(ctx context.Context, s *destState, interval time.Du
 		level.Debug(e.logger).Log("msg", "traced", "destination", s.cfg.Name, "hops", r.PathHops(), "mads", r.MADs,
 			"duration", r.Duration, "fast_path", r.FastPath)
 	}
+}
+
+// traceSet is traceOnce for paths: all: every LID of the port, recorded
+// as one set. A device error in any of its traces skips the whole set.
+func (e *Exporter) traceSet(tctx, ctx context.Context, tr *trace.Tracer, s *destState, names nodenamemap.Map) {
+	ps := tr.TraceAll(tctx, s.target)
+	if ctx.Err() != nil {
+		return // stopped (reload or shutdown)
+	}
+	for _, r := range ps.Paths {
+		if r.Status == trace.StatusDevice {
+			e.skips.add(skipDeviceError)
+			level.Warn(e.logger).Log("msg", "trace skipped: device error", "destination", s.cfg.Name, "err", r.Err)
+			return
+		}
+	}
+	if names != nil {
+		trace.NameHops(names.Name, ps.Paths...)
+		ps.Summarise()
+	}
+	s.recordSet(ps)
+	for _, r := range ps.Paths {
+		e.modes.add(r)
+	}
+	// The set's state is its worst trace's (the base LID's while all are
+	// healthy), logged once per change (logstate.go).
+	logEvents(e.logger, s.observe(ps.Worst()))
+	level.Debug(e.logger).Log("msg", "traced every LID", "destination", s.cfg.Name, "lids", len(ps.Paths),
+		"distinct_paths", ps.Distinct, "mads", ps.MADs(), "duration", ps.Duration())
+}
+
+// traceTarget is one trace of s and its path health: the unicast trace,
+// or for a multicast destination (mlid:) the path over the group's MFTs
+// from this node to the member (trace.TraceMulticast). A multicast trace
+// sends no validation MAD (its hops are not_asked, with
+// trace.MulticastNote) and gets no path health: the link health reads
+// follow the unicast path's ends, and the exporter reports the multicast
+// path's hops, status and changes only (docs/metrics.md).
+func traceTarget(ctx context.Context, tr *trace.Tracer, hc *linkhealth.Checker, s *destState) (*trace.Result, *linkhealth.PathHealth) {
+	if s.cfg.Multicast() {
+		r := tr.TraceMulticast(ctx, s.cfg.MLID, 0, s.target.LID)
+		r.Destination = s.target // its name
+		return r, nil
+	}
+	r := tr.Trace(ctx, s.target)
+	return r, checkHealth(ctx, hc, r)
 }
 
 // Reasons a scheduled trace is skipped: they count in

@@ -25,7 +25,7 @@ import (
 // the classic buckets and from one that ingests only native histograms
 // (--enable-feature=native-histograms, classic buckets not kept). The
 // histograms are made like the exporter's (collector/destination.go,
-// collector/http.go): classic buckets plus native ones.
+// collector/device_metrics.go): classic buckets plus native ones.
 func TestHistogramQueriesNativeAndClassic(t *testing.T) {
 	prom := promtest.RequireTool(t, "prometheus", "prometheus")
 	d := shippedDashboard(t)

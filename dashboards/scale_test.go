@@ -83,73 +83,103 @@ const downExporter = scaleExporters - 1
 // writeFleet writes the OpenMetrics text of the synthetic fleet, each
 // series sampled at the times ts (seconds), family after family.
 func writeFleet(w io.Writer, ts []int64) {
-	inst := func(i int) string { return fmt.Sprintf(`instance="e%04d:9684",job="ibtracer"`, i) }
-	sample := func(series string, value func(n int) float64) {
-		for n, t := range ts {
-			fmt.Fprintf(w, "%s %g %d\n", series, value(n), t)
-		}
-	}
-	constant := func(v float64) func(int) float64 { return func(int) float64 { return v } }
-	counter := func(per float64) func(int) float64 { return func(n int) float64 { return per * float64(n+1) } }
-	perExporter := func(name string, labels string, value func(i, n int) float64) {
-		for i := 0; i < scaleExporters; i++ {
-			l := inst(i)
-			if labels != "" {
-				l += "," + labels
-			}
-			ii := i
-			sample(name+"{"+l+"}", func(n int) float64 { return value(ii, n) })
-		}
-	}
-	one := func(_, _ int) float64 { return 1 }
-	perDest := func(name string, value func(i, k, n int) float64) {
-		for i := 0; i < scaleExporters; i++ {
-			for k := 0; k < scaleDests; k++ {
-				j, _ := scalePath(i, k)
-				ii, kk := i, k
-				sample(fmt.Sprintf(`%s{%s,dest="host%04d"}`, name, inst(i), j), func(n int) float64 { return value(ii, kk, n) })
-			}
-		}
-	}
-	healthy := func(i, k int) bool {
-		_, hops := scalePath(i, k)
-		for _, l := range scaleLinks(i, hops) {
-			if degradedLink(l) {
-				return false
-			}
-		}
-		return true
-	}
+	f := fleetWriter{w: w, ts: ts}
+	f.writeExporters()
+	f.writeHistograms()
+	f.writeDestinations()
+	f.writeHops()
+	f.writeLinks()
+	fmt.Fprintln(w, "# EOF")
+}
 
-	// The exporter.
-	perExporter("up", "", func(i, _ int) float64 {
+// fleetWriter writes the series of the synthetic fleet to w, each
+// sampled at the times ts (seconds).
+type fleetWriter struct {
+	w  io.Writer
+	ts []int64
+}
+
+// inst is the labels of exporter i's target.
+func inst(i int) string { return fmt.Sprintf(`instance="e%04d:9684",job="ibtracer"`, i) }
+
+func constant(v float64) func(int) float64 { return func(int) float64 { return v } }
+
+func counter(per float64) func(int) float64 { return func(n int) float64 { return per * float64(n+1) } }
+
+func one(_, _ int) float64 { return 1 }
+
+// healthy says whether exporter i's path to its k-th destination crosses
+// no degraded link.
+func healthy(i, k int) bool {
+	_, hops := scalePath(i, k)
+	for _, l := range scaleLinks(i, hops) {
+		if degradedLink(l) {
+			return false
+		}
+	}
+	return true
+}
+
+// sample writes one series at every time, value(n) at the n-th.
+func (f fleetWriter) sample(series string, value func(n int) float64) {
+	for n, t := range f.ts {
+		fmt.Fprintf(f.w, "%s %g %d\n", series, value(n), t)
+	}
+}
+
+// perExporter writes the series name{labels} of every exporter.
+func (f fleetWriter) perExporter(name string, labels string, value func(i, n int) float64) {
+	for i := 0; i < scaleExporters; i++ {
+		l := inst(i)
+		if labels != "" {
+			l += "," + labels
+		}
+		ii := i
+		f.sample(name+"{"+l+"}", func(n int) float64 { return value(ii, n) })
+	}
+}
+
+// perDest writes the series name of every exporter's every destination.
+func (f fleetWriter) perDest(name string, value func(i, k, n int) float64) {
+	for i := 0; i < scaleExporters; i++ {
+		for k := 0; k < scaleDests; k++ {
+			j, _ := scalePath(i, k)
+			ii, kk := i, k
+			f.sample(fmt.Sprintf(`%s{%s,dest="host%04d"}`, name, inst(i), j), func(n int) float64 { return value(ii, kk, n) })
+		}
+	}
+}
+
+// writeExporters writes the exporter's own families.
+func (f fleetWriter) writeExporters() {
+	f.perExporter("up", "", func(i, _ int) float64 {
 		if i == downExporter {
 			return 0
 		}
 		return 1
 	})
 	for _, name := range []string{"ibtracer_device_up", "ibtracer_config_last_reload_successful"} {
-		perExporter(name, "", one)
+		f.perExporter(name, "", one)
 	}
-	perExporter("ibtracer_destinations", "", func(_, _ int) float64 { return scaleDests })
-	perExporter("ibtracer_interval_seconds", "", func(_, _ int) float64 { return 60 })
-	perExporter("ibtracer_scrape_errors_total", "", func(_, _ int) float64 { return 0 })
-	perExporter("ibtracer_mad_outstanding", "", func(i, _ int) float64 { return float64(i % 7) })
-	perExporter("ibtracer_health_mads_total", "", func(_, n int) float64 { return 100 * float64(n+1) })
+	f.perExporter("ibtracer_destinations", "", func(_, _ int) float64 { return scaleDests })
+	f.perExporter("ibtracer_interval_seconds", "", func(_, _ int) float64 { return 60 })
+	f.perExporter("ibtracer_scrape_errors_total", "", func(_, _ int) float64 { return 0 })
+	f.perExporter("ibtracer_mad_outstanding", "", func(i, _ int) float64 { return float64(i % 7) })
+	f.perExporter("ibtracer_health_mads_total", "", func(_, n int) float64 { return 100 * float64(n+1) })
 	for i := 0; i < scaleExporters; i++ {
-		sample(fmt.Sprintf(`ibtracer_local_port_info{%s,node_guid=%q,port_guid=%q,node_name="host%04d"}`, inst(i), hostGUID(i), hostGUID(i), i), constant(1))
+		f.sample(fmt.Sprintf(`ibtracer_local_port_info{%s,node_guid=%q,port_guid=%q,node_name="host%04d"}`, inst(i), hostGUID(i), hostGUID(i), i), constant(1))
 	}
 	for _, name := range []string{"ibtracer_mad_timeouts_total", "ibtracer_mad_retries_total"} {
 		for _, class := range []string{"smp_dr", "smp", "sa", "ibtracer"} {
-			perExporter(name, `class="`+class+`"`, func(i, n int) float64 { return float64(i%3) * float64(n+1) })
+			f.perExporter(name, `class="`+class+`"`, func(i, n int) float64 { return float64(i%3) * float64(n+1) })
 		}
 	}
-	perExporter("ibtracer_agent_requests_total", `attribute="SourceRoute",result="ok"`, func(_, n int) float64 { return 30 * float64(n+1) })
-	perExporter("ibtracer_evidence_links_capped", "", func(_, _ int) float64 { return 0 })
+	f.perExporter("ibtracer_agent_requests_total", `attribute="SourceRoute",result="ok"`, func(_, n int) float64 { return 30 * float64(n+1) })
+	f.perExporter("ibtracer_evidence_links_capped", "", func(_, _ int) float64 { return 0 })
 	for _, cause := range []string{"failed", "mismatch", "lost", "link", "latency"} {
-		perExporter("ibtracer_evidence_bad_path_causes", `cause="`+cause+`"`, func(_, _ int) float64 { return 0 })
+		f.perExporter("ibtracer_evidence_bad_path_causes", `cause="`+cause+`"`, func(_, _ int) float64 { return 0 })
 	}
-	perExporter("ibtracer_evidence_bad_paths", "", func(i, _ int) float64 {
+	f.perExporter("ibtracer_evidence_bad_paths", "", func(i, _ int) float64 {
 		bad := 0
 		for k := 0; k < scaleDests; k++ {
 			if !healthy(i, k) || unreachable(i, k) {
@@ -158,8 +188,11 @@ func writeFleet(w io.Writer, ts []int64) {
 		}
 		return float64(bad)
 	})
-	// Classic histograms (the latency and MAD round-trip panels read the
-	// buckets when there is no native histogram).
+}
+
+// writeHistograms writes the classic histograms (the latency and MAD
+// round-trip panels read the buckets when there is no native histogram).
+func (f fleetWriter) writeHistograms() {
 	buckets := []string{"0.0001", "0.001", "0.01", "0.1", "+Inf"}
 	for _, h := range []struct{ name, labels string }{{"ibtracer_latency_seconds", ""}, {"ibtracer_mad_rtt_seconds", `class="smp_dr"`}} {
 		for bi, le := range buckets {
@@ -167,35 +200,37 @@ func writeFleet(w io.Writer, ts []int64) {
 			if h.labels != "" {
 				l = h.labels + "," + l
 			}
-			perExporter(h.name+"_bucket", l, func(_, n int) float64 { return float64((bi+1)*10) * float64(n+1) })
+			f.perExporter(h.name+"_bucket", l, func(_, n int) float64 { return float64((bi+1)*10) * float64(n+1) })
 		}
-		perExporter(h.name+"_sum", h.labels, func(_, n int) float64 { return 0.01 * float64(n+1) })
-		perExporter(h.name+"_count", h.labels, func(_, n int) float64 { return 50 * float64(n+1) })
+		f.perExporter(h.name+"_sum", h.labels, func(_, n int) float64 { return 0.01 * float64(n+1) })
+		f.perExporter(h.name+"_count", h.labels, func(_, n int) float64 { return 50 * float64(n+1) })
 	}
+}
 
-	// Per destination.
-	perDest("ibtracer_destination_info", func(_, _, _ int) float64 { return 1 })
-	perDest("ibtracer_trace_success", func(i, k, _ int) float64 {
+// writeDestinations writes the families of every destination.
+func (f fleetWriter) writeDestinations() {
+	f.perDest("ibtracer_destination_info", func(_, _, _ int) float64 { return 1 })
+	f.perDest("ibtracer_trace_success", func(i, k, _ int) float64 {
 		if unreachable(i, k) {
 			return 0
 		}
 		return 1
 	})
-	perDest("ibtracer_last_trace_timestamp_seconds", func(_, _, n int) float64 { return float64(ts[n]) })
-	perDest("ibtracer_last_trace_duration_seconds", func(i, _, _ int) float64 { return 0.001 * float64(1+i%5) })
-	perDest("ibtracer_last_trace_mads", func(_, _, _ int) float64 { return 5 })
-	perDest("ibtracer_path_changes_total", func(i, k, n int) float64 { return float64((i + k) % 3 * n) })
-	perDest("ibtracer_path_hops", func(_, _, _ int) float64 { return 4 })
-	perDest("ibtracer_path_mismatched_hops", func(_, _, _ int) float64 { return 0 })
-	perDest("ibtracer_path_unsupported_hops", func(_, _, _ int) float64 { return 0 })
-	perDest("ibtracer_path_validated_hops", func(_, _, _ int) float64 { return 4 })
-	perDest("ibtracer_path_healthy", func(i, k, _ int) float64 {
+	f.perDest("ibtracer_last_trace_timestamp_seconds", func(_, _, n int) float64 { return float64(f.ts[n]) })
+	f.perDest("ibtracer_last_trace_duration_seconds", func(i, _, _ int) float64 { return 0.001 * float64(1+i%5) })
+	f.perDest("ibtracer_last_trace_mads", func(_, _, _ int) float64 { return 5 })
+	f.perDest("ibtracer_path_changes_total", func(i, k, n int) float64 { return float64((i + k) % 3 * n) })
+	f.perDest("ibtracer_path_hops", func(_, _, _ int) float64 { return 4 })
+	f.perDest("ibtracer_path_mismatched_hops", func(_, _, _ int) float64 { return 0 })
+	f.perDest("ibtracer_path_unsupported_hops", func(_, _, _ int) float64 { return 0 })
+	f.perDest("ibtracer_path_validated_hops", func(_, _, _ int) float64 { return 4 })
+	f.perDest("ibtracer_path_healthy", func(i, k, _ int) float64 {
 		if healthy(i, k) {
 			return 1
 		}
 		return 0
 	})
-	perDest("ibtracer_path_rate_bytes_per_second", func(i, k, _ int) float64 {
+	f.perDest("ibtracer_path_rate_bytes_per_second", func(i, k, _ int) float64 {
 		if healthy(i, k) {
 			return 5e9
 		}
@@ -208,57 +243,69 @@ func writeFleet(w io.Writer, ts []int64) {
 			}
 			j, _ := scalePath(i, k)
 			d := fmt.Sprintf(`%s,dest="host%04d"`, inst(i), j)
-			sample(`ibtracer_trace_failures_total{`+d+`,reason="no_route"}`, counter(1))
-			sample(fmt.Sprintf(`ibtracer_destination_last_port_info{%s,node_guid=%q,port_guid=%q,node_name="host%04d"}`, d, hostGUID(j), hostGUID(j), j), constant(1))
+			f.sample(`ibtracer_trace_failures_total{`+d+`,reason="no_route"}`, counter(1))
+			f.sample(fmt.Sprintf(`ibtracer_destination_last_port_info{%s,node_guid=%q,port_guid=%q,node_name="host%04d"}`, d, hostGUID(j), hostGUID(j), j), constant(1))
 		}
 	}
-	hopFamily := func(name string, labels func(h scaleHop) string, value float64) {
-		for i := 0; i < scaleExporters; i++ {
-			for k := 0; k < scaleDests; k++ {
-				if unreachable(i, k) {
-					continue // a failed trace has no hop series
-				}
-				j, hops := scalePath(i, k)
-				for n, h := range hops {
-					sample(fmt.Sprintf(`%s{%s,dest="host%04d",hop="%d",%s}`, name, inst(i), j, n+1, labels(h)), constant(value))
-				}
-			}
-		}
-	}
-	hopFamily("ibtracer_hop_info", func(h scaleHop) string {
+}
+
+// writeHops writes the hop families of every traced path.
+func (f fleetWriter) writeHops() {
+	f.hopFamily("ibtracer_hop_info", func(h scaleHop) string {
 		return fmt.Sprintf(`node_guid=%q,port_guid=%q,node_desc=%q,node_type=%q,lid="1",in_port="%d",out_port="%d"`, h.guid, h.guid, h.desc, h.typ, h.in, h.out)
 	}, 1)
-	hopFamily("ibtracer_hop_verdict", func(h scaleHop) string { return `verdict="validated",validated_by="sma"` }, 1)
-	hopFamily("ibtracer_hop_rtt_seconds", func(h scaleHop) string { return `validated_by="sma"` }, 0.0002)
+	f.hopFamily("ibtracer_hop_verdict", func(h scaleHop) string { return `verdict="validated",validated_by="sma"` }, 1)
+	f.hopFamily("ibtracer_hop_rtt_seconds", func(h scaleHop) string { return `validated_by="sma"` }, 0.0002)
+}
 
-	// Per link of each exporter's paths.
-	linkLabels := func(l [4]string) string {
-		return fmt.Sprintf(`node_guid=%q,port=%q,remote_node_guid=%q,remote_port=%q`, l[0], l[1], l[2], l[3])
-	}
-	exporterLinks := func(i int) [][4]string {
-		seen := map[[4]string]bool{}
-		var out [][4]string
+// hopFamily writes the series name of every hop of every path traced.
+func (f fleetWriter) hopFamily(name string, labels func(h scaleHop) string, value float64) {
+	for i := 0; i < scaleExporters; i++ {
 		for k := 0; k < scaleDests; k++ {
-			_, hops := scalePath(i, k)
-			for _, l := range scaleLinks(i, hops) {
-				if !seen[l] {
-					seen[l] = true
-					out = append(out, l)
-				}
+			if unreachable(i, k) {
+				continue // a failed trace has no hop series
+			}
+			j, hops := scalePath(i, k)
+			for n, h := range hops {
+				f.sample(fmt.Sprintf(`%s{%s,dest="host%04d",hop="%d",%s}`, name, inst(i), j, n+1, labels(h)), constant(value))
 			}
 		}
-		return out
 	}
+}
+
+// linkLabels is the labels of a link, in the exporter's order.
+func linkLabels(l [4]string) string {
+	return fmt.Sprintf(`node_guid=%q,port=%q,remote_node_guid=%q,remote_port=%q`, l[0], l[1], l[2], l[3])
+}
+
+// exporterLinks is the links of exporter i's paths, each once.
+func exporterLinks(i int) [][4]string {
+	seen := map[[4]string]bool{}
+	var out [][4]string
+	for k := 0; k < scaleDests; k++ {
+		_, hops := scalePath(i, k)
+		for _, l := range scaleLinks(i, hops) {
+			if !seen[l] {
+				seen[l] = true
+				out = append(out, l)
+			}
+		}
+	}
+	return out
+}
+
+// writeLinks writes the families of every link of each exporter's paths.
+func (f fleetWriter) writeLinks() {
 	for _, name := range []string{"ibtracer_link_status", "ibtracer_link_errors"} {
 		for i := 0; i < scaleExporters; i++ {
 			for _, l := range exporterLinks(i) {
 				switch {
 				case name == "ibtracer_link_errors":
-					sample(fmt.Sprintf(`%s{%s,%s}`, name, inst(i), linkLabels(l)), constant(0))
+					f.sample(fmt.Sprintf(`%s{%s,%s}`, name, inst(i), linkLabels(l)), constant(0))
 				case degradedLink(l):
-					sample(fmt.Sprintf(`%s{%s,%s,verdict="width_degraded"}`, name, inst(i), linkLabels(l)), constant(1))
+					f.sample(fmt.Sprintf(`%s{%s,%s,verdict="width_degraded"}`, name, inst(i), linkLabels(l)), constant(1))
 				default:
-					sample(fmt.Sprintf(`%s{%s,%s,verdict="ok"}`, name, inst(i), linkLabels(l)), constant(1))
+					f.sample(fmt.Sprintf(`%s{%s,%s,verdict="ok"}`, name, inst(i), linkLabels(l)), constant(1))
 				}
 			}
 		}
@@ -270,14 +317,13 @@ func writeFleet(w io.Writer, ts []int64) {
 					continue
 				}
 				if name == "ibtracer_link_info" {
-					sample(fmt.Sprintf(`%s{%s,%s,node_desc="leaf003",remote_node_desc="spine05",node_name="leaf003",remote_node_name="spine05"}`, name, inst(i), linkLabels(l)), constant(1))
+					f.sample(fmt.Sprintf(`%s{%s,%s,node_desc="leaf003",remote_node_desc="spine05",node_name="leaf003",remote_node_name="spine05"}`, name, inst(i), linkLabels(l)), constant(1))
 					continue
 				}
-				sample(fmt.Sprintf(`%s{%s,%s}`, name, inst(i), linkLabels(l)), constant(1))
+				f.sample(fmt.Sprintf(`%s{%s,%s}`, name, inst(i), linkLabels(l)), constant(1))
 			}
 		}
 	}
-	fmt.Fprintln(w, "# EOF")
 }
 
 // TestDashboardAtFleetScale: the dashboard's queries over a synthetic

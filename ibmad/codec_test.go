@@ -3,6 +3,7 @@ package ibmad
 import (
 	"bytes"
 	"encoding"
+	"fmt"
 	"testing"
 )
 
@@ -54,4 +55,49 @@ func TestCodecsAreUniform(t *testing.T) {
 			t.Errorf("%s: UnmarshalBinary of %d bytes: no error", name, short)
 		}
 	}
+}
+
+// The codecs below complete the convention for the tests: no product
+// code needs them (the engine marshals with MarshalTo and reads the
+// fields it needs from the MAD), so they live here.
+
+// MarshalBinary returns the block as 64 bytes.
+func (m *MFTBlock) MarshalBinary() ([]byte, error) {
+	b := make([]byte, mftBytes)
+	return b, m.MarshalTo(b)
+}
+
+// MarshalBinary returns the description as 64 bytes.
+func (d *NodeDescription) MarshalBinary() ([]byte, error) {
+	b := make([]byte, NodeDescriptionSize)
+	return b, d.MarshalTo(b)
+}
+
+// Path returns the initial path as a DRPath of HopCount hops.
+func (s *SMP) Path() DRPath {
+	n := int(s.HopCount)
+	if n > MaxDRHops {
+		n = MaxDRHops
+	}
+	return append(DRPath(nil), s.InitialPath[1:1+n]...)
+}
+
+// MarshalBinary returns the 158-byte attribute.
+func (s *SourceRoute) MarshalBinary() ([]byte, error) {
+	b := make([]byte, SourceRouteSize)
+	return b, s.MarshalTo(b)
+}
+
+// Validate checks the tracer-set fields: HopCount must be 1..64.
+func (s *SourceRoute) Validate() error {
+	if s.HopCount == 0 || s.HopCount > MaxTraceHops {
+		return fmt.Errorf("SourceRoute: HopCount %d outside 1..%d: %w", s.HopCount, MaxTraceHops, ErrInvalid)
+	}
+	return nil
+}
+
+// MarshalBinary returns the 20-byte attribute.
+func (s *SwitchInfo) MarshalBinary() ([]byte, error) {
+	b := make([]byte, SwitchInfoSize)
+	return b, s.MarshalTo(b)
 }

@@ -1,79 +1,55 @@
-// Package ibmad implements InfiniBand management datagrams (MADs) in pure Go:
-// the wire formats of the common MAD header, directed-route SMPs, SA and vendor
-// range-2 headers, the attributes the tracer needs (NodeInfo, PortInfo,
-// SwitchInfo, LinearForwardingTable, PathRecord, NodeRecord, PortCounters, the
-// ibtracer SourceRoute, ...), and the Engine: a request/response multiplexer
-// with per-request timeouts, retries, a bounded window of outstanding MADs and
-// dispatch of unsolicited requests to registered handlers.
+// Package ibmad speaks InfiniBand management datagrams (MADs) in pure Go:
+// the wire formats the tracer needs, and an Engine that sends requests
+// and matches their answers over a Transport.
 //
-// Byte layouts follow the IBA specification as verified against libibmad
-// (docs/protocol.md, "MAD formats the codecs rely on"). Every decoder
-// checks lengths before reading and returns an error wrapping ErrShort or
-// ErrInvalid; none panics.
+// # Building and reading MADs
 //
-// Transports (umad, ibsim, the in-process simulator) implement Transport and
-// import nothing above this package.
+// A request is a 256-byte MAD. Build it from a class header (NewDRGet or
+// NewLIDGet for an SMP, NewSAGet for the SA, NewPerfMgtGet, NewVendorGet),
+// put the attribute in its data, and MarshalTo the request's MAD:
 //
-// What each file holds:
+//	smp, err := ibmad.NewDRGet(ibmad.AttrNodeInfo, 0, ibmad.DRPath{1})
+//	req := &ibmad.Request{Addr: ibmad.DRAddress()}
+//	err = smp.MarshalTo(req.MAD[:])
 //
-// The wire formats:
-//   - mad.go: the MAD, its common header, management classes, methods,
-//     attribute IDs, the data offsets of each class, ErrShort, ErrInvalid.
-//   - attrname.go: attribute names by class, for errors and logs.
-//   - status.go: MAD status codes, StatusError, the SA's status strings.
-//   - smp.go: directed-route and LID-routed SMPs, DRPath.
-//   - sa.go: the SA header (SAMAD, component masks, NewSAGet).
-//   - vendor.go: vendor range-2 MADs (OUI, NewVendorGet) and PerfMgt MADs.
-//   - guid.go: GUID and GID, parsing and printing.
+// An answer's attribute is read from its class's data with the
+// attribute's UnmarshalBinary (NodeInfo, PortInfo, SwitchInfo, LFTBlock,
+// MFTBlock, PathRecord, NodeRecord, PortCounters, SourceRoute, ...):
 //
-// The attributes, one file each (MarshalTo, MarshalBinary, UnmarshalBinary):
-//   - nodeinfo.go: NodeType, NodeInfo, NodeDescription (shown by one rule,
-//     whatever its bytes).
-//   - portinfo.go: PortInfo, port and physical states.
-//   - switchinfo.go: SwitchInfo and LinearForwardingTable blocks (LFTBlock).
-//   - mft.go: MulticastForwardingTable blocks (port masks), the MLID range
-//     and the attribute modifier.
-//   - classportinfo.go: ClassPortInfo.
-//   - portcounters.go: PortCounters and PortCountersExtended.
-//   - vlxmitwait.go: PortVLXmitWaitCounters, the per-VL PortXmitWait.
-//   - pathrecord.go: PathRecord and NodeRecord.
-//   - sarecords.go: the SA records read in tables: LFTRecord, LinkRecord,
-//     PortInfoRecord, SwitchInfoRecord.
-//   - sourceroute.go: the ibtracer class's SourceRoute (docs/protocol.md).
+//	var ni ibmad.NodeInfo
+//	err = ni.UnmarshalBinary(resp.MAD.SMPData())
 //
-// Transports and the clock:
-//   - transport.go: Transport, Address, Packet, PortAttributes,
-//     Registration.
-//   - clock.go: Clock, the module's one time source, WallClock and ClockOr
-//     (docs/architecture.md, "One clock").
+// Every decoder checks lengths before it reads and returns an error
+// wrapping ErrShort or ErrInvalid; none panics. The layouts follow the
+// IBA specification as libibmad and OpenSM read it (docs/protocol.md,
+// "MAD formats the codecs rely on"); the tests check them against their
+// C headers.
 //
-// The engine:
-//   - engine.go: Options, Request, Response, NewEngine, Do (TID mapping,
-//     timeouts, retries, the windows of outstanding MADs).
-//   - engine_attempt.go: an attempt's timeout and retries, its TID.
-//   - engine_recv.go: the receive loop, finding an answer's request and
-//     dispatching requests to handlers (Handle, Unhandle).
-//   - match.go: whether an answer answers exactly what its request asked
-//     (responder, class, method, attribute, modifier, OUI), and the
-//     random TIDs (docs/protocol.md, "Which answer is ours").
-//   - engine_device.go: the port's attributes (Port, CachedPort, the
-//     refresh loop) and device loss (Lost, Err).
-//   - engine_senderr.go: what a failed send means (gone, refused, try
-//     again; docs/protocol.md "Send errors") and the reply workers that
-//     send the handlers' answers off the receive goroutine.
-//   - engine_budget.go: the MAD budget (Budget, SetBudget, BudgetStats),
-//     golang.org/x/time/rate buckets on the budget's Clock.
-//   - engine_rmpp.go: GetTable, an SA table over RMPP (tableCall: sends,
-//     ACKs, prompts on silence).
-//   - rmpp.go: the RMPP header, types, flags and sizes; Table.
-//   - rmpp_receiver.go: the receiver that checks and reassembles each
-//     segment (rmppReceiver.feed).
-//   - stats.go: the engine's counters (Stats, ClassStats, DropReason).
+// # Sending: the Engine
 //
-// Tests: codec_test.go, wire_test.go and fuzz_test.go (the codecs),
-// libibmad_test.go, sa_cgo_test.go and sarecords_cgo_test.go (cross-checks
-// against libibmad and OpenSM's headers, cgo), engine_*_test.go,
-// pending_test.go and device_test.go (the engine), match_test.go (forged
-// answers, FuzzMatch), rmpp_fuzz_test.go,
-// example_test.go (Engine.Do, Engine.GetTable, the codecs).
+// NewEngine runs over a Transport: umad.Open on a host's port, ibsim.Dial
+// under the ibsim simulator, or a port of the built-in simulated fabric
+// (package sim). Engine.Do sends one request and waits for its answer,
+// with a timeout per attempt and retries (Options, or per Request;
+// Request.NoRetry sends it once). Engine.GetTable reads an SA table
+// over RMPP. Every attempt has a random TID, and an answer completes a
+// request only when it answers exactly what was asked, from where it was
+// sent; anything else is dropped and counted (Stats, DropReason).
+//
+// The engine bounds what it sends: MaxOutstanding MADs in flight,
+// MaxPerTarget to one node, and an optional Budget of MADs per second
+// (SetBudget). Engine.Handle serves unsolicited requests (the hosted
+// agent); handlers run on the receive goroutine and must not block.
+//
+// When the device goes away the engine is lost for good: Lost is closed,
+// Err says why, and every request fails with an error wrapping
+// ErrDeviceLost. Its owner closes it and opens a new transport.
+//
+// Time comes from a Clock (WallClock unless a test gives another; see
+// docs/architecture.md, "One clock").
+//
+// Each MAD type (SMP, SAMAD, VendorMAD, PerfMgtMAD) keeps its own
+// MarshalBinary and UnmarshalBinary even where only tests call them:
+// without them the embedded Header's would be promoted, and decode the
+// header alone without a word.
 package ibmad

@@ -23,9 +23,8 @@ const (
 type Options struct {
 	// Timeout per attempt when a Request sets none; 0: DefaultTimeout.
 	Timeout time.Duration
-	// Retries after the first attempt when a Request sets none; 0:
-	// DefaultRetries (a negative count is taken as 0). NoRetry: none,
-	// whatever Retries says.
+	// Retries after the first attempt when a Request sets none; 0 (or
+	// less): DefaultRetries. NoRetry: none, whatever Retries says.
 	Retries int
 	NoRetry bool
 	// MaxOutstanding bounds the MADs in flight on this engine.
@@ -44,10 +43,12 @@ type Options struct {
 type Request struct {
 	MAD  MAD
 	Addr Address
-	// Timeout per attempt and Retries after the first; zero values take the
-	// engine's defaults; Retries < 0 means no retry.
+	// Timeout per attempt and Retries after the first; zero values (and
+	// negative ones) take the engine's. NoRetry sends the request once,
+	// whatever Retries and the engine say.
 	Timeout time.Duration
 	Retries int
+	NoRetry bool
 	// Target identifies the node the request goes to, for the per-target
 	// window. Zero derives it from the address (LID) or directed route.
 	Target uint64
@@ -61,23 +62,18 @@ type Response struct {
 	Attempts int
 }
 
-// Handler serves an unsolicited request. It fills resp (MAD and Addr) and
-// returns true to send it. Handlers run on the receive goroutine: they must
-// not block (no transport call: read the local port with CachedPort). The
-// reply is written by the engine's reply workers (engine_senderr.go).
-type Handler func(req *Packet, resp *Packet) bool
-
 // Engine multiplexes requests over one Transport. Responses are found by
 // the low 32 bits of the TID (the kernel owns the upper 32 bits and ibsim
 // rewrites the top 16; docs/architecture.md), drawn at random, and
 // complete a request only when they answer exactly what it asked, from
-// where it was sent (match.go). Every attempt gets its own TID, so a late
-// answer to an earlier attempt still completes the request.
+// where it was sent (docs/protocol.md, "Which answer is ours"). Every
+// attempt gets its own TID, so a late answer to an earlier attempt still
+// completes the request.
 //
-// Device loss: a send error of a device that is gone (engine_senderr.go),
-// a receive error or a failed port read that wraps ErrDeviceLost marks
-// the engine lost for good: Lost is closed, Err
-// says why, outstanding and later requests fail with an error wrapping
+// Device loss: a send error of a device that is gone (docs/protocol.md,
+// "Send errors"), a receive error or a failed port read that wraps
+// ErrDeviceLost marks the engine lost for good: Lost is closed, Err says
+// why, outstanding and later requests fail with an error wrapping
 // ErrDeviceLost. Whoever owns the engine then closes it and opens a new
 // transport (the exporter does so with backoff).
 //
@@ -87,21 +83,14 @@ type Handler func(req *Packet, resp *Packet) bool
 type Engine struct {
 	t    Transport
 	opts Options
+	done chan struct{} // closed by Close
 
-	window chan struct{}
-
-	mu       sync.Mutex
-	pending  map[uint32]*call
-	targets  map[uint64]*targetSlot
-	closed   bool
+	pending  pendingTable // the requests waiting for an answer
+	window   *window      // the MADs in flight, in all and per target
+	budget   budget       // MADs per second
+	handlers handlerTable // the unsolicited requests served
+	stats    engineStats
 	closeErr error
-
-	handlers   atomic.Pointer[map[handlerKey]Handler]
-	hmu        sync.Mutex
-	registered map[handlerKey]bool // with the transport; under hmu
-
-	stats  engineStats
-	budget budget // MADs per second (engine_budget.go)
 
 	portMu sync.Mutex // serialises reads of the transport's Port
 	port   atomic.Pointer[PortAttributes]
@@ -110,46 +99,8 @@ type Engine struct {
 	lost     chan struct{}
 	lostErr  atomic.Pointer[error]
 
-	calls   sync.Pool
 	packets sync.Pool
-	slots   sync.Pool // idle *targetSlot, their semaphores empty
-	done    chan struct{}
-	replies chan *Packet // the agents' replies, sent by replyLoop
-}
-
-type handlerKey struct {
-	class   MgmtClass
-	version uint8
-	oui     OUI
-	method  Method
-}
-
-type targetSlot struct {
-	sem  chan struct{}
-	refs int
-}
-
-const (
-	resultNone = iota
-	resultResponse
-	resultTimeoutReport
-	resultError
-)
-
-type call struct {
-	done    chan struct{}
-	timer   *time.Timer
-	class   MgmtClass
-	want    expected // what an answer must carry (match.go)
-	tids    []uint32
-	current uint32
-	result  int
-	err     error
-	resp    *Response
-	sent    time.Time
-	// stream, for a GetTable (engine_rmpp.go), receives every response
-	// and timeout report of the call's TIDs instead of resp.
-	stream chan *Packet
+	replies chan *Packet // the handlers' replies, sent by replyLoop
 }
 
 // NewEngine starts an engine on t. It owns t from now on: Close closes it.
@@ -176,21 +127,13 @@ func NewEngine(t Transport, opts Options) *Engine {
 		lost:    make(chan struct{}),
 		t:       t,
 		opts:    opts,
-		window:  make(chan struct{}, opts.MaxOutstanding),
-		pending: make(map[uint32]*call),
-		targets: make(map[uint64]*targetSlot),
 		done:    make(chan struct{}),
 		replies: make(chan *Packet, replyQueue),
 	}
-	e.calls.New = func() any {
-		t := time.NewTimer(time.Hour)
-		t.Stop()
-		return &call{done: make(chan struct{}, 1), timer: t, tids: make([]uint32, 0, 4)}
-	}
+	e.pending.init()
+	e.window = newWindow(opts.MaxOutstanding, opts.MaxPerTarget, e.done)
+	e.handlers.init()
 	e.packets.New = func() any { return new(Packet) }
-	e.slots.New = func() any { return &targetSlot{sem: make(chan struct{}, opts.MaxPerTarget)} }
-	empty := map[handlerKey]Handler{}
-	e.handlers.Store(&empty)
 	go e.recvLoop()
 	go e.portLoop()
 	for range replyWorkers {
@@ -201,67 +144,6 @@ func NewEngine(t Transport, opts Options) *Engine {
 
 // Transport returns the engine's transport.
 func (e *Engine) Transport() Transport { return e.t }
-
-func targetOf(req *Request) uint64 {
-	if req.Target != 0 {
-		return req.Target
-	}
-	if req.Addr.LID != PermissiveLID || !req.MAD.IsDirectedRoute() {
-		return uint64(req.Addr.LID)
-	}
-	// FNV-1a over the initial path: one key per directed-route node.
-	n := int(req.MAD.DRHopCount())
-	if n > MaxDRHops {
-		n = MaxDRHops
-	}
-	h := uint64(14695981039346656037)
-	for _, c := range req.MAD[129 : 129+n] {
-		h = (h ^ uint64(c)) * 1099511628211
-	}
-	return h | 1<<63
-}
-
-func (e *Engine) acquire(ctx context.Context, target uint64) (*targetSlot, error) {
-	select {
-	case e.window <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-e.done:
-		return nil, ErrClosed
-	}
-	e.mu.Lock()
-	ts := e.targets[target]
-	if ts == nil {
-		ts = e.slots.Get().(*targetSlot)
-		e.targets[target] = ts
-	}
-	ts.refs++
-	e.mu.Unlock()
-	select {
-	case ts.sem <- struct{}{}:
-		return ts, nil
-	case <-ctx.Done():
-		e.release(target, ts, false)
-		return nil, ctx.Err()
-	case <-e.done:
-		e.release(target, ts, false)
-		return nil, ErrClosed
-	}
-}
-
-func (e *Engine) release(target uint64, ts *targetSlot, held bool) {
-	if held {
-		<-ts.sem
-	}
-	e.mu.Lock()
-	ts.refs--
-	if ts.refs == 0 {
-		delete(e.targets, target)
-		e.slots.Put(ts)
-	}
-	e.mu.Unlock()
-	<-e.window
-}
 
 // Do sends req and waits for its response, retrying on timeout. It returns
 // an error wrapping ErrTimeout after the last attempt, ErrClosed after
@@ -278,17 +160,17 @@ func (e *Engine) Do(ctx context.Context, req *Request, resp *Response) error {
 	}
 
 	target := targetOf(req)
-	ts, err := e.acquire(ctx, target)
+	ts, err := e.window.acquire(ctx, target)
 	if err != nil {
 		return err
 	}
-	defer e.release(target, ts, true)
+	defer e.window.release(target, ts, true)
 	e.stats.outstanding.Add(1)
 	defer e.stats.outstanding.Add(-1)
 
-	c := e.calls.Get().(*call)
+	c := e.pending.get()
 	c.class, c.resp, c.want = class, resp, expect(&req.MAD, &req.Addr)
-	defer e.putCall(c)
+	defer e.pending.put(c)
 
 	pkt := e.packets.Get().(*Packet)
 	defer e.packets.Put(pkt)
@@ -298,11 +180,11 @@ func (e *Engine) Do(ctx context.Context, req *Request, resp *Response) error {
 		if attempt > 0 {
 			cs.retries.Add(1)
 		}
-		if err := e.budgetWait(ctx, target); err != nil {
+		if err := e.budget.wait(ctx, target, e.done); err != nil {
 			return err
 		}
 		cs.requests.Add(1)
-		tid, err := e.mapAttempt(c)
+		tid, err := e.pending.mapAttempt(c)
 		if err != nil {
 			return err
 		}
@@ -326,23 +208,19 @@ func (e *Engine) Do(ctx context.Context, req *Request, resp *Response) error {
 			case <-c.done:
 				c.timer.Stop()
 			case <-c.timer.C:
-				e.mu.Lock()
-				if c.result == resultNone {
-					// Keep tid mapped: a late response still completes the call.
-					c.current = 0
-					e.mu.Unlock()
+				if e.pending.expire(c) {
 					cs.timeouts.Add(1)
 					lastErr = fmt.Errorf("%w after %v", ErrTimeout, timeout)
 					continue
 				}
-				e.mu.Unlock()
 				<-c.done
 			case <-ctx.Done():
 				c.timer.Stop()
 				return ctx.Err()
 			}
 		}
-		// The token is consumed; c.result was set under e.mu before it was sent.
+		// The token is consumed; c.result was set under the pending
+		// table's lock before it was sent.
 		switch c.result {
 		case resultResponse:
 			resp.Attempts = attempt + 1
@@ -354,9 +232,7 @@ func (e *Engine) Do(ctx context.Context, req *Request, resp *Response) error {
 		case resultTimeoutReport:
 			cs.timeouts.Add(1)
 			lastErr = fmt.Errorf("%w: transport reported no response", ErrTimeout)
-			e.mu.Lock()
-			c.result, c.current = resultNone, 0
-			e.mu.Unlock()
+			e.pending.rearm(c)
 		default:
 			return c.err
 		}
@@ -367,55 +243,39 @@ func (e *Engine) Do(ctx context.Context, req *Request, resp *Response) error {
 	return fmt.Errorf("%s %s to %s: %d attempts: %w", class, req.MAD.AttrID().name(class), req.Addr, retries+1, lastErr)
 }
 
-// putCall unmaps c's TIDs and returns it to the pool. Tokens are sent only
-// under e.mu to calls that are still mapped, so once c is unmapped a
-// non-blocking drain leaves its channel empty for good.
-func (e *Engine) putCall(c *call) {
-	e.mu.Lock()
-	for _, t := range c.tids {
-		if e.pending[t] == c {
-			delete(e.pending, t)
-		}
-	}
-	select {
-	case <-c.done:
-	default:
-	}
-	e.mu.Unlock()
-	c.timer.Stop()
-	c.tids = c.tids[:0]
-	c.current, c.result, c.err, c.resp = 0, resultNone, nil, nil
-	e.calls.Put(c)
-}
-
-func (e *Engine) failAll(err error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	seen := map[*call]bool{}
-	for t, c := range e.pending {
-		delete(e.pending, t)
-		if seen[c] {
-			continue
-		}
-		seen[c] = true
-		if c.result == resultNone {
-			c.result, c.err = resultError, err
-			c.done <- struct{}{}
-		}
-	}
-}
-
 // Close stops the engine, closes the transport and fails every waiter.
 func (e *Engine) Close() error {
-	e.mu.Lock()
-	if e.closed {
-		e.mu.Unlock()
+	if !e.pending.shut() {
 		return e.closeErr
 	}
-	e.closed = true
 	close(e.done)
-	e.mu.Unlock()
 	e.closeErr = e.t.Close()
-	e.failAll(ErrClosed)
+	e.pending.failAll(ErrClosed)
 	return e.closeErr
 }
+
+// attempts is req's timeout per attempt and retries after the first, the
+// engine's defaults where req leaves them 0; none with req.NoRetry.
+func (e *Engine) attempts(req *Request) (time.Duration, int) {
+	timeout, retries := req.Timeout, req.Retries
+	if timeout <= 0 {
+		timeout = e.opts.Timeout
+	}
+	switch {
+	case req.NoRetry:
+		retries = 0
+	case retries <= 0:
+		retries = e.opts.Retries
+	}
+	return timeout, retries
+}
+
+// Stats returns a snapshot of the counters.
+func (e *Engine) Stats() Stats { return e.stats.snapshot() }
+
+// SetBudget replaces the engine's budget; requests waiting keep the wait
+// they were given. A zero Budget removes the limits.
+func (e *Engine) SetBudget(b Budget) { e.budget.set(b) }
+
+// BudgetStats returns the budget's settings and counters.
+func (e *Engine) BudgetStats() BudgetStats { return e.budget.stats() }

@@ -221,7 +221,7 @@ func FuzzEngineReceive(f *testing.F) {
 			out.MAD.SetMethod(MethodGetResp)
 			return inPort%2 == 0 // sometimes the handler declines (an agent's rate limit)
 		})
-		c := e.calls.Get().(*call)
+		c := e.pending.get()
 		c.class = MgmtClass(0)
 		if len(b) > 1 {
 			c.class = MgmtClass(b[1])
@@ -233,11 +233,11 @@ func FuzzEngineReceive(f *testing.F) {
 		if otherTID {
 			tid++ // the outstanding request is not the one answered
 		}
-		e.mu.Lock()
-		e.pending[tid] = c
+		e.pending.mu.Lock()
+		e.pending.calls[tid] = c
 		c.tids = append(c.tids, tid)
 		c.current = tid
-		e.mu.Unlock()
+		e.pending.mu.Unlock()
 		pkt.TimedOut = timedOut
 		pkt.InPort, pkt.InPortKnown = inPort, inPort != 0
 		before := e.Stats()
@@ -263,6 +263,6 @@ func FuzzEngineReceive(f *testing.F) {
 			t.Fatalf("engine counted received %d delivered %d handled %d; the test saw 1, %d, %d",
 				after.Received-before.Received, after.Delivered-before.Delivered, after.Handled-before.Handled, delivered, handled)
 		}
-		e.putCall(c)
+		e.pending.put(c)
 	})
 }

@@ -79,15 +79,6 @@ func (c MgmtClass) String() string {
 	return fmt.Sprintf("0x%02x", uint8(c))
 }
 
-// DefaultClassVersion is the class version libibmad uses for a class
-// (docs/protocol.md): 2 for SA and CC, 1 for everything else.
-func DefaultClassVersion(c MgmtClass) uint8 {
-	if c == ClassSubnAdm || c == ClassCC {
-		return 2
-	}
-	return 1
-}
-
 // Method is the MAD method with the response bit (byte 3).
 type Method uint8
 
@@ -286,3 +277,55 @@ const (
 	VendorDataOffset  = 40
 	VendorDataSize    = 216
 )
+
+func (a AttrID) name(c MgmtClass) string {
+	switch {
+	case a == AttrClassPortInfo:
+		return "ClassPortInfo"
+	case c.IsSMP():
+		switch a {
+		case AttrNodeDescription:
+			return "NodeDescription"
+		case AttrNodeInfo:
+			return "NodeInfo"
+		case AttrSwitchInfo:
+			return "SwitchInfo"
+		case AttrPortInfo:
+			return "PortInfo"
+		case AttrLinearForwardingTable:
+			return "LinearForwardingTable"
+		case AttrMulticastForwardingTable:
+			return "MulticastForwardingTable"
+		}
+	case c == ClassSubnAdm:
+		switch a {
+		case AttrNodeRecord:
+			return "NodeRecord"
+		case AttrPathRecord:
+			return "PathRecord"
+		case AttrPortInfoRecord:
+			return "PortInfoRecord"
+		case AttrSwitchInfoRecord:
+			return "SwitchInfoRecord"
+		case AttrLFTRecord:
+			return "LFTRecord"
+		case AttrLinkRecord:
+			return "LinkRecord"
+		}
+	case c == ClassPerfMgt:
+		switch a {
+		case AttrPortCounters:
+			return "PortCounters"
+		case AttrPortCountersExtended:
+			return "PortCountersExtended"
+		case AttrPortVLXmitWaitCounters:
+			return "PortVLXmitWaitCounters"
+		}
+	case c == ClassIBTracer && a == AttrSourceRoute:
+		return "SourceRoute"
+	}
+	return fmt.Sprintf("attr 0x%04x", uint16(a))
+}
+
+// AttrName names attribute a of class c ("NodeInfo", "PathRecord", ...).
+func AttrName(c MgmtClass, a AttrID) string { return a.name(c) }

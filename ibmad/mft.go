@@ -60,12 +60,6 @@ func (m *MFTBlock) MarshalTo(b []byte) error {
 	return nil
 }
 
-// MarshalBinary returns the block as 64 bytes.
-func (m *MFTBlock) MarshalBinary() ([]byte, error) {
-	b := make([]byte, mftBytes)
-	return b, m.MarshalTo(b)
-}
-
 // UnmarshalBinary reads 32 masks from b[0:64].
 func (m *MFTBlock) UnmarshalBinary(b []byte) error {
 	if len(b) < mftBytes {

@@ -136,12 +136,6 @@ func (d *NodeDescription) MarshalTo(b []byte) error {
 	return nil
 }
 
-// MarshalBinary returns the description as 64 bytes.
-func (d *NodeDescription) MarshalBinary() ([]byte, error) {
-	b := make([]byte, NodeDescriptionSize)
-	return b, d.MarshalTo(b)
-}
-
 // UnmarshalBinary reads 64 bytes from b.
 func (d *NodeDescription) UnmarshalBinary(b []byte) error {
 	if len(b) < NodeDescriptionSize {

@@ -69,9 +69,12 @@ func TestEngineForgetsTIDsOfFinishedRequests(t *testing.T) {
 	if len(sent) != requests*(retries+1) {
 		t.Fatalf("%d attempts sent, want %d", len(sent), requests*(retries+1))
 	}
-	e.mu.Lock()
-	pending, targets := len(e.pending), len(e.targets)
-	e.mu.Unlock()
+	e.pending.mu.Lock()
+	pending := len(e.pending.calls)
+	e.pending.mu.Unlock()
+	e.window.mu.Lock()
+	targets := len(e.window.targets)
+	e.window.mu.Unlock()
 	if pending != 0 || targets != 0 {
 		t.Fatalf("after every request returned: %d TIDs and %d targets still mapped", pending, targets)
 	}
@@ -89,10 +92,195 @@ func TestEngineForgetsTIDsOfFinishedRequests(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	e.mu.Lock()
-	pending = len(e.pending)
-	e.mu.Unlock()
+	e.pending.mu.Lock()
+	pending = len(e.pending.calls)
+	e.pending.mu.Unlock()
 	if pending != 0 {
 		t.Fatalf("late answers left %d TIDs mapped", pending)
 	}
+}
+
+// answerOf is the genuine answer to request p: its header with the
+// response method, from where p was sent (a DR answer with D set).
+func answerOf(p Packet) Packet {
+	a := Packet{MAD: p.MAD, Addr: p.Addr}
+	a.MAD.SetMethod(p.MAD.Method().Response())
+	if p.MAD.IsDirectedRoute() {
+		a.MAD[4] |= 0x80
+	}
+	return a
+}
+
+// TestForgedAnswersDoNotComplete: an answer carrying a waiting request's
+// TID completes it only when it answers exactly what was asked, from
+// where it was asked; every forgery is dropped and counted by why, and
+// the genuine answer that follows still completes the request.
+func TestForgedAnswersDoNotComplete(t *testing.T) {
+	vendor := func() Request {
+		req := Request{Addr: GSIAddress(7, 0), Timeout: 5 * time.Second, NoRetry: true}
+		_ = NewVendorGet(ClassIBTracer, 0x001405, AttrSourceRoute, 0).MarshalTo(req.MAD[:])
+		return req
+	}
+	dr := func() Request {
+		req := Request{Addr: DRAddress(), Timeout: 5 * time.Second, NoRetry: true}
+		s, _ := NewDRGet(AttrNodeInfo, 0, DRPath{0, 1, 3})
+		_ = s.MarshalTo(req.MAD[:])
+		return req
+	}
+	grh := func() Request {
+		req := vendor()
+		req.Addr.GRHPresent, req.Addr.GID = true, MakeGID(0xfe80000000000001, 0x1234)
+		return req
+	}
+	for _, tc := range []struct {
+		name  string
+		req   func() Request
+		forge func(a *Packet)
+		why   DropReason
+	}{
+		{"another LID", vendor, func(a *Packet) { a.Addr.LID = 8 }, DropWrongResponder},
+		{"another method", vendor, func(a *Packet) { a.MAD.SetMethod(MethodGetTableResp) }, DropWrongMethod},
+		{"a request's method", vendor, func(a *Packet) { a.MAD.SetMethod(MethodTrapRepress) }, DropWrongMethod},
+		{"another attribute", vendor, func(a *Packet) { a.MAD[17] = byte(AttrClassPortInfo) }, DropWrongAttribute},
+		{"another modifier", vendor, func(a *Packet) { a.MAD[23] = 1 }, DropWrongAttribute},
+		{"another OUI", vendor, func(a *Packet) { a.MAD[39] ^= 1 }, DropWrongAttribute},
+		{"another class", vendor, func(a *Packet) { a.MAD[1] = byte(ClassOpenIBPing) }, DropUnknownTID},
+		{"another initial path", dr, func(a *Packet) { a.MAD[130] = 4 }, DropWrongResponder},
+		{"another hop count", dr, func(a *Packet) { a.MAD[7] = 1 }, DropWrongResponder},
+		{"no D bit", dr, func(a *Packet) { a.MAD[4] &^= 0x80 }, DropWrongResponder},
+		{"another GID", grh, func(a *Packet) { a.Addr.GID = MakeGID(0xfe80000000000001, 0x1235) }, DropWrongResponder},
+		{"no GRH, another LID", grh, func(a *Packet) { a.Addr.GRHPresent, a.Addr.LID = false, 9 }, DropWrongResponder},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := &lossyTransport{in: make(chan Packet), done: make(chan struct{})}
+			e := NewEngine(l, Options{PortRefresh: time.Hour})
+			defer e.Close()
+			req := tc.req()
+			done := make(chan error, 1)
+			var resp Response
+			go func() { done <- e.Do(context.Background(), &req, &resp) }()
+			var sent Packet
+			for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+				l.mu.Lock()
+				n := len(l.sent)
+				if n > 0 {
+					sent = l.sent[0]
+				}
+				l.mu.Unlock()
+				if n > 0 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("nothing sent")
+				}
+			}
+			forged := answerOf(sent)
+			tc.forge(&forged)
+			l.in <- forged
+			for deadline := time.Now().Add(5 * time.Second); e.Stats().Drops[tc.why] == 0; time.Sleep(time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("the forgery was not counted as %s: drops %v", tc.why, e.Stats().Drops)
+				}
+			}
+			select {
+			case err := <-done:
+				t.Fatalf("the forgery completed the request: %v", err)
+			default:
+			}
+			l.in <- answerOf(sent)
+			if err := <-done; err != nil {
+				t.Fatalf("the genuine answer after the forgery: %v", err)
+			}
+		})
+	}
+}
+
+// An answer from another LID of the port asked (its base LID under the
+// local LMC) is the port's; outside the block it is not.
+func TestSameLIDBlock(t *testing.T) {
+	for _, tc := range []struct {
+		slid, dlid uint16
+		lmc        uint8
+		want       bool
+	}{
+		{6, 6, 0, true}, {6, 7, 0, false}, {6, 7, 1, true}, {8, 7, 1, false},
+		{12, 15, 2, true}, {16, 15, 2, false},
+	} {
+		if got := sameLIDBlock(tc.slid, tc.dlid, tc.lmc); got != tc.want {
+			t.Errorf("sameLIDBlock(%d, %d, LMC %d) = %v, want %v", tc.slid, tc.dlid, tc.lmc, got, tc.want)
+		}
+	}
+}
+
+// TIDs are not a sequence: of a thousand requests' TIDs none follows
+// the one before by a fixed step, and none repeats while mapped.
+func TestTIDsAreNotASequence(t *testing.T) {
+	p := &pendingTable{calls: map[uint32]*call{}}
+	var prev uint32
+	steps := map[uint32]int{}
+	for i := 0; i < 1000; i++ {
+		tid := p.nextTID()
+		if tid == 0 || p.calls[tid] != nil {
+			t.Fatalf("TID %d: zero or mapped", tid)
+		}
+		p.calls[tid] = &call{}
+		if i > 0 {
+			steps[tid-prev]++
+		}
+		prev = tid
+	}
+	for step, n := range steps {
+		if n > 3 {
+			t.Fatalf("step %d between TIDs %d times out of 999: guessable", step, n)
+		}
+	}
+}
+
+// FuzzMatch: whatever a request and an answer hold, the matcher never
+// panics, and an answer it accepts is of the request's class, carries
+// its response method, attribute and modifier (and OUI in vendor range
+// 2), and comes from where the request went.
+func FuzzMatch(f *testing.F) {
+	var v, d MAD
+	_ = NewVendorGet(ClassIBTracer, 0x001405, AttrSourceRoute, 0).MarshalTo(v[:])
+	s, _ := NewDRGet(AttrNodeInfo, 0, DRPath{0, 1, 3})
+	_ = s.MarshalTo(d[:])
+	f.Add(v[:], v[:], uint16(7), uint16(7), false, false, uint8(0))
+	f.Add(d[:], d[:], uint16(PermissiveLID), uint16(3), false, false, uint8(1))
+	f.Add(v[:], v[:], uint16(7), uint16(9), true, true, uint8(7))
+	f.Fuzz(func(t *testing.T, reqb, respb []byte, dlid, slid uint16, reqGRH, respGRH bool, lmc uint8) {
+		var req, resp Packet
+		copy(req.MAD[:], reqb)
+		copy(resp.MAD[:], respb)
+		req.Addr = Address{LID: dlid, GRHPresent: reqGRH, GID: MakeGID(1, 2)}
+		resp.Addr = Address{LID: slid, GRHPresent: respGRH, GID: MakeGID(1, 3)}
+		x := expect(&req.MAD, &req.Addr)
+		why, ok := x.match(&resp, lmc)
+		if !ok {
+			if why < 0 || why >= numDropReasons {
+				t.Fatalf("drop reason %d out of range", why)
+			}
+			return
+		}
+		rq, rs := &req.MAD, &resp.MAD
+		if rs.MgmtClass() != rq.MgmtClass() || rs.AttrID() != rq.AttrID() || rs.AttrMod() != rq.AttrMod() {
+			t.Fatalf("accepted an answer about something else: %x for %x", rs[:24], rq[:24])
+		}
+		if m := rq.Method(); rs.Method() != m.Response() && !(m == MethodTrap && rs.Method() == MethodTrapRepress) {
+			t.Fatalf("accepted method 0x%02x for 0x%02x", rs.Method(), m)
+		}
+		if rq.MgmtClass().IsVendorRange2() && rs.OUI() != rq.OUI() {
+			t.Fatalf("accepted OUI %v for %v", rs.OUI(), rq.OUI())
+		}
+		switch {
+		case rq.IsDirectedRoute():
+			if !rs.DRDirection() || rs.DRHopCount() != rq.DRHopCount() && rq.DRHopCount() <= MaxDRHops {
+				t.Fatalf("accepted a DR answer off the path asked")
+			}
+		case reqGRH && respGRH:
+			t.Fatalf("accepted GID %v for %v", resp.Addr.GID, req.Addr.GID) // the fixtures' GIDs differ
+		case dlid != PermissiveLID && slid>>(lmc&7) != dlid>>(lmc&7):
+			t.Fatalf("accepted LID %d for %d (LMC %d)", slid, dlid, lmc)
+		}
+	})
 }

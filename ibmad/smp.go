@@ -87,15 +87,6 @@ func NewLIDGet(attr AttrID, mod uint32) *SMP {
 		Method: MethodGet, AttrID: attr, AttrMod: mod}}
 }
 
-// Path returns the initial path as a DRPath of HopCount hops.
-func (s *SMP) Path() DRPath {
-	n := int(s.HopCount)
-	if n > MaxDRHops {
-		n = MaxDRHops
-	}
-	return append(DRPath(nil), s.InitialPath[1:1+n]...)
-}
-
 // MarshalTo writes the SMP into b (at least 256 bytes).
 func (s *SMP) MarshalTo(b []byte) error {
 	if len(b) < MADSize {
@@ -123,6 +114,15 @@ func (s *SMP) MarshalTo(b []byte) error {
 	}
 	copy(b[64:128], s.Data[:])
 	return nil
+}
+
+// SMPStatus returns a MAD's status with the directed-route D bit removed:
+// libibmad checks only the low 15 bits of an SMP's status (docs/protocol.md).
+func SMPStatus(m *MAD) Status {
+	if m.IsDirectedRoute() {
+		return m.Status() &^ StatusDirection
+	}
+	return m.Status()
 }
 
 // MarshalBinary returns the SMP as a 256-byte MAD.
@@ -160,13 +160,4 @@ func (s *SMP) UnmarshalBinary(b []byte) error {
 		s.ReturnPath = [64]byte{}
 	}
 	return nil
-}
-
-// SMPStatus returns a MAD's status with the directed-route D bit removed:
-// libibmad checks only the low 15 bits of an SMP's status (docs/protocol.md).
-func SMPStatus(m *MAD) Status {
-	if m.IsDirectedRoute() {
-		return m.Status() &^ StatusDirection
-	}
-	return m.Status()
 }

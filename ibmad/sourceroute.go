@@ -2,7 +2,6 @@ package ibmad
 
 import (
 	"encoding/binary"
-	"fmt"
 )
 
 // SourceRoute sizes: the seed's format is 66 bytes; our extension makes 158.
@@ -71,12 +70,6 @@ func (s *SourceRoute) MarshalTo(b []byte) error {
 	return nil
 }
 
-// MarshalBinary returns the 158-byte attribute.
-func (s *SourceRoute) MarshalBinary() ([]byte, error) {
-	b := make([]byte, SourceRouteSize)
-	return b, s.MarshalTo(b)
-}
-
 // UnmarshalBinary decodes a SourceRoute. Only the seed's 66 bytes are
 // required; if b holds fewer than 158 bytes or ExtVersion is 0, the
 // extension fields are left zero.
@@ -98,13 +91,5 @@ func (s *SourceRoute) UnmarshalBinary(b []byte) error {
 	s.BaseLID = binary.BigEndian.Uint16(b[84:])
 	s.RecvTimeUnixNs = binary.BigEndian.Uint64(b[86:])
 	copy(s.NodeDescription[:], b[94:158])
-	return nil
-}
-
-// Validate checks the tracer-set fields: HopCount must be 1..64.
-func (s *SourceRoute) Validate() error {
-	if s.HopCount == 0 || s.HopCount > MaxTraceHops {
-		return fmt.Errorf("SourceRoute: HopCount %d outside 1..%d: %w", s.HopCount, MaxTraceHops, ErrInvalid)
-	}
 	return nil
 }

@@ -23,7 +23,7 @@ const (
 	// whose TID is a waiting request's but that does not answer it: from
 	// another node than the one asked (another LID, GID or directed
 	// route), with another method than the request's response method,
-	// or about another attribute, modifier or OUI (match.go).
+	// or about another attribute, modifier or OUI (pending.go).
 	DropWrongResponder
 	DropWrongMethod
 	DropWrongAttribute
@@ -108,6 +108,16 @@ type engineStats struct {
 
 func (s *engineStats) class(c MgmtClass) *classCounters { return &s.classes[c] }
 
+// delivery counts a packet handed to the pending table: delivered to
+// its waiter, or dropped for why.
+func (s *engineStats) delivery(why DropReason, delivered bool) {
+	if delivered {
+		s.delivered.Add(1)
+		return
+	}
+	s.drops[why].Add(1)
+}
+
 // ClassStats are the request counters of one management class.
 type ClassStats struct {
 	Class      MgmtClass
@@ -137,11 +147,11 @@ type Stats struct {
 	Handled   uint64
 }
 
-// Stats returns a snapshot of the counters.
-func (e *Engine) Stats() Stats {
+// snapshot is Engine.Stats.
+func (s *engineStats) snapshot() Stats {
 	st := Stats{Drops: make(map[DropReason]uint64, numDropReasons)}
-	for i := range e.stats.classes {
-		c := &e.stats.classes[i]
+	for i := range s.classes {
+		c := &s.classes[i]
 		cs := ClassStats{Class: MgmtClass(i), Requests: c.requests.Load(), Timeouts: c.timeouts.Load(),
 			Retries: c.retries.Load(), SendErrors: c.sendErrors.Load(), ACKs: c.acks.Load()}
 		if cs.Requests != 0 || cs.SendErrors != 0 {
@@ -149,13 +159,13 @@ func (e *Engine) Stats() Stats {
 		}
 	}
 	for r := DropReason(0); r < numDropReasons; r++ {
-		st.Drops[r] = e.stats.drops[r].Load()
+		st.Drops[r] = s.drops[r].Load()
 	}
-	st.Outstanding = e.stats.outstanding.Load()
-	st.RecvErrors = e.stats.recvErrors.Load()
-	st.Responses = e.stats.responses.Load()
-	st.Received = e.stats.received.Load()
-	st.Delivered = e.stats.delivered.Load()
-	st.Handled = e.stats.handled.Load()
+	st.Outstanding = s.outstanding.Load()
+	st.RecvErrors = s.recvErrors.Load()
+	st.Responses = s.responses.Load()
+	st.Received = s.received.Load()
+	st.Delivered = s.delivered.Load()
+	st.Handled = s.handled.Load()
 	return st
 }

@@ -56,12 +56,6 @@ func (s *SwitchInfo) MarshalTo(b []byte) error {
 	return nil
 }
 
-// MarshalBinary returns the 20-byte attribute.
-func (s *SwitchInfo) MarshalBinary() ([]byte, error) {
-	b := make([]byte, SwitchInfoSize)
-	return b, s.MarshalTo(b)
-}
-
 // UnmarshalBinary decodes b[0:20].
 func (s *SwitchInfo) UnmarshalBinary(b []byte) error {
 	if len(b) < SwitchInfoSize {

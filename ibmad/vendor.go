@@ -46,29 +46,6 @@ func (v *VendorMAD) MarshalTo(b []byte) error {
 	return nil
 }
 
-// MarshalBinary returns the vendor MAD as 256 bytes.
-func (v *VendorMAD) MarshalBinary() ([]byte, error) {
-	b := make([]byte, MADSize)
-	return b, v.MarshalTo(b)
-}
-
-// UnmarshalBinary decodes a 256-byte vendor range-2 MAD.
-func (v *VendorMAD) UnmarshalBinary(b []byte) error {
-	if len(b) < MADSize {
-		return errShort("vendor MAD", MADSize, len(b))
-	}
-	if err := v.Header.UnmarshalBinary(b); err != nil {
-		return err
-	}
-	if !v.MgmtClass.IsVendorRange2() {
-		return fmt.Errorf("vendor MAD: class %s is not vendor range 2: %w", v.MgmtClass, ErrInvalid)
-	}
-	v.RMPP.unmarshal(b)
-	v.OUI = OUI(uint32(b[37])<<16 | uint32(b[38])<<8 | uint32(b[39]))
-	copy(v.Data[:], b[40:])
-	return nil
-}
-
 // PerfMgtMAD is a performance management MAD (class 0x04;
 // docs/protocol.md): common header, 40 reserved bytes, 192 bytes of data
 // from byte 64.
@@ -93,6 +70,29 @@ func (p *PerfMgtMAD) MarshalTo(b []byte) error {
 	}
 	clear(b[24:64])
 	copy(b[64:], p.Data[:])
+	return nil
+}
+
+// MarshalBinary returns the vendor MAD as 256 bytes.
+func (v *VendorMAD) MarshalBinary() ([]byte, error) {
+	b := make([]byte, MADSize)
+	return b, v.MarshalTo(b)
+}
+
+// UnmarshalBinary decodes a 256-byte vendor range-2 MAD.
+func (v *VendorMAD) UnmarshalBinary(b []byte) error {
+	if len(b) < MADSize {
+		return errShort("vendor MAD", MADSize, len(b))
+	}
+	if err := v.Header.UnmarshalBinary(b); err != nil {
+		return err
+	}
+	if !v.MgmtClass.IsVendorRange2() {
+		return fmt.Errorf("vendor MAD: class %s is not vendor range 2: %w", v.MgmtClass, ErrInvalid)
+	}
+	v.RMPP.unmarshal(b)
+	v.OUI = OUI(uint32(b[37])<<16 | uint32(b[38])<<8 | uint32(b[39]))
+	copy(v.Data[:], b[40:])
 	return nil
 }
 

@@ -28,9 +28,8 @@ type Checker struct {
 	reading map[portKey]*sync.Mutex // one reader per port at a time
 }
 
-// cacheSize bounds each of the checker's caches, as the tracer's are
-// bounded: a fabric has fewer ports.
-const cacheSize = 1 << 16
+// cacheSize bounds each of the checker's caches, as the tracer's are.
+const cacheSize = ttlcache.Size
 
 type portKey struct {
 	guid ibmad.GUID

@@ -9,22 +9,18 @@
 // trace.Probe and is told the PortInfo the walk reads anyway
 // (trace.Tracer.OnPortInfo).
 //
-// What each file holds:
-//   - types.go: Options, the link verdicts, and what a check returns:
-//     PathHealth, Link, LinkEnd (a link's key is localize.Link).
-//   - checker.go: the Checker: reading both ends of every link, shared
-//     across the paths that cross a port for Options.Share.
-//   - verdict.go: a link's figures and verdict from its ends, and the
-//     path's sums (bottleneck rate, smallest MTU, degraded links).
-//   - speed.go: lane speeds and widths, decoded from PortInfo, and parsed
-//     from flags and configuration.
-//   - counters.go: the PMA reads, the counters' increments since the last
-//     reading (resets, saturation) and the limits applied to them.
-//   - answer.go: the checks that a PMA's answer is for the attribute and
-//     the port asked (ErrMisanswer).
-//   - congestion.go: congestion: a link's PortXmitWait as a share of the
-//     interval's ticks, the congested verdict, and the per-VL waits
-//     (PortVLXmitWaitCounters) read when an end's PortXmitWait rose.
-//   - limits.go: counter limits, one CounterName=value or an ibqueryerrors
-//     threshold file.
+// Use: make one Checker per tracer, and check each path the tracer
+// returned; the checker shares what it read of a port among the paths
+// that cross it for Options.Share:
+//
+//	h := linkhealth.NewChecker(tracer, linkhealth.Options{
+//		Counters: true,                              // read PerfMgt error counters too
+//		Limits:   map[string]uint64{"SymbolErrorCounter": 10},
+//		Share:    30 * time.Second,
+//	})
+//	ph := h.Check(ctx, tracer.Trace(ctx, trace.Destination{LID: 17}))
+//	for _, l := range ph.Links {
+//		fmt.Println(l.Verdict, l.A.Label(), l.B.Label())
+//	}
+//	bad := ph.Unhealthy() // one line per link that is not ok
 package linkhealth

@@ -73,7 +73,7 @@ func newQoSFixture(t *testing.T) *qosFixture {
 	e := ibmad.NewEngine(rec, ibmad.Options{Timeout: 50 * time.Millisecond, NoRetry: true})
 	t.Cleanup(func() { e.Close() })
 	clk := fakeclock.New(time.Unix(1_700_000_000, 0))
-	tr := trace.New(e, trace.Options{SL: qosTracerSL, Timeout: 50 * time.Millisecond, NoRetry: true, NoValidate: true, Clock: clk})
+	tr := trace.New(e, trace.Options{SL: trace.DefaultSL(qosTracerSL), Timeout: 50 * time.Millisecond, Retries: new(0), Validate: trace.ValidateOff, Clock: clk})
 	dlid, err := f.LIDOf("H1-2", 1)
 	if err != nil {
 		t.Fatal(err)

@@ -42,7 +42,7 @@ func newFixture(t testing.TB) *fixture {
 	e := ibmad.NewEngine(port, ibmad.Options{Timeout: 100 * time.Millisecond, Retries: 1})
 	t.Cleanup(func() { e.Close() })
 	clk := fakeclock.New(time.Unix(1_700_000_000, 0))
-	tr := trace.New(e, trace.Options{Timeout: 100 * time.Millisecond, NoValidate: true, Clock: clk})
+	tr := trace.New(e, trace.Options{Timeout: 100 * time.Millisecond, Validate: trace.ValidateOff, Clock: clk})
 	return &fixture{t: t, f: f, tr: tr, e: e, clk: clk}
 }
 

@@ -148,8 +148,6 @@ func Rank(ev []LinkEvidence, score func(Evidence) float64) []LinkEvidence {
 	return out
 }
 
-// BySuspicion and ByVotes are the scores Rank takes.
+// BySuspicion is the score Rank takes for the scheme's suspicion; a
+// caller comparing with 007 ranks by Evidence.Votes the same way.
 func BySuspicion(e Evidence) float64 { return e.Suspicion }
-
-// ByVotes is 007's plain vote (Evidence.Votes).
-func ByVotes(e Evidence) float64 { return e.Votes }

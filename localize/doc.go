@@ -28,15 +28,13 @@
 // votes (1/h to every link a bad path crosses, no weights), as a
 // baseline to compare against.
 //
-// What each file holds:
-//   - link.go: Link, the link key (both ends' node GUID and port, the
-//     smaller node GUID first, as the link-health series and hop_info
-//     label it), its order and its label values.
-//   - path.go: Path, one destination's evidence (the links it crosses,
-//     whether it is bad now and why, its suspects), and Cause.
-//   - fromtrace.go: FromTrace, a destination's Path from its last trace,
-//     its previous path, its path health and its latency threshold; the
-//     links of a trace (PathLinks).
-//   - accumulate.go: Accumulator, which sums the paths into Evidence per
-//     link, and the ranking of links by suspicion.
+// Use: build one Path per destination, from its trace with FromTrace or by
+// hand with Blame, add them all to an Accumulator, and read the Evidence
+// per link, or Rank it by suspicion (see the example):
+//
+//	var a localize.Accumulator
+//	for _, in := range traces {
+//		a.Add(localize.FromTrace(in))
+//	}
+//	top := localize.Rank(a.Evidence(), localize.BySuspicion)
 package localize

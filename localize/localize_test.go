@@ -179,7 +179,7 @@ func TestManyBadPathsPointAtTheLinksTheyShare(t *testing.T) {
 	if !near(sum, 2) {
 		t.Errorf("suspicion sums to %g, want the 2 bad paths", sum)
 	}
-	votes := Rank(ev, ByVotes)
+	votes := Rank(ev, func(e Evidence) float64 { return e.Votes }) // 007's plain vote
 	if len(votes) != 5 { // h1L1, h2L1, L1S2, L2S2, h4L2 all get plain votes
 		t.Fatalf("007 votes on %d links, want 5: %+v", len(votes), votes)
 	}

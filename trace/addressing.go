@@ -14,10 +14,10 @@ const (
 	// SLFromPathRecord: the SA's PathRecord to the destination (a GID,
 	// GUID or node destination, when no SL was configured).
 	SLFromPathRecord SLFrom = "path_record"
-	// SLFromOption: --sl or sl: (Options.SL with Options.SLFixed).
+	// SLFromOption: --sl or sl: (Options.SL is a FixedSL).
 	SLFromOption SLFrom = "option"
 	// SLFromDefault: a LID destination, which has no PathRecord, and no
-	// SL was configured: Options.SL (0 unless set).
+	// SL was configured: Options.SL (0 unless a DefaultSL).
 	SLFromDefault SLFrom = "default"
 )
 
@@ -47,21 +47,17 @@ type Addressing struct {
 // validation MADs of a destination resolved by PathRecord pr (nil for a
 // LID destination) from the local port src.
 func (o *Options) AddressingFor(pr *ibmad.PathRecord, src ibmad.PortAttributes) Addressing {
-	a := Addressing{SL: o.SL, SLFrom: SLFromDefault}
-	if o.SLFixed {
+	a := Addressing{SL: o.SL.sl, SLFrom: SLFromDefault}
+	if o.SL.fixed {
 		a.SLFrom = SLFromOption
 	}
 	if pr == nil {
 		return a
 	}
-	if !o.SLFixed {
+	if !o.SL.fixed {
 		a.SL, a.SLFrom = pr.SL, SLFromPathRecord
 	}
-	prefix := src.GIDPrefix
-	if prefix == 0 {
-		prefix = ibmad.DefaultGIDPrefix
-	}
-	remote := pr.DGID.Prefix() != prefix
+	remote := pr.DGID.Prefix() != prefixOf(src)
 	if pr.HopLimit > 1 || remote {
 		a.GRH, a.DGID, a.HopLimit, a.TClass, a.FlowLabel = true, pr.DGID, pr.HopLimit, pr.TClass, pr.FlowLabel
 		if remote && a.HopLimit <= 1 {
@@ -125,45 +121,21 @@ func (a *Addressing) JSON() *JSONAddressing {
 	return j
 }
 
-// toDest says whether a MAD to lid at hop h goes to the destination: lid
-// is the DLID, or h is the port whose LID range holds it.
-func (w *walk) toDest(lid uint16, h *Hop) bool {
-	if lid == w.dlid {
-		return true
+// prefixOf is the local port's GID prefix (the default one when unset).
+func prefixOf(src ibmad.PortAttributes) uint64 {
+	if src.GIDPrefix == 0 {
+		return ibmad.DefaultGIDPrefix
 	}
-	return h != nil && h.NodeType != ibmad.NodeTypeSwitch && uint32(w.dlid) >= uint32(h.LID) &&
-		uint32(w.dlid) < uint32(h.LID)+uint32(1)<<(h.LMC&7)
+	return src.GIDPrefix
 }
 
-// rewalk is a new walk of w's trace: the same source and destination,
-// reading the SA or sending SMPs as viaSA says, and addressing its
-// validation MADs as w does (the PathRecord's SL and GRH), since the
-// result reports w's addressing. It reads every fact itself when w does
-// (a fresh trace: facts.go) or when fresh says so. Every walk that
-// traces a destination again (the SA fallback, SMPs after the SA's
-// limit, the mismatch re-walk) starts here, through retrace.
-func (w *walk) rewalk(viaSA, fresh bool) *walk {
-	w2 := w.t.newWalk(w.ctx, w.src, w.dlid)
-	w2.addr, w2.viaSA = w.addr, viaSA
-	w2.fresh.Store(fresh || w.fresh.Load())
-	return w2
-}
-
-// retrace traces w's destination again with a rewalk and counts that
-// walk's MADs, SA requests and shared facts as w's: the result reports
-// the whole trace (Result.SharedFacts), and a trace whose re-walk relied
-// on shared facts and failed is traced again afresh (reached.go,
-// facts.go).
-func (t *Tracer) retrace(w *walk, viaSA, fresh bool) ([]Hop, [][]uint8, *Error) {
-	w2 := w.rewalk(viaSA, fresh)
-	hops, inPorts, ferr := t.fullTrace(w2)
-	w.mads.Add(w2.mads.Load())
-	w.saReqs.Add(w2.saReqs.Load())
-	w.shared.Add(w2.shared.Load())
-	return hops, inPorts, ferr
-}
-
-// gmpAddr is the address of this walk's vendor MAD to lid at hop h.
-func (w *walk) gmpAddr(lid uint16, h *Hop) ibmad.Address {
-	return w.addr.GMPAddress(lid, w.toDest(lid, h))
+// routerAddressing is how the validation MADs of a trace to a GID of
+// another subnet are sent: they end at the router's port in our subnet
+// (P1.DLID) or before it, so they carry P1's SL (unless --sl/sl: is
+// given) and no GRH; only the remote SA query crosses the router
+// (remoteSAAddress).
+func (o *Options) routerAddressing(p1 ibmad.PathRecord, src ibmad.PortAttributes) Addressing {
+	a := o.AddressingFor(&p1, src)
+	a.GRH, a.DGID, a.HopLimit, a.TClass, a.FlowLabel = false, ibmad.GID{}, 0, 0, 0
+	return a
 }

@@ -68,10 +68,10 @@ func TestSLAndGRHOnIbsim(t *testing.T) {
 		{"guid", Destination{GUID: dp.PortGUID}, Options{}, uint8(stockSL), SLFromPathRecord},
 		{"node", Destination{Node: "H1-2"}, Options{}, uint8(stockSL), SLFromPathRecord},
 		{"lid", Destination{LID: dp.LID}, Options{}, 0, SLFromDefault},
-		{"guid, --sl 1", Destination{GUID: dp.PortGUID}, Options{SL: 1, SLFixed: true}, 1, SLFromOption},
+		{"guid, --sl 1", Destination{GUID: dp.PortGUID}, Options{SL: FixedSL(1)}, 1, SLFromOption},
 	} {
 		o := tc.o
-		o.Validate, o.Timeout, o.Retries = ValidateAgent, 2*time.Second, 1
+		o.Validate, o.Timeout, o.Retries = ValidateAgent, 2*time.Second, new(1)
 		r := New(e, o).Trace(ctx, tc.d)
 		if r.Status != StatusOK || r.Addressing == nil {
 			t.Fatalf("%s: %s %v", tc.name, r.Status, r.Err)

@@ -87,14 +87,14 @@ func TestSLFromPathRecord(t *testing.T) {
 		{"guid: the PathRecord's SL", Destination{GUID: guid}, Options{}, 3, SLFromPathRecord, true},
 		{"node: the PathRecord's SL", Destination{Node: "H1-2"}, Options{}, 3, SLFromPathRecord, true},
 		{"lid: no PathRecord, SL 0 is dropped", Destination{LID: dlid}, Options{}, 0, SLFromDefault, false},
-		{"guid with sl: 0 given: it wins and is dropped", Destination{GUID: guid}, Options{SLFixed: true}, 0, SLFromOption, false},
-		{"guid with sl: 5 given: it wins", Destination{GUID: guid}, Options{SL: 5, SLFixed: true}, 5, SLFromOption, true},
-		{"lid with sl: 5", Destination{LID: dlid}, Options{SL: 5, SLFixed: true}, 5, SLFromOption, true},
+		{"guid with sl: 0 given: it wins and is dropped", Destination{GUID: guid}, Options{SL: FixedSL(0)}, 0, SLFromOption, false},
+		{"guid with sl: 5 given: it wins", Destination{GUID: guid}, Options{SL: FixedSL(5)}, 5, SLFromOption, true},
+		{"lid with sl: 5", Destination{LID: dlid}, Options{SL: FixedSL(5)}, 5, SLFromOption, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := len(rec.addrs())
 			o := tc.o
-			o.NoRetry, o.Validate = true, ValidateAgent
+			o.Retries, o.Validate = new(0), ValidateAgent
 			r := s.tracer("H0-0", o).Trace(ctx, tc.d)
 			if r.Addressing == nil || r.Addressing.SL != tc.sl || r.Addressing.SLFrom != tc.from || r.Addressing.GRH {
 				t.Fatalf("addressing %+v, want SL %d from %s, no GRH", r.Addressing, tc.sl, tc.from)
@@ -124,7 +124,7 @@ func TestSLFromPathRecord(t *testing.T) {
 func TestGRHFromPathRecord(t *testing.T) {
 	q := sim.PathQoS{SL: 2, HopLimit: 64, TClass: 0x28, FlowLabel: 0x12345}
 	s, rec, guid := qosFabric(t, q)
-	r := s.tracer("H0-0", Options{Validate: ValidateAgent, NoRetry: true}).Trace(context.Background(), Destination{GUID: guid})
+	r := s.tracer("H0-0", Options{Validate: ValidateAgent, Retries: new(0)}).Trace(context.Background(), Destination{GUID: guid})
 	if r.Status != StatusOK || predicted(r) != r.PathHops() {
 		t.Fatalf("%s %v: %+v", r.Status, r.Err, r.Hops)
 	}
@@ -146,7 +146,7 @@ func TestGRHFromPathRecord(t *testing.T) {
 		}
 	}
 	// The fast path confirms the cached path with the same addressing.
-	fast := s.tracer("H0-0", Options{Validate: ValidateAgent, NoRetry: true})
+	fast := s.tracer("H0-0", Options{Validate: ValidateAgent, Retries: new(0)})
 	_ = fast.Trace(context.Background(), Destination{GUID: guid})
 	before := len(rec.addrs())
 	if r2 := fast.Trace(context.Background(), Destination{GUID: guid}); !r2.FastPath || r2.Status != StatusOK || *r2.Addressing != want {
@@ -198,8 +198,8 @@ func checkGRHReport(t *testing.T, r *Result, dgid ibmad.GID) {
 // destination does not own loses the MADs (the check above can fail).
 func TestGRHWithAWrongDGIDIsDropped(t *testing.T) {
 	s, _, guid := qosFabric(t, sim.PathQoS{})
-	tr := s.tracer("H0-0", Options{Validate: ValidateAgent, NoRetry: true})
-	w := tr.newWalk(context.Background(), ibmad.PortAttributes{}, s.lid("H1-2"))
+	tr := s.tracer("H0-0", Options{Validate: ValidateAgent, Retries: new(0)})
+	w := newWalk(tr, context.Background(), ibmad.PortAttributes{}, s.lid("H1-2"))
 	w.addr = Addressing{GRH: true, DGID: ibmad.MakeGID(ibmad.DefaultGIDPrefix, guid+1), HopLimit: 64}
 	req := &ibmad.Request{Addr: w.addr.GMPAddress(s.lid("H1-2"), true)}
 	_ = ibmad.NewVendorGet(ibmad.ClassIBTracer, ibmad.OUIOpenIB, ibmad.AttrClassPortInfo, 0).MarshalTo(req.MAD[:])
@@ -225,7 +225,7 @@ func TestAddressingRules(t *testing.T) {
 		want Addressing
 	}{
 		{"lid", nil, Options{}, Addressing{SLFrom: SLFromDefault}},
-		{"lid, sl given", nil, Options{SL: 4, SLFixed: true}, Addressing{SL: 4, SLFrom: SLFromOption}},
+		{"lid, sl given", nil, Options{SL: FixedSL(4)}, Addressing{SL: 4, SLFrom: SLFromOption}},
 		{"hop limit 0", &ibmad.PathRecord{DGID: here, SL: 1}, Options{}, Addressing{SL: 1, SLFrom: SLFromPathRecord}},
 		{"hop limit 1", &ibmad.PathRecord{DGID: here, HopLimit: 1}, Options{}, Addressing{SLFrom: SLFromPathRecord}},
 		{"hop limit 2", &ibmad.PathRecord{DGID: here, HopLimit: 2, TClass: 3, FlowLabel: 9}, Options{},

@@ -64,13 +64,6 @@ type kept struct {
 	at int64
 }
 
-// factFlight is a question in flight: done closes when a (or err) is set.
-type factFlight struct {
-	done chan struct{}
-	a    answer
-	err  error
-}
-
 // maxFacts bounds the answers kept at once (about 150 bytes each with
 // the map's own); past it, a fact is asked and not kept.
 const maxFacts = 1 << 18
@@ -78,7 +71,7 @@ const maxFacts = 1 << 18
 // worthKeeping says whether the answer a to k serves other traces, and
 // is kept for them (f.mu held). Not kept, only shared while in flight:
 // a node's description and a switch's SwitchInfo, which the tracer's
-// caches keep anyway (caches.go: desc, top), and the NodeInfo and
+// caches keep anyway (Tracer.desc, Tracer.top), and the NodeInfo and
 // PortInfo of a CA other than the local one, which only the traces to
 // that CA need (a CA forwards nothing). With 10,000 destinations behind
 // few switches that is most of the answers a run reads.
@@ -97,7 +90,7 @@ func (f *facts) worthKeeping(k factKey, a answer) bool {
 }
 
 // facts are the shared answers, each kept for ttl after it came; nil
-// (Options.ShareFacts 0 or Off) shares nothing. Every ttl the answers no
+// (Options.ShareFacts 0) shares nothing. Every ttl the answers no
 // longer live are swept, so an exporter that shares for one interval
 // holds one interval's facts, not every fact it ever read.
 type facts struct {
@@ -105,7 +98,7 @@ type facts struct {
 	now     func() time.Time
 	mu      sync.Mutex
 	m       map[factKey]kept
-	flying  map[factKey]*factFlight
+	flying  flights[factKey, answer] // the questions in flight (shared.go)
 	sweepAt time.Time
 	asked   atomic.Int64 // questions sent for the store
 	shared  atomic.Int64 // answers given to a trace that did not ask
@@ -115,7 +108,7 @@ func newFacts(o Options) *facts {
 	if o.ShareFacts <= 0 {
 		return nil
 	}
-	return &facts{ttl: o.ShareFacts, now: o.Clock.Now, m: map[factKey]kept{}, flying: map[factKey]*factFlight{}}
+	return &facts{ttl: o.ShareFacts, now: o.Clock.Now, m: map[factKey]kept{}}
 }
 
 // get returns the answer to k: one still live or in flight, which it
@@ -127,31 +120,25 @@ func (f *facts) get(ctx context.Context, k factKey, ask func() (answer, error)) 
 		f.shared.Add(1)
 		return c.answer, true, nil
 	}
-	if c := f.flying[k]; c != nil {
-		f.mu.Unlock()
-		select {
-		case <-c.done:
-		case <-ctx.Done():
+	me := new(byte) // this question's own token: every get asks for itself
+	c := f.flying.join(k, me)
+	f.mu.Unlock()
+	if c != nil {
+		if !c.wait(ctx) {
 			return a, true, ctx.Err()
 		}
 		if c.err == nil {
 			f.shared.Add(1)
 		}
-		return c.a, true, c.err
+		return c.v, true, c.err
 	}
-	c := &factFlight{done: make(chan struct{})}
-	f.flying[k] = c
-	f.mu.Unlock()
 	f.asked.Add(1)
-	c.a, c.err = ask()
-	f.mu.Lock()
-	delete(f.flying, k)
-	if c.err == nil { // an error is not kept: the next trace asks again
-		f.keepLocked(k, c.a)
+	a, err = ask()
+	if err == nil { // an error is not kept: the next trace asks again
+		f.put(k, a)
 	}
-	f.mu.Unlock()
-	close(c.done)
-	return c.a, false, c.err
+	f.flying.land(k, me, a, err)
+	return a, false, err
 }
 
 // put keeps a, read afresh, as the answer to k.
@@ -189,64 +176,3 @@ func (f *facts) keepLocked(k factKey, a answer) {
 		f.m[k] = kept{answer: a, at: now.UnixNano()}
 	}
 }
-
-// size is the number of answers kept.
-func (f *facts) size() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return len(f.m)
-}
-
-// fact returns the answer to the directed-route Get(attr, mod) along
-// path, which k names: shared with the other traces unless the walk is
-// fresh (then it asks, and its answer replaces the shared one).
-func (w *walk) fact(k factKey, path ibmad.DRPath, attr ibmad.AttrID, mod uint32) (answer, error) {
-	ask := func() (answer, error) {
-		resp, err := w.smp(path, attr, mod)
-		if err != nil {
-			return answer{}, err
-		}
-		return answerOf(resp), nil
-	}
-	f := w.t.facts
-	if f == nil {
-		return ask()
-	}
-	if w.fresh.Load() {
-		a, err := ask()
-		if err == nil {
-			f.put(k, a)
-		}
-		return a, err
-	}
-	a, shared, err := f.get(w.ctx, k, ask)
-	if shared {
-		w.shared.Add(1)
-	}
-	return a, err
-}
-
-// refresh makes w read every fact itself from now on, forgetting those it
-// read or was given: it saw a change.
-func (w *walk) refresh() {
-	w.fresh.Store(true)
-	w.mu.Lock()
-	w.nodeAt = map[string]nodeID{}
-	w.lft = map[lftKey]*ibmad.LFTBlock{}
-	w.mu.Unlock()
-}
-
-// forgetFailed is forget for a trace that failed: unless the trace
-// relied on shared facts, which named then traces again afresh, and that
-// trace forgets what it must if it fails too. A failure seen on shared
-// facts is not yet the destination's: forgetting its resolution there
-// would also hide a LID the SM moved (the afresh trace's wrong_port,
-// reached.go).
-func (t *Tracer) forgetFailed(w *walk, dlid uint16, d Destination, hops []Hop) {
-	if !w.reliedOnShared() {
-		t.forget(dlid, d, hops, false)
-	}
-}
-
-// reliedOnShared says whether w used an answer another trace asked for.
-func (w *walk) reliedOnShared() bool { return w != nil && w.shared.Load() > 0 }

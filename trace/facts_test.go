@@ -74,7 +74,7 @@ func TestSharedFactsNeverHideALinkDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := newSim(t, topo, sim.Options{})
-	o := Options{NoValidate: true, NoRetry: true, Timeout: 50 * time.Millisecond}
+	o := Options{Validate: ValidateOff, Retries: new(0), Timeout: 50 * time.Millisecond}
 	so := o
 	so.ShareFacts = time.Hour
 	shared, alone := s.tracer("H0-0", so), s.tracer("H0-0", o)
@@ -198,4 +198,11 @@ func TestFactsKeptAreThoseOthersNeed(t *testing.T) {
 	if len(f.m) != 4 {
 		t.Fatalf("%d facts kept, want the 4 other traces need", len(f.m))
 	}
+}
+
+// size is the number of answers kept.
+func (f *facts) size() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.m)
 }

@@ -6,16 +6,53 @@ import (
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 )
 
+// fastPath is what a repeat trace of an unchanged path needs instead of
+// walking again: the last validated path to each DLID, which confirm
+// re-checks all at once, and, for Options.ShareValidation, the LFT blocks
+// other destinations' traces read (with ShareFacts the facts hold the
+// blocks: facts.go).
+type fastPath struct {
+	paths  *ttlCache[uint16, *cachedPath]
+	blocks *ttlCache[lftKey, ibmad.LFTBlock]
+	share  bool // Options.ShareValidation > 0
+}
+
+func newFastPath(o Options) *fastPath {
+	return &fastPath{
+		paths:  newTTLCache[uint16, *cachedPath](0, cacheSize, o.Clock.Now),
+		blocks: newTTLCache[lftKey, ibmad.LFTBlock](o.ShareValidation, cacheSize, o.Clock.Now),
+		share:  o.ShareValidation > 0,
+	}
+}
+
+// cachedPath is a validated path that a repeat trace can confirm.
+type cachedPath struct {
+	hops    []Hop
+	inPorts [][]uint8 // per hop, the SourceRoute InPort array sent
+	srcLID  uint16
+}
+
+// keep keeps p, a validated path to dlid, for the next trace to confirm.
+func (f *fastPath) keep(dlid uint16, p *cachedPath) { f.paths.Put(dlid, p) }
+
+// keepBlock keeps b, read afresh, as the shared copy of k, with
+// ShareValidation.
+func (f *fastPath) keepBlock(k lftKey, b *ibmad.LFTBlock) {
+	if f.share {
+		f.blocks.Put(k, *b)
+	}
+}
+
 // sharedBlock is lftBlock for the fast path: with ShareValidation it
 // reuses a block another destination's trace read within that time (a
 // block holds 64 LIDs), so a route change shows at most that much later.
 // With ShareFacts too the facts hold the blocks (facts.go), for
 // ShareFacts, and the blocks cache is not filled twice.
-func (w *walk) sharedBlock(guid ibmad.GUID, path ibmad.DRPath, block uint32) (*ibmad.LFTBlock, error) {
-	if w.t.opts.ShareValidation <= 0 || w.t.facts != nil {
+func (f *fastPath) sharedBlock(w *walk, guid ibmad.GUID, path ibmad.DRPath, block uint32) (*ibmad.LFTBlock, error) {
+	if !f.share || w.t.facts != nil {
 		return w.lftBlock(guid, path, block)
 	}
-	if b, ok := w.t.blocks.Get(lftKey{guid, block}); ok {
+	if b, ok := f.blocks.Get(lftKey{guid, block}); ok {
 		return &b, nil
 	}
 	return w.lftBlock(guid, path, block) // shares what it reads
@@ -26,13 +63,14 @@ func (w *walk) sharedBlock(guid ibmad.GUID, path ibmad.DRPath, block uint32) (*i
 // LID-routed NodeInfo at every hop its SMA validated, and NodeInfo at a
 // destination validated by neither. Any difference, or an agent
 // support entry that expired (a new agent may have started), means walk.
-func (t *Tracer) confirm(w *walk) ([]Hop, bool) {
-	cp, ok := t.paths.Get(w.dlid)
-	if !ok || cp.srcLID != w.src.LID || w.viaSA { // SA mode walks: its records are cached (discovery.go)
+func (f *fastPath) confirm(w *walk) ([]Hop, bool) {
+	v := w.t.val
+	cp, ok := f.paths.Get(w.dlid)
+	if !ok || cp.srcLID != w.src.LID || w.viaSA { // SA mode walks: its records are cached (sarecords.go)
 		return nil, false
 	}
 	for _, h := range cp.hops[1:] {
-		if t.opts.Validate != ValidateSMA && !t.support.Has(h.NodeGUID) {
+		if v.mode != ValidateSMA && !v.support.Has(h.NodeGUID) {
 			return nil, false
 		}
 	}
@@ -49,7 +87,7 @@ func (t *Tracer) confirm(w *walk) ([]Hop, bool) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				b, err := w.sharedBlock(h.NodeGUID, h.DRPath, ibmad.LFTBlockOf(w.dlid))
+				b, err := f.sharedBlock(w, h.NodeGUID, h.DRPath, ibmad.LFTBlockOf(w.dlid))
 				if err != nil || b.Port(w.dlid) != h.OutPort {
 					bad()
 				}
@@ -69,14 +107,14 @@ func (t *Tracer) confirm(w *walk) ([]Hop, bool) {
 				}
 				in := cp.inPorts[i]
 				if h.ValidatedBy == BySMA {
-					w.smaValidate(h, target, len(in), in) // sma.go
+					v.smaValidate(w, h, target, len(in), in) // sma.go
 				} else {
-					w.sourceRoute(h, target, len(in), in, false)
+					v.sourceRoute(w, h, target, len(in), in, false)
 				}
 				if h.Agent != AgentValidated && h.Agent != AgentIngressUnknown {
 					bad()
 				}
-				settleLink(hops, i) // coverage.go
+				settleLink(hops, i) // verdicts.go
 			}(i)
 		case i == last:
 			wg.Add(1)
@@ -92,6 +130,6 @@ func (t *Tracer) confirm(w *walk) ([]Hop, bool) {
 		}
 	}
 	wg.Wait()
-	nameCheckedLinks(nil, hops) // coverage.go
+	nameCheckedLinks(nil, hops) // verdicts.go
 	return hops, ok
 }

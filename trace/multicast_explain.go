@@ -19,11 +19,11 @@ import (
 // the tree.
 func (m *mcWalk) explain() (int, *Error) {
 	w := m.w
-	uni := w.t.newWalk(w.ctx, w.src, w.dlid)
+	uni := newWalk(w.t, w.ctx, w.src, w.dlid)
 	uni.viaSA = false
 	uni.fresh.Store(true)
 	route, ferr := uni.walkPath()
-	w.mads.Add(uni.mads.Load())
+	w.absorb(uni)
 	if ferr != nil {
 		return -1, nil
 	}

@@ -31,7 +31,7 @@ func TestMulticastCutTreeOnIbsim(t *testing.T) {
 	src, dst := cas["H0-0"].lid, cas["H1-1"].lid
 	e := ibmad.NewEngine(fab.Dial("H0-0", false), ibmad.Options{Timeout: time.Second, Retries: 1})
 	defer e.Close()
-	tr := New(e, Options{Timeout: 200 * time.Millisecond, Retries: 1})
+	tr := New(e, Options{Timeout: 200 * time.Millisecond, Retries: new(1)})
 	ctx := context.Background()
 	var r *Result
 	deadline := time.Now().Add(20 * time.Second) // OpenSM programs a new group's MFTs on its next pass

@@ -48,7 +48,7 @@ func TestMulticastSendsNoValidation(t *testing.T) {
 	rec := &classRecorder{Transport: fab.Dial("H0-0", false), sent: map[ibmad.MgmtClass]int{}}
 	e := ibmad.NewEngine(rec, ibmad.Options{Timeout: time.Second, Retries: 1})
 	defer e.Close()
-	tr := New(e, Options{Timeout: time.Second, Retries: 1, Validate: ValidateAuto})
+	tr := New(e, Options{Timeout: time.Second, Retries: new(1), Validate: ValidateAuto})
 	ctx := context.Background()
 	var r *Result
 	deadline := time.Now().Add(20 * time.Second) // OpenSM programs a new group's MFTs on its next pass

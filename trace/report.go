@@ -1,7 +1,6 @@
 package trace
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -26,10 +25,10 @@ type JSONHop struct {
 	ActualInPort   *uint8 `json:"actual_in_port,omitempty"`
 	ExpectedInPort *uint8 `json:"expected_in_port,omitempty"`
 	// CheckedLink is the link a hop validated_other_link's MAD crossed
-	// last instead of the traced one (coverage.go).
+	// last instead of the traced one (verdicts.go).
 	CheckedLink *JSONLink `json:"checked_link,omitempty"`
 	// DivergedAt is the switch whose forwarding diverged from its table,
-	// for a mismatch that names it (diverge.go).
+	// for a mismatch that names it (verdicts.go).
 	DivergedAt   *JSONDivergence `json:"diverged_at,omitempty"`
 	RTTSeconds   float64         `json:"rtt_seconds"`
 	AgentRTTSecs float64         `json:"agent_rtt_seconds,omitempty"`
@@ -74,13 +73,13 @@ type JSONResult struct {
 	SARequests      int      `json:"sa_requests,omitempty"` // SA record requests of an SA-mode walk
 	Verdicts        Verdicts `json:"verdicts"`              // the hops after the source by verdict, as the text counts them
 	// Coverage: the path's links a validation MAD crossed last and
-	// confirmed (coverage.go); CoverageRatio is their share (0..1).
+	// confirmed (verdicts.go); CoverageRatio is their share (0..1).
 	Coverage      Coverage `json:"coverage"`
 	CoverageRatio float64  `json:"coverage_ratio"`
 	// Addressing: the SL of the validation MADs and whether they carried
 	// a GRH (addressing.go); absent when nothing was resolved (multicast).
 	Addressing *JSONAddressing `json:"addressing,omitempty"`
-	Beyond     *JSONBeyond     `json:"beyond,omitempty"` // past the router where the path left the subnet (subnet_report.go)
+	Beyond     *JSONBeyond     `json:"beyond,omitempty"` // past the router where the path left the subnet (subnet.go)
 	Time       time.Time       `json:"time"`
 	Hops       []JSONHop       `json:"hops"`
 }
@@ -116,17 +115,6 @@ func (r *Result) JSON() JSONResult {
 		j.Hops = append(j.Hops, jh)
 	}
 	return j
-}
-
-// WriteJSON writes results as a JSON array.
-func WriteJSON(w io.Writer, rs []*Result) error {
-	out := make([]JSONResult, len(rs))
-	for i, r := range rs {
-		out[i] = r.JSON()
-	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
 }
 
 // verdict is h.Agent, never empty: a hop built without one (a Result put
@@ -177,7 +165,7 @@ func (r *Result) Summary() string {
 		}
 		return fmt.Sprintf("%s: PORT MISMATCH (status 7): %s", dest, strings.Join(parts, "; "))
 	case StatusLeftSubnet:
-		return r.leftSummary(dest) // subnet_report.go
+		return r.leftSummary(dest)
 	}
 	return fmt.Sprintf("%s: %s: %v", dest, strings.ReplaceAll(string(r.Status), "_", " "), r.Err)
 }
@@ -201,7 +189,7 @@ func (r *Result) WriteVerbose(w io.Writer) {
 		case AgentValidatedOtherLink:
 			// The validation MAD is addressed to the hop's own LID, whose
 			// route may end over another link (a parallel cable): that link
-			// was checked, the traced one was not (coverage.go).
+			// was checked, the traced one was not (verdicts.go).
 			verdict += fmt.Sprintf(" (its own LID's route crossed %s, as predicted; the traced link was not checked)", h.checkedLink())
 		case AgentMismatch:
 			verdict += fmt.Sprintf(" (in port %d, expected %d", h.ActualInPort, h.ExpectedInPort)
@@ -230,7 +218,7 @@ func (r *Result) WriteVerbose(w io.Writer) {
 		}
 		fmt.Fprintf(w, "To %s {%s} portnum %d lid %s %q\n", h.NodeType, h.NodeGUID, port, lidRange(h), h.shownName())
 	}
-	r.writeBeyond(w) // subnet_report.go
+	r.writeBeyond(w)
 }
 
 // verdictText is the verdict as -v shows it, after who gave it: "agent
@@ -255,4 +243,73 @@ func (h *Hop) shownName() string {
 		return h.NodeName
 	}
 	return h.NodeDesc
+}
+
+// WriteMulticast writes a multicast trace in ibtracert -m's format (From
+// line, one "[out] -> type guid[in] lid" line per hop, To line), each hop
+// with its verdict, which is always not_asked (MulticastNote). The From
+// line's port is the source's LocalPortNum as the walk read it (the
+// source hop's InPort): a CA's port, or the port a switch was entered by.
+func (r *Result) WriteMulticast(w io.Writer) {
+	fmt.Fprintln(w, r.Summary())
+	if r.ValidationNote != "" {
+		fmt.Fprintln(w, "Note: "+r.ValidationNote)
+	}
+	for i := range r.Hops {
+		h := &r.Hops[i]
+		if i == 0 {
+			fmt.Fprintf(w, "From %s 0x%x port %d lid %s %q\n", h.NodeType, uint64(h.NodeGUID), h.InPort, lidRange(h), h.shownName())
+			continue
+		}
+		fmt.Fprintf(w, "[%d] -> %s 0x%x[%d] lid %d %q %s\n", r.Hops[i-1].OutPort, h.NodeType, uint64(h.NodeGUID), h.InPort,
+			h.LID, h.shownName(), h.verdictText())
+	}
+	if r.Status == StatusOK && len(r.Hops) > 1 {
+		h := &r.Hops[len(r.Hops)-1]
+		fmt.Fprintf(w, "To %s 0x%x port %d lid %s %q\n", h.NodeType, uint64(h.NodeGUID), h.InPort, lidRange(h), h.shownName())
+	}
+}
+
+// leftSummary is the one-line text form of a trace that left the subnet.
+func (r *Result) leftSummary(dest string) string {
+	b := r.Beyond
+	last := &r.Hops[len(r.Hops)-1]
+	s := fmt.Sprintf("%s: left the subnet at %s port %d after %d hops (%s)", dest, name(last), last.InPort, r.PathHops(), r.Verdicts())
+	if p2 := b.Remote; p2 != nil {
+		s += fmt.Sprintf("; subnet %s: lid %d", prefixString(b.DGID.Prefix()), p2.SLID)
+		if b.NodeDesc != "" {
+			s += fmt.Sprintf(" %q", b.NodeDesc)
+		}
+	}
+	return s + fmt.Sprintf(", %d MADs in %s", r.MADs, r.Duration.Round(time.Microsecond))
+}
+
+// writeBeyond writes, after the hops of -v, where the path left the
+// subnet and what the remote SA showed of the rest.
+func (r *Result) writeBeyond(w io.Writer) {
+	b := r.Beyond
+	if b == nil || len(r.Hops) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "Leaves the subnet at router {%s} port %d lid %d (GRH: hop limit %d, SL %d)\n",
+		b.Router, b.RouterInPort, b.Local.DLID, b.Local.HopLimit, b.Local.SL)
+	if p2 := b.Remote; p2 != nil {
+		port := "?"
+		if b.RemoteRouter != 0 {
+			port = fmt.Sprint(b.RemoteRouterPort)
+		}
+		fmt.Fprintf(w, "Subnet %s (its SA, through the router): router port [%s] lid %d ... -> %s {%s} lid %d %q\n",
+			prefixString(b.DGID.Prefix()), port, p2.DLID, orUnknown(b.NodeType.String(), b.NodeGUID != 0), b.DGID, p2.SLID, b.NodeDesc)
+		fmt.Fprintf(w, "(the remote subnet's hops are not walked: SMPs do not cross a router)\n")
+	}
+	if b.Note != "" && r.Status == StatusLeftSubnet {
+		fmt.Fprintln(w, "Note: "+b.Note)
+	}
+}
+
+func orUnknown(s string, known bool) string {
+	if known {
+		return s
+	}
+	return "port"
 }

@@ -1,18 +1,22 @@
 package trace
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
+	"github.com/ibtracer/ibtracer_exporter/ibmad/sa"
 )
 
 // The SA records a trace in SA mode reads (docs/protocol.md, "SA-only
-// discovery"), each with one SubnAdmGet that matches exactly one record:
-// no GetTable, so no RMPP (ibsim cuts a table to its first MAD). The
-// records' codecs, attribute IDs and component mask bits are ibmad's
-// (ibmad/sarecords.go, checked against OpenSM's headers); the oracle test
-// on OpenSM (cmd/ibtracer/sa_ibsim_test.go) checks every query on the wire.
+// discovery"), each with one SubnAdmGet of ibmad/sa that matches exactly
+// one record: no GetTable, so no RMPP (ibsim cuts a table to its first
+// MAD), but for the links of a port that a LID cannot name (linkByPort).
+// The records are kept for Options.SARecordTTL, shared by every
+// destination's traces. The oracle test on OpenSM
+// (cmd/ibtracer/sa_ibsim_test.go) checks every query on the wire.
 
 // saLink is a LinkRecord: the far end of (FromLID, FromPort).
 type saLink struct {
@@ -47,7 +51,7 @@ type saRecordError struct {
 	what  string
 	st    ibmad.Status
 	msg   string
-	limit bool // the SA cannot answer this question (salinks.go)
+	limit bool // the SA cannot answer this question (linkByPort)
 }
 
 // isNoRecords says whether err is the SA's "no records" status.
@@ -73,64 +77,51 @@ func (e *saRecordError) Error() string {
 	return fmt.Sprintf("SA %s: %s", e.what, s)
 }
 
-// saRecord sends one SubnAdmGet and returns the record's bytes. Records
-// are kept in the tracer's SA cache (Options.SARecordTTL), shared by
-// every destination's traces.
-func (w *walk) saRecord(what string, attr ibmad.AttrID, lid uint16, n uint32, mask uint64, fill func([]byte)) ([]byte, error) {
-	k := saKey{attr, lid, n}
-	if b, ok := w.t.recs.Get(k); ok {
-		return b, nil
+// saGet returns the record k names: kept, or asked with fetch through
+// the walk's sender and kept. An error status is a *saRecordError.
+func saGet[T any](r *saReader, w *walk, what string, k saKey,
+	fetch func(ctx context.Context, s sa.Sender, sm ibmad.Address) (T, error)) (T, error) {
+	var rec T
+	if v, ok := r.recs.Get(k); ok {
+		if rec, ok := v.(T); ok {
+			return rec, nil
+		}
 	}
 	if w.src.SMLID == 0 {
-		return nil, &saRecordError{what: what, msg: "the local port knows no SM LID (is a subnet manager running?)"}
+		return rec, &saRecordError{what: what, msg: "the local port knows no SM LID (is a subnet manager running?)"}
 	}
 	w.saReqs.Add(1)
-	w.t.saRequests.count(attr)
-	resp, err := w.sa(attr, mask, fill)
+	r.requests.count(k.attr)
+	rec, err := fetch(w.ctx, w.snd, sa.Address(w.src))
+	if se := (*ibmad.StatusError)(nil); errors.As(err, &se) {
+		return rec, &saRecordError{what: what, st: se.Status}
+	}
 	if err != nil {
-		return nil, fmt.Errorf("SA %s: %w", what, err)
+		return rec, fmt.Errorf("SA %s: %w", what, err)
 	}
-	if st := resp.MAD.Status(); st != 0 {
-		return nil, &saRecordError{what: what, st: st}
+	if r.ttl > 0 {
+		r.recs.Put(k, rec)
 	}
-	b := append([]byte(nil), resp.MAD.SAData()...)
-	if w.t.opts.SARecordTTL > 0 {
-		w.t.recs.Put(k, b)
-	}
-	return b, nil
+	return rec, nil
 }
 
-// saCodec is a pointer to an SA record type: it writes a query's
-// template and decodes the answer.
-type saCodec[T any] interface {
-	*T
-	MarshalTo([]byte) error
-	UnmarshalBinary([]byte) error
+// linkRecord is the LinkRecord from (lid, port), kept or asked.
+func (r *saReader) linkRecord(w *walk, what string, lid uint16, port uint8) (ibmad.LinkRecord, error) {
+	return saGet(r, w, what, saKey{ibmad.AttrLinkRecord, lid, uint32(port)},
+		func(ctx context.Context, s sa.Sender, sm ibmad.Address) (ibmad.LinkRecord, error) {
+			return sa.LinkRecordFrom(ctx, s, sm, lid, port)
+		})
 }
 
-// saGet asks (saRecord) for the one record of attr that tmpl names under
-// mask, cached as (attr, lid, n), and decodes it.
-func saGet[T any, P saCodec[T]](w *walk, what string, attr ibmad.AttrID, lid uint16, n uint32, mask uint64, tmpl T) (T, error) {
-	var r T
-	b, err := w.saRecord(what, attr, lid, n, mask, func(b []byte) { _ = P(&tmpl).MarshalTo(b) })
-	if err != nil {
-		return r, err
-	}
-	if err := P(&r).UnmarshalBinary(b); err != nil {
-		return r, &saRecordError{what: what, msg: err.Error()}
-	}
-	return r, nil
-}
-
-func (w *walk) saLinkFrom(lid uint16, port uint8) (saLink, error) {
+// linkFrom is the far end of the link from (lid, port).
+func (r *saReader) linkFrom(w *walk, lid uint16, port uint8) (saLink, error) {
 	what := fmt.Sprintf("LinkRecord from LID %d port %d", lid, port)
-	lr, err := saGet(w, what, ibmad.AttrLinkRecord, lid, uint32(port), ibmad.LRCompFromLID|ibmad.LRCompFromPort,
-		ibmad.LinkRecord{FromLID: lid, FromPort: port})
+	lr, err := r.linkRecord(w, what, lid, port)
 	if isNoRecords(err) {
 		// OpenSM masks the LIDs of a LinkRecord query with the subnet's
 		// LMC: a switch LID that is not LMC-aligned never matches. Ask
-		// for the links of every node's port instead (salinks.go).
-		lr, err = w.saLinkByPort(what, lid, port, err)
+		// for the links of every node's port instead (linkByPort).
+		lr, err = r.linkByPort(w, what, lid, port, err)
 	}
 	if err != nil {
 		return saLink{}, err
@@ -145,9 +136,13 @@ func (w *walk) saLinkFrom(lid uint16, port uint8) (saLink, error) {
 	return l, nil
 }
 
-func (w *walk) saNodeAt(lid uint16) (saNode, error) {
+// nodeAt is the node owning lid.
+func (r *saReader) nodeAt(w *walk, lid uint16) (saNode, error) {
 	what := fmt.Sprintf("NodeRecord of LID %d", lid)
-	nr, err := saGet(w, what, ibmad.AttrNodeRecord, lid, 0, ibmad.NRCompLID, ibmad.NodeRecord{LID: lid})
+	nr, err := saGet(r, w, what, saKey{ibmad.AttrNodeRecord, lid, 0},
+		func(ctx context.Context, s sa.Sender, sm ibmad.Address) (ibmad.NodeRecord, error) {
+			return sa.NodeRecordOf(ctx, s, sm, lid)
+		})
 	if err != nil {
 		return saNode{}, err
 	}
@@ -159,10 +154,13 @@ func (w *walk) saNodeAt(lid uint16) (saNode, error) {
 	return n, nil
 }
 
-func (w *walk) saPortInfo(lid uint16, port uint8) (saPort, error) {
+// portInfo is what the SA says of port port at lid.
+func (r *saReader) portInfo(w *walk, lid uint16, port uint8) (saPort, error) {
 	what := fmt.Sprintf("PortInfoRecord of LID %d port %d", lid, port)
-	pir, err := saGet(w, what, ibmad.AttrPortInfoRecord, lid, uint32(port), ibmad.PIRCompLID|ibmad.PIRCompPortNum,
-		ibmad.PortInfoRecord{LID: lid, PortNum: port})
+	pir, err := saGet(r, w, what, saKey{ibmad.AttrPortInfoRecord, lid, uint32(port)},
+		func(ctx context.Context, s sa.Sender, sm ibmad.Address) (ibmad.PortInfoRecord, error) {
+			return sa.PortInfoRecord(ctx, s, sm, lid, port)
+		})
 	if err != nil {
 		return saPort{}, err
 	}
@@ -173,39 +171,25 @@ func (w *walk) saPortInfo(lid uint16, port uint8) (saPort, error) {
 	return saPort{lid: pi.LID, lmc: pi.LMC, state: pi.PortState}, nil
 }
 
-func (w *walk) saLFTBlock(lid uint16, block uint32) (*ibmad.LFTBlock, error) {
+// lftBlock is block block of the LFT of the switch at lid.
+func (r *saReader) lftBlock(w *walk, lid uint16, block uint32) (*ibmad.LFTBlock, error) {
 	what := fmt.Sprintf("LinearForwardingTableRecord of LID %d block %d", lid, block)
-	r, err := saGet(w, what, ibmad.AttrLFTRecord, lid, block, ibmad.LFTRCompLID|ibmad.LFTRCompBlock,
-		ibmad.LFTRecord{LID: lid, Block: uint16(block)})
+	rec, err := saGet(r, w, what, saKey{ibmad.AttrLFTRecord, lid, block},
+		func(ctx context.Context, s sa.Sender, sm ibmad.Address) (ibmad.LFTRecord, error) {
+			return sa.LFTRecord(ctx, s, sm, lid, uint16(block))
+		})
 	if err != nil {
 		return nil, err
 	}
-	if r.LID != lid || uint32(r.Block) != block {
-		return nil, &saRecordError{what: what, msg: fmt.Sprintf("answered LID %d block %d", r.LID, r.Block)}
+	if rec.LID != lid || uint32(rec.Block) != block {
+		return nil, &saRecordError{what: what, msg: fmt.Sprintf("answered LID %d block %d", rec.LID, rec.Block)}
 	}
-	return &r.LFT, nil
-}
-
-// saFail classifies a failed SA record query of an SA-mode walk.
-func (w *walk) saWalkFail(err error, format string, a ...any) *Error {
-	what := fmt.Sprintf(format, a...)
-	var re *saRecordError
-	switch {
-	case isSALimit(err):
-		return fail(StatusUnreachable, ReasonSA, err, "%s: the SA cannot answer this (%v)", what, err)
-	case errors.As(err, &re) && re.st.ClassSpecific() == ibmad.SAStatusNoRecords:
-		return fail(StatusUnreachable, ReasonNoRoute, err, "%s: the SA has no such record (%v)", what, err)
-	case errors.As(err, &re):
-		return fail(StatusUnreachable, ReasonSA, err, "%s: %v", what, err)
-	case errors.Is(err, ibmad.ErrTimeout):
-		return fail(StatusUnreachable, ReasonSA, err, "%s: the SA at LID %d did not answer: %v", what, w.src.SMLID, err)
-	}
-	return w.smpFail(err, "%s", what)
+	return &rec.LFT, nil
 }
 
 // saCounter counts the SA record requests of a tracer, by record.
 type saCounter struct {
-	lft, link, node, port atomicCounter
+	lft, link, node, port atomic.Int64
 }
 
 func (c *saCounter) count(attr ibmad.AttrID) {
@@ -221,13 +205,123 @@ func (c *saCounter) count(attr ibmad.AttrID) {
 	}
 }
 
-// SARequests returns the SA record requests the tracer's SA-mode walks
-// sent, by record name (docs/metrics.md: ibtracer_sa_record_requests_total).
-func (t *Tracer) SARequests() map[string]uint64 {
+// byName is the counts by record name (Tracer.SARequests).
+func (c *saCounter) byName() map[string]uint64 {
 	return map[string]uint64{
-		"LinearForwardingTableRecord": uint64(t.saRequests.lft.Load()),
-		"LinkRecord":                  uint64(t.saRequests.link.Load()),
-		"NodeRecord":                  uint64(t.saRequests.node.Load()),
-		"PortInfoRecord":              uint64(t.saRequests.port.Load()),
+		"LinearForwardingTableRecord": uint64(c.lft.Load()),
+		"LinkRecord":                  uint64(c.link.Load()),
+		"NodeRecord":                  uint64(c.node.Load()),
+		"PortInfoRecord":              uint64(c.port.Load()),
 	}
+}
+
+// linkByPort answers a LinkRecord query the SA said "no records" to
+// (noRec) from the table of the links leaving port port of every node,
+// filtered here (docs/protocol.md, "SA-only discovery"). OpenSM compares
+// a LinkRecord query's FromLID with the port's base LID after masking it
+// with the subnet's LMC, so it never matches a switch whose port-0 LID is
+// not a multiple of 2^LMC; a query by FromPort alone names no LID and is
+// answered. Every link of the table is kept in the SA cache, so one table
+// serves every switch of the fabric on that port. A table that has no
+// link from lid, and came whole, confirms noRec; one cut short (ibsim's
+// libumad2sim sends only its first MAD), or a table the SA refuses (an
+// error status: an SA that serves no tables), fails with the SA's
+// limitation (isSALimit), which auto mode answers with SMPs
+// (Tracer.discoverTrace).
+func (r *saReader) linkByPort(w *walk, what string, lid uint16, port uint8, noRec error) (ibmad.LinkRecord, error) {
+	recs, truncated, err := r.linkTable(w, port)
+	var se *ibmad.StatusError
+	if errors.As(err, &se) {
+		return ibmad.LinkRecord{}, &saRecordError{what: what, limit: true, msg: fmt.Sprintf(
+			"%s, and it refused the table of every port %d's links (%v)", maskedLIDs(w.src, lid, port), port, se)}
+	}
+	if err != nil {
+		return ibmad.LinkRecord{}, fmt.Errorf("SA %s, asked as the table of every port %d: %w", what, port, err)
+	}
+	for _, rec := range recs {
+		if rec.FromLID != lid {
+			continue
+		}
+		if truncated {
+			// The records after the last one the SA sent are whatever
+			// the cut MAD held: believe a link only when its far end's
+			// record leads back (a Get, or the same table).
+			if err := r.linkBack(w, what, rec); err != nil {
+				return ibmad.LinkRecord{}, err
+			}
+		}
+		return rec, nil
+	}
+	if !truncated {
+		return ibmad.LinkRecord{}, noRec
+	}
+	return ibmad.LinkRecord{}, &saRecordError{what: what, limit: true, msg: fmt.Sprintf(
+		"%s, and its table of every port %d's links was cut short at %d records without it", maskedLIDs(w.src, lid, port), port, len(recs))}
+}
+
+// maskedLIDs says why the SA's Get of the link from (lid, port) found
+// nothing: the limitation of OpenSM's LinkRecord matching, and whether
+// lid is one it hits (not a multiple of 2^LMC, the local port's LMC
+// standing for the subnet's).
+func maskedLIDs(src ibmad.PortAttributes, lid uint16, port uint8) string {
+	s := fmt.Sprintf("the SA matches LinkRecord LIDs against LMC-aligned base LIDs and knows no link from LID %d port %d that way", lid, port)
+	if lmc := src.LMC & 7; lmc > 0 && lid%(1<<lmc) != 0 {
+		s += fmt.Sprintf(" (LID %d is not a multiple of 2^LMC = %d)", lid, 1<<lmc)
+	}
+	return s
+}
+
+// linkBack checks that the link l's far end leads back to l's near end.
+func (r *saReader) linkBack(w *walk, what string, l ibmad.LinkRecord) error {
+	back, err := r.linkRecord(w, what+" (its far end)", l.ToLID, l.ToPort)
+	if isNoRecords(err) {
+		var recs []ibmad.LinkRecord
+		recs, _, err = r.linkTable(w, l.ToPort)
+		back = ibmad.LinkRecord{}
+		for _, b := range recs {
+			if b.FromLID == l.ToLID {
+				back = b
+			}
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if back.ToLID != l.FromLID || back.ToPort != l.FromPort {
+		return &saRecordError{what: what, limit: true, msg: fmt.Sprintf(
+			"the SA's table of every port %d's links was cut short, and its link from LID %d port %d to LID %d port %d does not lead back",
+			l.FromPort, l.FromLID, l.FromPort, l.ToLID, l.ToPort)}
+	}
+	return nil
+}
+
+// linkTable reads the LinkRecords of every node's port port with one
+// SubnAdmGetTable and keeps each in the SA cache under the (FromLID,
+// FromPort) it answers. truncated: the answer was cut short (its last
+// records may be noise, so none is kept).
+func (r *saReader) linkTable(w *walk, port uint8) (recs []ibmad.LinkRecord, truncated bool, err error) {
+	if w.src.SMLID == 0 {
+		return nil, false, errNoSMLID
+	}
+	w.saReqs.Add(1)
+	r.requests.count(ibmad.AttrLinkRecord)
+	tbl, err := sa.GetTable(w.ctx, w.snd, sa.Address(w.src), ibmad.AttrLinkRecord, ibmad.LRCompFromPort, wire(&ibmad.LinkRecord{FromPort: port}))
+	truncated = errors.Is(err, ibmad.ErrTableTruncated)
+	if sa.IsNoRecords(err) {
+		return nil, false, nil // no link on that port anywhere
+	}
+	if err != nil && !truncated {
+		return nil, false, err
+	}
+	for i := 0; i < tbl.Len(); i++ {
+		var rec ibmad.LinkRecord
+		if rec.UnmarshalBinary(tbl.Record(i)) != nil || rec.FromPort != port || rec.FromLID == 0 || rec.FromLID >= 0xC000 {
+			continue
+		}
+		recs = append(recs, rec)
+		if !truncated && r.ttl > 0 {
+			r.recs.Put(saKey{ibmad.AttrLinkRecord, rec.FromLID, uint32(port)}, rec)
+		}
+	}
+	return recs, truncated, nil
 }

@@ -103,7 +103,7 @@ func TestAutoFallsBackBehindAnSMPFirewall(t *testing.T) {
 	}
 	// smp mode behind the firewall: a timeout at the first hop, no fallback.
 	s.f.SetSMPFirewall(true)
-	smp := s.tracer("H0-0", Options{Discovery: DiscoverySMP, NoRetry: true})
+	smp := s.tracer("H0-0", Options{Discovery: DiscoverySMP, Retries: new(0)})
 	r4 := smp.Trace(ctx, Destination{LID: lid})
 	if r4.Status != StatusUnreachable || r4.Reason != ReasonTimeout || r4.Discovery != DiscoverySMP || smp.Fallbacks() != 0 {
 		t.Fatalf("smp behind the firewall: %s %s %v %s", r4.Status, r4.Reason, r4.Err, r4.Discovery)
@@ -196,7 +196,7 @@ func TestSAModeBadAnswers(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tam.set(tc.modify)
 			defer tam.set(nil)
-			tr := New(e, Options{Discovery: DiscoverySA, NoValidate: true, Timeout: 50 * time.Millisecond, NoRetry: true, SARecordTTL: Off})
+			tr := New(e, Options{Discovery: DiscoverySA, Validate: ValidateOff, Timeout: 50 * time.Millisecond, Retries: new(0), SARecordTTL: new(time.Duration(0))})
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			r := tr.Trace(ctx, Destination{LID: lid})
@@ -221,7 +221,7 @@ func TestAutoTellsRefusedFromDead(t *testing.T) {
 	lid := s.lid("H1-1")
 
 	s.f.SetSMPMKeyProtect(true)
-	auto := s.tracer("H0-0", Options{Discovery: DiscoveryAuto, NoValidate: true, NoRetry: true})
+	auto := s.tracer("H0-0", Options{Discovery: DiscoveryAuto, Validate: ValidateOff, Retries: new(0)})
 	r := auto.Trace(ctx, Destination{LID: lid})
 	if r.Status != StatusOK || r.Discovery != DiscoverySA || auto.Fallbacks() != 1 {
 		t.Fatalf("M_Key-protected neighbour: %s %v, discovery %s, %d fallbacks", r.Status, r.Err, r.Discovery, auto.Fallbacks())
@@ -231,7 +231,7 @@ func TestAutoTellsRefusedFromDead(t *testing.T) {
 	if err := s.f.SetSilent("L0", true); err != nil {
 		t.Fatal(err)
 	}
-	auto2 := s.tracer("H0-0", Options{Discovery: DiscoveryAuto, NoValidate: true, NoRetry: true})
+	auto2 := s.tracer("H0-0", Options{Discovery: DiscoveryAuto, Validate: ValidateOff, Retries: new(0)})
 	r = auto2.Trace(ctx, Destination{LID: lid})
 	if r.Status != StatusUnreachable || r.Reason != ReasonTimeout || r.Discovery != DiscoverySMP || auto2.Fallbacks() != 0 {
 		t.Fatalf("dead neighbour: %s %s %v, discovery %s, %d fallbacks", r.Status, r.Reason, r.Err, r.Discovery, auto2.Fallbacks())
@@ -277,7 +277,7 @@ func TestSALinkTableCutShort(t *testing.T) {
 			}
 			return true
 		})
-		tr := New(e, Options{Discovery: DiscoverySA, NoValidate: true, Timeout: 50 * time.Millisecond, NoRetry: true, SARecordTTL: Off})
+		tr := New(e, Options{Discovery: DiscoverySA, Validate: ValidateOff, Timeout: 50 * time.Millisecond, Retries: new(0), SARecordTTL: new(time.Duration(0))})
 		r := tr.Trace(context.Background(), Destination{LID: s.lid("H1-1")})
 		switch {
 		case !cut && r.Status != StatusOK:

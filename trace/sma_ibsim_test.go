@@ -89,7 +89,7 @@ func TestSMAValidationOracleOnIbsim(t *testing.T) {
 		if len(lids) != 4+4+4*2+1 {
 			t.Fatalf("%d LIDs, want 17 (4 switches, 4 hosts, 4 2-port HCAs, the SM's host)", len(lids))
 		}
-		tr := New(e, Options{Validate: ValidateSMA, Timeout: 2 * time.Second, Retries: 1})
+		tr := New(e, Options{Validate: ValidateSMA, Timeout: 2 * time.Second, Retries: new(1)})
 		own, err := e.Port()
 		if err != nil {
 			t.Fatal(err)

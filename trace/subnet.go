@@ -66,11 +66,9 @@ func foreign(src ibmad.PortAttributes, dgid ibmad.GID) bool {
 // routing discussion has it: the local SA's PathRecord from our GID to
 // it, whose DLID is the port of the router that leads there
 // (docs/protocol.md).
-func (w *walk) routerPath(d Destination, dgid ibmad.GID) (uint16, *remoteEntry, *Error) {
-	m, ferr := w.saGet(d, "PathRecord", ibmad.AttrPathRecord, ibmad.PRCompDGID|ibmad.PRCompSGID, func(b []byte) {
-		pr := ibmad.PathRecord{DGID: dgid, SGID: w.src.GID()}
-		_ = pr.MarshalTo(b)
-	})
+func (rs *resolver) routerPath(w *walk, d Destination, dgid ibmad.GID) (uint16, *remoteEntry, *Error) {
+	data, ferr := rs.askLocalSA(w, d, "PathRecord", ibmad.AttrPathRecord, ibmad.PRCompDGID|ibmad.PRCompSGID,
+		wire(&ibmad.PathRecord{DGID: dgid, SGID: w.src.GID()}))
 	if ferr != nil {
 		if ferr.Reason == ReasonSA && ferr.Err == nil {
 			ferr.Msg += fmt.Sprintf(" (GID prefix %s is not this subnet's: does the SA know a router to it?)", prefixString(dgid.Prefix()))
@@ -78,7 +76,7 @@ func (w *walk) routerPath(d Destination, dgid ibmad.GID) (uint16, *remoteEntry, 
 		return 0, nil, ferr
 	}
 	var pr ibmad.PathRecord
-	_ = pr.UnmarshalBinary(m.SAData())
+	_ = pr.UnmarshalBinary(data)
 	if pr.DLID == 0 {
 		return 0, nil, fail(StatusResolve, ReasonSA, nil, "resolving %s: the SA answered DLID 0", d.Address())
 	}
@@ -96,24 +94,11 @@ func remoteSAAddress(p1 ibmad.PathRecord, src ibmad.PortAttributes) ibmad.Addres
 	return (&Options{}).AddressingFor(&sa, src).GMPAddress(p1.DLID, true)
 }
 
-// routerAddressing is how the validation MADs of a trace to a GID of
-// another subnet are sent: they end at the router's port in our subnet
-// (P1.DLID) or before it, so they carry P1's SL (unless --sl/sl: is
-// given) and no GRH; only the remote SA query crosses the router
-// (remoteSAAddress).
-func (o *Options) routerAddressing(p1 ibmad.PathRecord, src ibmad.PortAttributes) Addressing {
-	a := o.AddressingFor(&p1, src)
-	a.GRH, a.DGID, a.HopLimit, a.TClass, a.FlowLabel = false, ibmad.GID{}, 0, 0, 0
-	return a
-}
-
-// remoteSA sends one SA Get to the remote subnet's SA through the router.
-func (w *walk) remoteSA(p1 ibmad.PathRecord, attr ibmad.AttrID, mask uint64, fill func([]byte)) (*ibmad.Response, error) {
-	q := ibmad.NewSAGet(attr, mask)
-	fill(q.Data[:])
-	req := &ibmad.Request{Addr: remoteSAAddress(p1, w.src)}
-	_ = q.MarshalTo(req.MAD[:])
-	return w.do(req)
+// ask sends one SA Get to the remote subnet's SA through the router: the
+// record's data, or the SA's non-zero status, or the error of a request
+// that got no answer.
+func (e *remoteEntry) ask(w *walk, attr ibmad.AttrID, mask uint64, tmpl []byte) ([]byte, ibmad.Status, error) {
+	return w.askSA(remoteSAAddress(e.p1, w.src), attr, mask, tmpl)
 }
 
 // beyond finishes a trace to a GID of another subnet whose walk reached
@@ -121,10 +106,10 @@ func (w *walk) remoteSA(p1 ibmad.PathRecord, attr ibmad.AttrID, mask uint64, fil
 // where the router forwards to the destination (the reverse path, P2),
 // then who the two ends are. A router that passes nothing on makes the
 // trace fail with reason router_not_forwarding, the local hops kept. A
-// walk that ended at a port of this subnet is left alone (reached.go
-// checks it is the port the GID names).
-func (t *Tracer) beyond(w *walk, r *Result) {
-	e := w.remote
+// walk that ended at a port of this subnet is left alone (Tracer.named
+// checks it is the port the GID names: resolution.wrongPort). A trace
+// to this subnet has no remoteEntry: nothing to do.
+func (e *remoteEntry) beyond(w *walk, r *Result) {
 	if e == nil || len(r.Hops) == 0 || r.Status != StatusOK {
 		return
 	}
@@ -138,20 +123,18 @@ func (t *Tracer) beyond(w *walk, r *Result) {
 	// The path back, as the remote subnet sees it: its SGID (the
 	// destination) is local there; an SA refuses a non-local SGID
 	// (docs/protocol.md, "Paths that leave the subnet").
-	resp, err := w.remoteSA(e.p1, ibmad.AttrPathRecord, ibmad.PRCompDGID|ibmad.PRCompSGID, func(buf []byte) {
-		pr := ibmad.PathRecord{SGID: e.p1.DGID, DGID: w.src.GID()}
-		_ = pr.MarshalTo(buf)
-	})
-	if ferr := remoteFail(r.Destination, where, e.p1.DGID, err, resp); ferr != nil {
+	data, st, err := e.ask(w, ibmad.AttrPathRecord, ibmad.PRCompDGID|ibmad.PRCompSGID,
+		wire(&ibmad.PathRecord{SGID: e.p1.DGID, DGID: w.src.GID()}))
+	if ferr := remoteFail(r.Destination, where, e.p1.DGID, err, st); ferr != nil {
 		b.Note = ferr.Msg
 		r.Status, r.Reason, r.Err = ferr.Status, ferr.Reason, ferr
 		return
 	}
 	var p2 ibmad.PathRecord
-	_ = p2.UnmarshalBinary(resp.MAD.SAData())
+	_ = p2.UnmarshalBinary(data)
 	b.Remote = &p2
 	var notes []string
-	if rt, ok := w.remoteNode(e.p1, p2.DLID); ok {
+	if rt, ok := e.remoteNode(w, p2.DLID); ok {
 		b.RemoteRouter, b.RemoteRouterPort = rt.NodeInfo.NodeGUID, rt.NodeInfo.LocalPortNum
 		if rt.NodeInfo.NodeGUID == last.NodeGUID {
 			last.OutPort = rt.NodeInfo.LocalPortNum
@@ -162,7 +145,7 @@ func (t *Tracer) beyond(w *walk, r *Result) {
 	} else {
 		notes = append(notes, fmt.Sprintf("the remote SA did not name the node of LID %d (the router's port there)", p2.DLID))
 	}
-	if dst, ok := w.remoteNode(e.p1, p2.SLID); ok {
+	if dst, ok := e.remoteNode(w, p2.SLID); ok {
 		b.NodeGUID, b.NodeType, b.NodeDesc = dst.NodeInfo.NodeGUID, dst.NodeInfo.NodeType, dst.NodeDescription.String()
 	} else {
 		notes = append(notes, fmt.Sprintf("the remote SA did not name the node of LID %d (the destination)", p2.SLID))
@@ -175,8 +158,9 @@ func (t *Tracer) beyond(w *walk, r *Result) {
 	}
 }
 
-// remoteFail classifies the remote SA's PathRecord answer (nil: a record).
-func remoteFail(d Destination, where string, dgid ibmad.GID, err error, resp *ibmad.Response) *Error {
+// remoteFail classifies the remote SA's PathRecord answer, err or status
+// st (nil: a record).
+func remoteFail(d Destination, where string, dgid ibmad.GID, err error, st ibmad.Status) *Error {
 	prefix := prefixString(dgid.Prefix())
 	switch {
 	case errors.Is(err, ibmad.ErrClosed) || errors.Is(err, ibmad.ErrDeviceLost) || errors.Is(err, ibmad.ErrRequestRefused):
@@ -188,7 +172,6 @@ func remoteFail(d Destination, where string, dgid ibmad.GID, err error, resp *ib
 	case err != nil:
 		return fail(StatusUnreachable, ReasonRouter, err, "%s: asking the SA of subnet %s through %s: %v", d.Address(), prefix, where, err)
 	}
-	st := resp.MAD.Status()
 	switch {
 	case st == 0:
 		return nil
@@ -204,18 +187,16 @@ func remoteFail(d Destination, where string, dgid ibmad.GID, err error, resp *ib
 }
 
 // remoteNode asks the remote SA for the NodeRecord of lid in its subnet.
-func (w *walk) remoteNode(p1 ibmad.PathRecord, lid uint16) (ibmad.NodeRecord, bool) {
+func (e *remoteEntry) remoteNode(w *walk, lid uint16) (ibmad.NodeRecord, bool) {
 	var nr ibmad.NodeRecord
 	if lid == 0 {
 		return nr, false
 	}
-	resp, err := w.remoteSA(p1, ibmad.AttrNodeRecord, ibmad.NRCompLID, func(b []byte) {
-		_ = (&ibmad.NodeRecord{LID: lid}).MarshalTo(b)
-	})
-	if err != nil || resp.MAD.Status() != 0 {
+	data, st, err := e.ask(w, ibmad.AttrNodeRecord, ibmad.NRCompLID, wire(&ibmad.NodeRecord{LID: lid}))
+	if err != nil || st != 0 {
 		return nr, false
 	}
-	_ = nr.UnmarshalBinary(resp.MAD.SAData())
+	_ = nr.UnmarshalBinary(data)
 	return nr, true
 }
 
@@ -224,11 +205,43 @@ func prefixString(p uint64) string {
 	return fmt.Sprintf("%x:%x:%x:%x::/64", p>>48, p>>32&0xffff, p>>16&0xffff, p&0xffff)
 }
 
-// Succeeded says whether s is a success: ok, or left_subnet (the path
-// left the subnet at a router whose far side answered). Exit statuses,
-// trace_success and the alerts count both as one.
-func (s Status) Succeeded() bool { return s == StatusOK || s == StatusLeftSubnet }
+// JSONBeyond is the part of a path past the router where it left the
+// subnet, in the JSON report (status left_subnet; docs/protocol.md).
+type JSONBeyond struct {
+	DGID             string `json:"dgid"`
+	SubnetPrefix     string `json:"subnet_prefix"`
+	RouterGUID       string `json:"router_guid"`
+	RouterInPort     uint8  `json:"router_in_port"`
+	RouterLID        uint16 `json:"router_lid"` // the router port's LID here (the local SA's DLID)
+	SL               uint8  `json:"sl"`
+	HopLimit         uint8  `json:"hop_limit"`
+	RemoteSA         bool   `json:"remote_sa_answered"`
+	RemoteRouterGUID string `json:"remote_router_guid,omitempty"`
+	RemoteRouterPort uint8  `json:"remote_router_port,omitempty"` // the router's port in the remote subnet
+	RemoteRouterLID  uint16 `json:"remote_router_lid,omitempty"`  // its LID there
+	RemoteDLID       uint16 `json:"remote_dlid,omitempty"`        // the destination's LID in the remote subnet
+	RemoteSL         uint8  `json:"remote_sl,omitempty"`
+	NodeGUID         string `json:"node_guid,omitempty"`
+	NodeType         string `json:"node_type,omitempty"`
+	NodeDesc         string `json:"node_desc,omitempty"`
+	Note             string `json:"note,omitempty"`
+}
 
-// Walked says whether a trace of status s walked its whole path in this
-// subnet, so that its hops are the path: a success or a port mismatch.
-func (s Status) Walked() bool { return s.Succeeded() || s == StatusMismatch }
+// json is b's report form (nil for none).
+func (b *Beyond) json() *JSONBeyond {
+	if b == nil {
+		return nil
+	}
+	j := &JSONBeyond{DGID: b.DGID.String(), SubnetPrefix: prefixString(b.DGID.Prefix()), RouterGUID: b.Router.String(),
+		RouterInPort: b.RouterInPort, RouterLID: b.Local.DLID, SL: b.Local.SL, HopLimit: b.Local.HopLimit, Note: b.Note}
+	if p2 := b.Remote; p2 != nil {
+		j.RemoteSA, j.RemoteRouterLID, j.RemoteDLID, j.RemoteSL = true, p2.DLID, p2.SLID, p2.SL
+	}
+	if b.RemoteRouter != 0 {
+		j.RemoteRouterGUID, j.RemoteRouterPort = b.RemoteRouter.String(), b.RemoteRouterPort
+	}
+	if b.NodeGUID != 0 {
+		j.NodeGUID, j.NodeType, j.NodeDesc = b.NodeGUID.String(), b.NodeType.String(), b.NodeDesc
+	}
+	return j
+}

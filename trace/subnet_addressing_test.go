@@ -6,6 +6,7 @@ import (
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 	"github.com/ibtracer/ibtracer_exporter/ibmad/sim"
+	"github.com/ibtracer/ibtracer_exporter/ibmad/sim/simtest"
 )
 
 // TestRemoteGIDUsesTheLocalPathRecordsSL: a GID of another subnet is
@@ -20,7 +21,7 @@ func TestRemoteGIDUsesTheLocalPathRecordsSL(t *testing.T) {
 	rp := r.Port(s.f)
 	s.f.SetPathQoS(rp.GUID, sim.PathQoS{SL: 3, HopLimit: 64})
 	s.f.SetSLUnusable(0, true)
-	d := Destination{GID: ibmad.MakeGID(sim.RemoteSubnetPrefix, sim.RemoteHostGUID(0))}
+	d := Destination{GID: ibmad.MakeGID(sim.RemoteSubnetPrefix, simtest.RemoteHostGUID(0))}
 
 	res := s.tracer("H0-0", Options{}).Trace(context.Background(), d)
 	if res.Status != StatusLeftSubnet || res.Beyond == nil || res.Beyond.Remote == nil {
@@ -35,7 +36,7 @@ func TestRemoteGIDUsesTheLocalPathRecordsSL(t *testing.T) {
 		}
 	}
 
-	res = s.tracer("H0-0", Options{SL: 5, SLFixed: true}).Trace(context.Background(), d)
+	res = s.tracer("H0-0", Options{SL: FixedSL(5)}).Trace(context.Background(), d)
 	if a := res.Addressing; a == nil || a.SL != 5 || a.SLFrom != SLFromOption {
 		t.Fatalf("--sl 5: addressing %+v", a)
 	}

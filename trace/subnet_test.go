@@ -7,14 +7,15 @@ import (
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 	"github.com/ibtracer/ibtracer_exporter/ibmad/sim"
+	"github.com/ibtracer/ibtracer_exporter/ibmad/sim/simtest"
 )
 
-// twoSubnets is sim.TwoSubnets with agents on every node of the local
+// twoSubnets is simtest.TwoSubnets with agents on every node of the local
 // subnet. Only our simulator: no independent peer has routers here
 // (docs/architecture.md, "Paths that leave the subnet").
 func twoSubnets(t *testing.T) (*simFabric, *sim.Fabric, *sim.Router) {
 	t.Helper()
-	local, remote, r, err := sim.TwoSubnets(sim.Options{})
+	local, remote, r, err := simtest.TwoSubnets(sim.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +32,7 @@ func twoSubnets(t *testing.T) (*simFabric, *sim.Fabric, *sim.Router) {
 func TestTraceLeavesSubnetAtRouter(t *testing.T) {
 	s, remote, r := twoSubnets(t)
 	tr := s.tracer("H0-0", Options{})
-	d := Destination{GID: ibmad.MakeGID(sim.RemoteSubnetPrefix, sim.RemoteHostGUID(0))}
+	d := Destination{GID: ibmad.MakeGID(sim.RemoteSubnetPrefix, simtest.RemoteHostGUID(0))}
 	for i, fast := range []bool{false, true} {
 		res := tr.Trace(context.Background(), d)
 		if res.Status != StatusLeftSubnet || res.Err != nil || res.FastPath != fast {
@@ -70,7 +71,7 @@ func TestTraceRouterThatDoesNotForward(t *testing.T) {
 	s, _, r := twoSubnets(t)
 	r.SetForwarding(false)
 	tr := s.tracer("H0-0", Options{})
-	d := Destination{GID: ibmad.MakeGID(sim.RemoteSubnetPrefix, sim.RemoteHostGUID(1))}
+	d := Destination{GID: ibmad.MakeGID(sim.RemoteSubnetPrefix, simtest.RemoteHostGUID(1))}
 	res := tr.Trace(context.Background(), d)
 	if res.Status != StatusUnreachable || res.Reason != ReasonRouter {
 		t.Fatalf("%s/%s: %v, want unreachable/router_not_forwarding", res.Status, res.Reason, res.Err)

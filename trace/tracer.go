@@ -1,168 +1,227 @@
 package trace
 
 import (
+	"context"
 	"sync/atomic"
 	"time"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 )
 
-// Off, as a cache lifetime of Options (ResolveTTL, ShareValidation,
-// SARecordTTL), keeps nothing: every trace asks again. Any negative
-// duration means the same.
-const Off time.Duration = -1
-
-// Cache lifetimes when Options leave them 0 (docs/architecture.md,
-// "Options: one meaning per knob").
-const (
-	DefaultSupportTTL  = 10 * time.Minute
-	DefaultResolveTTL  = time.Minute
-	DefaultSARecordTTL = 10 * time.Second
-)
-
-// Options configure a Tracer. Every field means one thing: a zero value
-// takes the default that field names, and "none" is said explicitly
-// (NoRetry, Off), never by a sign.
-type Options struct {
-	// Timeout per MAD attempt (per hop); 0: the engine's
-	// (ibmad.Options.Timeout).
-	Timeout time.Duration
-	// Retries is how many times a MAD that gets no answer is sent again;
-	// 0: the engine's (ibmad.Options.Retries). A negative count is taken
-	// as 0. NoRetry sends every MAD once, whatever Retries says.
-	Retries int
-	NoRetry bool
-	// OUI of the ibtracer vendor class; default 0x001405.
-	OUI ibmad.OUI
-	// SL of the validation MADs (vendor and SMA) of a LID destination;
-	// a GID, GUID or node destination's come from its PathRecord unless
-	// SLFixed (addressing.go).
-	SL uint8
-	// SLFixed: SL was given (--sl, sl:) and wins over a PathRecord's.
-	SLFixed bool
-	// SupportTTL is how long a node's explicit answer to ClassPortInfo
-	// (an agent, or "no such class") is trusted; 0: DefaultSupportTTL.
-	// It cannot be Off: 0 or less takes the default. A request that
-	// goes unanswered is not remembered.
-	SupportTTL time.Duration
-	// ResolveTTL is how long an SA resolution of a GID, GUID or node name
-	// is reused; 0: DefaultResolveTTL; Off: never (the SA is asked every
-	// trace).
-	ResolveTTL time.Duration
-	// NoValidate skips the agents: a plain ibtracert-style walk. It is
-	// Validate: ValidateOff, and wins over Validate.
-	NoValidate bool
-	// Validate says who validates the hops (sma.go): auto, agent, sma or
-	// off. "" is agent, what the exporter runs until its `validate:` key
-	// sets this; the ibtracer command defaults to auto.
-	Validate ValidateMode
-	// NoFastPath always walks.
-	NoFastPath bool
-	// ShareValidation reuses, for this long, a hop's validated verdict
-	// for every destination whose path crosses it: the validation MAD is
-	// addressed to the hop's own LID, so it does not depend on the
-	// destination. 0 (the default) and Off share nothing. The exporter
-	// sets it, so that a leaf on every path is not asked once per
-	// destination.
-	ShareValidation time.Duration
-	// Discovery is how traces learn the path (discovery.go); "" is smp.
-	Discovery Discovery
-	// SARecordTTL is how long SA-mode walks share an SA record (LFT
-	// block, link, node, port) across destinations; 0:
-	// DefaultSARecordTTL; Off: not at all (every trace asks again).
-	SARecordTTL time.Duration
-	// ShareFacts is how long the answers of the walk's directed-route
-	// SMPs (a node's NodeInfo, PortInfo and description, a switch's
-	// SwitchInfo and LFT blocks) serve every trace: each is asked once,
-	// whichever destination needs it first, and concurrent walks wait for
-	// an answer in flight (facts.go). ibtracer sets it for the run. 0
-	// (the default) and Off share nothing beyond the caches above.
-	ShareFacts time.Duration
-	// Clock is the clock the caches expire by; nil: the wall clock. (A
-	// Result's Start and Duration always use the real clock.) The one
-	// clock type of the module (docs/architecture.md, "One clock").
-	Clock ibmad.Clock
-	// Log, when set, is told the tracer's rare events as key-value pairs
-	// (reached.go): the local port's LID changed (warn), a destination's
-	// cached LID led to another port and was resolved again. nil: none.
-	Log func(warn bool, keyvals ...any)
-}
-
-// withDefaults returns o with every zero value replaced by its default:
-// the one place the defaults above are applied.
-func (o Options) withDefaults() Options {
-	if o.OUI == 0 {
-		o.OUI = ibmad.OUIOpenIB
-	}
-	if o.Retries < 0 {
-		o.Retries = 0
-	}
-	if o.SupportTTL <= 0 {
-		o.SupportTTL = DefaultSupportTTL
-	}
-	if o.ResolveTTL == 0 {
-		o.ResolveTTL = DefaultResolveTTL
-	}
-	if o.SARecordTTL == 0 {
-		o.SARecordTTL = DefaultSARecordTTL
-	}
-	o.Clock = ibmad.ClockOr(o.Clock)
-	return o
-}
-
-// requestRetries is Retries as an ibmad.Request takes it (0: the
-// engine's; negative: none).
-func (o *Options) requestRetries() int {
-	if o.NoRetry {
-		return -1
-	}
-	return o.Retries
-}
-
-// attempts is how many MADs a request that is never answered costs.
-func (o *Options) attempts() int {
-	switch {
-	case o.NoRetry:
-		return 1
-	case o.Retries == 0:
-		return ibmad.DefaultRetries + 1
-	}
-	return o.Retries + 1
-}
-
 // Tracer traces destinations through one engine. It is safe for
-// concurrent use; traces share its caches (caches.go).
+// concurrent use; its traces share what each part of it keeps: the
+// resolutions (resolver), the verdicts and agent support (validator), the
+// confirmed paths (fastPath), the SA records (saReader) and the facts the
+// walks read (facts).
 type Tracer struct {
 	e    *ibmad.Engine
 	opts Options
-	caches
-	facts *facts // shared SMP answers, for Options.ShareFacts (facts.go)
-	// the validation questions in flight, one per verdict and per node's
-	// agent support (flights.go)
-	verdictFlights flights[verdictKey]
-	supportFlights flights[ibmad.GUID]
-	*saState       // SA-only discovery (discovery.go)
 
-	resolved *ttlCache[Destination, resolvedEntry] // SA resolutions, for Options.ResolveTTL
-	health   atomic.Pointer[portInfoHook]          // the link health is told the walk's PortInfo reads (probe.go)
-	localLID atomic.Uint32                         // the local port's LID the last trace saw (reached.go)
-}
+	res   *resolver  // SA resolutions of destinations (resolve.go)
+	val   *validator // the agents' and SMAs' verdicts (validate.go)
+	fast  *fastPath  // validated paths a repeat trace confirms (fastpath.go)
+	sa    *saReader  // SA-only discovery (sawalk.go)
+	facts *facts     // shared SMP answers, for Options.ShareFacts (facts.go)
+	// desc, top: a node's description and a switch's LinearFDBTop, which
+	// do not expire (a DLID above the cached top re-reads it).
+	desc *ttlCache[ibmad.GUID, string]
+	top  *ttlCache[ibmad.GUID, uint16]
 
-type resolvedEntry struct {
-	dlid uint16
-	port uint8
-	want identity          // the port the destination names (reached.go)
-	pr   *ibmad.PathRecord // its PathRecord: SL and GRH (addressing.go); nil for a LID
-	// remote: a GID of another subnet, reached through a router (subnet.go).
-	remote *remoteEntry
+	health atomic.Pointer[portInfoHook] // the link health is told the walk's PortInfo reads
 }
 
 // New returns a Tracer on e.
 func New(e *ibmad.Engine, o Options) *Tracer {
-	o = o.withDefaults().withValidate() // sma.go
-	return &Tracer{e: e, opts: o, caches: newCaches(o), facts: newFacts(o), saState: newSAState(o),
-		resolved: newTTLCache[Destination, resolvedEntry](o.ResolveTTL, cacheSize, o.Clock.Now)}
+	o = o.withDefaults()
+	return &Tracer{e: e, opts: o,
+		res:   newResolver(o),
+		val:   newValidator(o),
+		fast:  newFastPath(o),
+		sa:    newSAReader(o),
+		facts: newFacts(o),
+		desc:  newTTLCache[ibmad.GUID, string](0, cacheSize, o.Clock.Now),
+		top:   newTTLCache[ibmad.GUID, uint16](0, cacheSize, o.Clock.Now),
+	}
 }
 
 // Engine returns the tracer's engine.
 func (t *Tracer) Engine() *ibmad.Engine { return t.e }
+
+// Options returns the tracer's options, defaults filled in (New).
+func (t *Tracer) Options() Options { return t.opts }
+
+// Mode returns the discovery mode the tracer's next trace uses: smp or sa.
+func (t *Tracer) Mode() Discovery {
+	if t.sa.use() {
+		return DiscoverySA
+	}
+	return DiscoverySMP
+}
+
+// Fallbacks counts the auto-mode traces that fell back to the SA.
+func (t *Tracer) Fallbacks() int64 { return t.sa.fallbacks.Load() }
+
+// SARequests returns the SA record requests the tracer's SA-mode walks
+// sent, by record name (docs/metrics.md: ibtracer_sa_record_requests_total).
+func (t *Tracer) SARequests() map[string]uint64 { return t.sa.requests.byName() }
+
+// TraceMulticast traces the path the multicast forwarding tables give
+// MLID mlid from the port whose LID is from (0: the local port) to the
+// port that owns dlid, as `ibtracert -m MLID SRC DST` does: a breadth-first
+// directed-route walk from the source over the ports each switch's MFT
+// entry for mlid selects (docs/architecture.md, "Multicast traces"). No
+// hop is validated: see MulticastNote.
+func (t *Tracer) TraceMulticast(ctx context.Context, mlid, from, dlid uint16) *Result {
+	r := &Result{Destination: Destination{LID: dlid}, DLID: dlid, From: from, MLID: mlid, Start: time.Now(),
+		Discovery: DiscoverySMP, ValidationNote: MulticastNote}
+	w := newWalk(t, ctx, ibmad.PortAttributes{}, dlid)
+	w.viaSA = false // the SA has no MFT records this walk could use
+	w.fresh.Store(true)
+	hops, ferr := newMulticastWalk(w, mlid).path(from) // multicast.go
+	r.Hops = hops
+	for i := range r.Hops {
+		if i > 0 {
+			r.Hops[i].Agent = AgentNotAsked
+		}
+	}
+	r.MADs, r.SharedFacts = w.madCount(), int(w.shared.Load())
+	r.Duration = time.Since(r.Start)
+	if ferr != nil {
+		r.Status, r.Reason, r.Err = ferr.Status, ferr.Reason, ferr
+		notAsked(r.Hops)
+		return r
+	}
+	r.Status = StatusOK
+	return r
+}
+
+// forget drops what a failed trace must not reuse, and nothing else: one
+// failing destination must not cost the others their shared caches. It
+// drops the destination's confirmed path and resolution and, after a
+// status 7 (mismatch), the shared verdicts of the nodes on hops, which
+// are asked again. The LFT blocks the failed trace's walk read need no
+// forgetting: they were read afresh and replaced the shared copies
+// (walk.lftBlock).
+func (t *Tracer) forget(dlid uint16, d Destination, hops []Hop, mismatch bool) {
+	t.fast.paths.Delete(dlid)
+	t.res.resolved.Delete(d)
+	if mismatch {
+		t.val.forgetNodes(hops)
+	}
+}
+
+func (t *Tracer) log(warn bool, keyvals ...any) {
+	if t.opts.Log != nil {
+		t.opts.Log(warn, keyvals...)
+	}
+}
+
+// What the link health (package linkhealth; docs/metrics.md, "Link
+// health") needs of the tracer: to send its reads the way a trace sends
+// its MADs, and to be told the PortInfo the walk reads anyway.
+
+// Probe sends the MADs of one path's health check through the tracer's
+// engine, with the tracer's timeout and retries, and counts them the way
+// a trace counts its own (Result.MADs).
+type Probe struct {
+	w *walk
+}
+
+// NewProbe returns a probe for the path to dlid.
+func (t *Tracer) NewProbe(ctx context.Context, dlid uint16) *Probe {
+	w := newWalk(t, ctx, ibmad.PortAttributes{}, dlid)
+	w.fresh.Store(true) // the health reads the ports now, never another trace's answer (facts.go)
+	return &Probe{w: w}
+}
+
+// ProbeFor returns a probe for r's path that addresses its GMPs (the link
+// health's PerfMgt reads) on the SL r's trace used (r.Addressing: the
+// PathRecord's unless --sl/sl: was given; docs/protocol.md, "SL and
+// GRH"). On a QoS fabric that SL is the one the path is known to carry;
+// the tracer's own (Options.SL) may map to a VL the path does not serve.
+// A result without addressing (a multicast trace, a failure before
+// resolution) gets the tracer's SL, as NewProbe's.
+func (t *Tracer) ProbeFor(ctx context.Context, r *Result) *Probe {
+	p := t.NewProbe(ctx, r.DLID)
+	if r.Addressing != nil {
+		p.w.addr = *r.Addressing
+	}
+	return p
+}
+
+// PortInfo reads PortInfo of a port of the node at the end of the
+// directed route path (port 0: a switch's management port).
+func (p *Probe) PortInfo(path ibmad.DRPath, port uint8) (ibmad.PortInfo, error) {
+	return p.w.portInfo(path, port)
+}
+
+// Do sends req with the tracer's timeout and retries.
+func (p *Probe) Do(req *ibmad.Request) (*ibmad.Response, error) { return p.w.do(req) }
+
+// MADs counts the MADs the probe sent, retries included.
+func (p *Probe) MADs() int { return p.w.madCount() }
+
+// GMPAddress is the address of the probe's GMP to lid, a port of a hop of
+// its path: the path's SL and never a GRH. Every hop of a Result is a port
+// of our subnet (a path to another subnet stops at the router's port in
+// ours: subnet.go), reached by its LID alone, as the validation MADs to
+// the hops before the destination are.
+func (p *Probe) GMPAddress(lid uint16) ibmad.Address { return p.w.addr.GMPAddress(lid, false) }
+
+// SL is the SL of the probe's GMPs.
+func (p *Probe) SL() uint8 { return p.w.addr.SL }
+
+// portInfoHook is told each PortInfo (modifier 0) the walk reads, with the
+// NodeInfo of its node.
+type portInfoHook func(ni *ibmad.NodeInfo, pi *ibmad.PortInfo)
+
+// OnPortInfo has f told, from now on, every PortInfo (modifier 0) a walk
+// reads, with the NodeInfo of the node it read it from: at a switch its
+// port 0, whose CapabilityMask says whether its ports' extended speeds are
+// valid; at a CA the port the walk arrived on. The link health reuses
+// them instead of reading them again. nil stops it.
+func (t *Tracer) OnPortInfo(f func(ni *ibmad.NodeInfo, pi *ibmad.PortInfo)) {
+	if f == nil {
+		t.health.Store(nil)
+		return
+	}
+	h := portInfoHook(f)
+	t.health.Store(&h)
+}
+
+// sender sends one walk's MADs through the tracer's engine with its
+// timeout and retries, and counts them, retries included (Result.MADs).
+// It is the walk's sa.Sender: the SA's records are asked through it.
+type sender struct {
+	e        *ibmad.Engine
+	timeout  time.Duration
+	retries  int  // as an ibmad.Request takes it
+	noRetry  bool // as an ibmad.Request takes it
+	attempts int  // what a request never answered costs
+	mads     atomic.Int64
+}
+
+func newSender(e *ibmad.Engine, o *Options) *sender {
+	retries, none := o.requestRetries()
+	return &sender{e: e, timeout: o.Timeout, retries: retries, noRetry: none, attempts: o.attempts()}
+}
+
+// Do sends req and waits for its answer.
+func (s *sender) Do(ctx context.Context, req *ibmad.Request, resp *ibmad.Response) error {
+	req.Timeout, req.Retries, req.NoRetry = s.timeout, s.retries, s.noRetry
+	err := s.e.Do(ctx, req, resp)
+	if err == nil {
+		s.mads.Add(int64(resp.Attempts))
+	} else {
+		s.mads.Add(int64(s.attempts))
+	}
+	return err
+}
+
+// GetTable asks for a table (RMPP), counted as one MAD.
+func (s *sender) GetTable(ctx context.Context, req *ibmad.Request, tr ibmad.TableRequest) (*ibmad.Table, error) {
+	req.Timeout, req.Retries, req.NoRetry = s.timeout, s.retries, s.noRetry
+	t, err := s.e.GetTable(ctx, req, tr)
+	s.mads.Add(1)
+	return t, err
+}

@@ -220,7 +220,7 @@ type Hop struct {
 	RTT              time.Duration // the directed-route NodeInfo of the walk, or of the agent's answer
 	AgentRTT         time.Duration
 	// Diverged names the switch whose forwarding diverged from its table,
-	// for a mismatch it can be told from (diverge.go); nil otherwise.
+	// for a mismatch it can be told from (verdicts.go); nil otherwise.
 	Diverged  *Divergence
 	numPorts  uint8
 	wrongNode bool // the validation MAD was answered by another node than the walk found
@@ -259,7 +259,7 @@ const (
 	ReasonMismatch  Reason = "port_mismatch"
 	ReasonBadConfig Reason = "bad_destination"
 	// ReasonWrongPort: the DLID a GUID, GID or node destination resolved
-	// to leads to another port, even resolved afresh (reached.go).
+	// to leads to another port, even resolved afresh (resolve.go).
 	ReasonWrongPort Reason = "wrong_port"
 )
 
@@ -297,7 +297,7 @@ type Result struct {
 	Duration    time.Duration
 	Start       time.Time
 	FastPath    bool // confirmed a cached path instead of walking
-	// Discovery is how the path was learnt: smp or sa (discovery.go);
+	// Discovery is how the path was learnt: smp or sa (sawalk.go);
 	// SARequests counts the SA record requests the walk sent (cached
 	// records are not asked again).
 	Discovery  Discovery
@@ -331,8 +331,8 @@ func NameHops(name func(guid uint64) string, rs ...*Result) {
 		for i := range r.Hops {
 			r.Hops[i].NodeName = name(uint64(r.Hops[i].NodeGUID))
 		}
-		nameCheckedLinks(name, r.Hops) // coverage.go
-		nameDiverged(name, r.Hops)     // diverge.go
+		nameCheckedLinks(name, r.Hops) // verdicts.go
+		nameDiverged(name, r.Hops)     // verdicts.go
 	}
 }
 
@@ -365,3 +365,31 @@ func (r *Result) Signature() string {
 	}
 	return s
 }
+
+// statusRank orders the outcomes from best to worst: a trace that fell
+// short of its destination is worse the earlier it stopped (too long,
+// unreachable, not resolved, no device), and a port mismatch, a wrong
+// route the fabric is using, is the worst of all. ibtracer's exit status
+// follows the same order (cmd/ibtracer, "Exit status").
+var statusRank = map[Status]int{StatusOK: 0, StatusLeftSubnet: 0, StatusTooLong: 1, StatusUnreachable: 2, StatusResolve: 3,
+	StatusDevice: 4, StatusMismatch: 5}
+
+// Worse says whether s is a worse outcome than t. A status the package
+// does not know counts as a device error.
+func (s Status) Worse(t Status) bool { return s.rank() > t.rank() }
+
+func (s Status) rank() int {
+	if r, ok := statusRank[s]; ok {
+		return r
+	}
+	return statusRank[StatusDevice]
+}
+
+// Succeeded says whether s is a success: ok, or left_subnet (the path
+// left the subnet at a router whose far side answered). Exit statuses,
+// trace_success and the alerts count both as one.
+func (s Status) Succeeded() bool { return s == StatusOK || s == StatusLeftSubnet }
+
+// Walked says whether a trace of status s walked its whole path in this
+// subnet, so that its hops are the path: a success or a port mismatch.
+func (s Status) Walked() bool { return s.Succeeded() || s == StatusMismatch }

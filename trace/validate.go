@@ -1,89 +1,69 @@
 package trace
 
 import (
-	"fmt"
 	"sync"
+	"time"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 )
 
-func (w *walk) remember(path ibmad.DRPath, n nodeID) {
-	n.path = path
-	w.mu.Lock()
-	w.nodeAt[string(path)] = n
-	w.mu.Unlock()
+// validator asks the hops of a trace whether the validation MAD arrived
+// where the forwarding tables say (docs/architecture.md, "The life of a
+// trace", step 5): their vendor agent (SourceRoute) or their own SMA
+// (sma.go), as Options.Validate says. It keeps what traces share: which
+// nodes run the agent (Options.SupportTTL) and, for
+// Options.ShareValidation, the hops' verdicts, each asked by one trace at
+// a time (one flight per question: shared.go).
+type validator struct {
+	mode ValidateMode
+	oui  ibmad.OUI
+	// share: verdicts serve every destination (Options.ShareValidation).
+	share          bool
+	support        *ttlCache[ibmad.GUID, bool]
+	verdicts       *ttlCache[verdictKey, verdict]
+	verdictFlights flights[verdictKey, struct{}]
+	supportFlights flights[ibmad.GUID, struct{}]
 }
 
-// nodeAtPath returns the node a DR path leads to, asking only once.
-func (w *walk) nodeAtPath(path ibmad.DRPath) (nodeID, error) {
-	w.mu.Lock()
-	n, ok := w.nodeAt[string(path)]
-	w.mu.Unlock()
-	if ok {
-		return n, nil
-	}
-	if w.viaSA {
-		return w.saNodeAtPath(path)
-	}
-	ni, _, err := w.nodeInfo(path)
-	if err != nil {
-		return nodeID{}, err
-	}
-	n = nodeID{guid: ni.NodeGUID, inPort: ni.LocalPortNum, isSwitch: ni.NodeType == ibmad.NodeTypeSwitch, path: path}
-	w.remember(path, n)
-	return n, nil
+func newValidator(o Options) *validator {
+	return &validator{mode: o.Validate, oui: o.OUI, share: o.ShareValidation > 0,
+		support:  newTTLCache[ibmad.GUID, bool](o.SupportTTL, cacheSize, o.Clock.Now),
+		verdicts: newTTLCache[verdictKey, verdict](o.ShareValidation, cacheSize, o.Clock.Now)}
 }
 
-// routeTo follows the forwarding tables from the source toward target, the
-// LID of hop i, and returns the number of links to it and the expected
-// ingress port at each (docs/protocol.md, "The expected ingress ports"): in a fat tree the route to a
-// switch's own LID need not be a prefix of the route to the DLID. It also
-// sets hop i's ExpectedFrom and ExpectedFromPort: the node and port the
-// route's last link leaves from.
-func (w *walk) routeTo(hops []Hop, i int, target uint16) (int, []uint8, error) {
-	want := hops[i].NodeGUID
-	var cur nodeID
-	var in []uint8
-	var from ibmad.GUID
-	var fromPort uint8
-	start := hops
-	if w.origin != nil { // a trace from another source (source.go): the MADs leave from here
-		start = w.origin
+// Validator is who gave a hop its verdict: the JSON's validated_by.
+type Validator string
+
+// Validators.
+const (
+	ByAgent Validator = "agent" // our vendor agent (SourceRoute)
+	BySMA   Validator = "sma"   // the node's SMA (LID-routed NodeInfo.LocalPortNum)
+)
+
+// verdictKey identifies a validation: the node, the LID asked, the
+// expected route to it, and who was asked (the agent or the SMA).
+type verdictKey struct {
+	guid   ibmad.GUID
+	lid    uint16
+	inPort string
+	by     Validator
+}
+
+// verdict is what a validation found, kept for other traces.
+type verdict struct {
+	agent  AgentStatus
+	actual uint8
+	rtt    time.Duration
+}
+
+// forgetNodes drops the shared verdicts of the nodes on hops: a status 7
+// was seen there, and they are asked again.
+func (v *validator) forgetNodes(hops []Hop) {
+	on := make(map[ibmad.GUID]bool, len(hops))
+	for _, h := range hops {
+		on[h.NodeGUID] = true
 	}
-	if start[0].NodeType == ibmad.NodeTypeSwitch {
-		cur = nodeID{guid: start[0].NodeGUID, isSwitch: true, path: ibmad.DRPath{}}
-	} else {
-		cur = nodeID{guid: start[1].NodeGUID, inPort: start[1].InPort, isSwitch: start[1].NodeType == ibmad.NodeTypeSwitch, path: start[1].DRPath}
-		in = append(in, start[1].InPort)
-		from, fromPort = start[0].NodeGUID, start[0].OutPort
-	}
-	for {
-		if cur.guid == want {
-			hops[i].ExpectedFrom, hops[i].ExpectedFromPort = from, fromPort
-			return len(in), in, nil
-		}
-		if !cur.isSwitch {
-			return 0, nil, fmt.Errorf("the LID route to %d ends at CA %s", target, cur.guid)
-		}
-		if len(in) >= ibmad.MaxTraceHops || len(cur.path) >= ibmad.MaxDRHops {
-			return 0, nil, fmt.Errorf("the LID route to %d is longer than %d hops", target, ibmad.MaxTraceHops)
-		}
-		b, err := w.lftBlock(cur.guid, cur.path, ibmad.LFTBlockOf(target))
-		if err != nil {
-			return 0, nil, err
-		}
-		port := b.Port(target)
-		if port == 0 || port == ibmad.LFTNoRoute {
-			return 0, nil, fmt.Errorf("switch %s has no forwarding entry for LID %d", cur.guid, target)
-		}
-		next, err := w.nodeAtPath(cur.path.Extend(port))
-		if err != nil {
-			return 0, nil, err
-		}
-		in = append(in, next.inPort)
-		from, fromPort = cur.guid, port
-		cur = next
-	}
+	v.verdicts.DeleteFunc(func(k verdictKey) bool { return on[k.guid] })
 }
 
 // supported asks (or remembers) whether node h runs the agent. It
@@ -92,34 +72,34 @@ func (w *walk) routeTo(hops []Hop, i int, target uint16) (int, []uint8, error) {
 // Options.SupportTTL; lost when the question went unanswered (a dropped
 // MAD, an agent's rate limit) or was answered with another status, which
 // is not remembered: the next trace asks again.
-func (w *walk) supported(h *Hop) AgentStatus {
-	if v, known := w.knownSupport(h); known {
-		return v
+func (v *validator) supported(w *walk, h *Hop) AgentStatus {
+	if s, known := v.knownSupport(h); known {
+		return s
 	}
-	if done := w.t.supportFlights.join(h.NodeGUID, w); done != nil { // another trace is asking (flights.go)
-		if w.wait(done) {
-			if v, known := w.knownSupport(h); known {
-				return v
+	if f := v.supportFlights.join(h.NodeGUID, w); f != nil { // another trace is asking (shared.go)
+		if f.wait(w.ctx) {
+			if s, known := v.knownSupport(h); known {
+				return s
 			}
 		}
 	} else {
-		defer w.t.supportFlights.land(h.NodeGUID, w)
-		if v, known := w.knownSupport(h); known { // kept by the last flight while we joined
-			return v
+		defer v.supportFlights.land(h.NodeGUID, w, struct{}{}, nil)
+		if s, known := v.knownSupport(h); known { // kept by the last flight while we joined
+			return s
 		}
 	}
-	v := ibmad.NewVendorGet(ibmad.ClassIBTracer, w.t.opts.OUI, ibmad.AttrClassPortInfo, 0)
+	g := ibmad.NewVendorGet(ibmad.ClassIBTracer, v.oui, ibmad.AttrClassPortInfo, 0)
 	req := &ibmad.Request{Addr: w.gmpAddr(h.LID, h)} // addressing.go
-	_ = v.MarshalTo(req.MAD[:])
+	_ = g.MarshalTo(req.MAD[:])
 	resp, err := w.do(req)
 	switch {
 	case err != nil:
 		return AgentLost
 	case resp.MAD.Status() == 0:
-		w.t.support.Put(h.NodeGUID, true)
+		v.support.Put(h.NodeGUID, true)
 		return ""
 	case noAgent(resp.MAD.Status()):
-		w.t.support.Put(h.NodeGUID, false)
+		v.support.Put(h.NodeGUID, false)
 		return AgentUnsupported
 	}
 	return AgentLost
@@ -127,8 +107,8 @@ func (w *walk) supported(h *Hop) AgentStatus {
 
 // knownSupport is the verdict a remembered answer of h's node gives
 // ("" when it runs the agent), and whether there is one.
-func (w *walk) knownSupport(h *Hop) (AgentStatus, bool) {
-	ok, known := w.t.support.Get(h.NodeGUID)
+func (v *validator) knownSupport(h *Hop) (AgentStatus, bool) {
+	ok, known := v.support.Get(h.NodeGUID)
 	switch {
 	case !known:
 		return "", false
@@ -156,19 +136,19 @@ func noAgent(st ibmad.Status) bool {
 // "no such class", makes the hop lost for this trace only; "no such class"
 // means the agent is gone, and with learn (the walk; the fast path leaves
 // it to the walk it falls back to) the next trace knows the node has none.
-func (w *walk) sourceRoute(h *Hop, lid uint16, count int, in []uint8, learn bool) {
+func (v *validator) sourceRoute(w *walk, h *Hop, lid uint16, count int, in []uint8, learn bool) {
 	h.RouteHops, h.ExpectedInPort, h.ValidatedBy, h.wrongNode = count, in[count-1], ByAgent, false
 	key := verdictKey{h.NodeGUID, lid, string(in), ByAgent}
-	if w.sharedVerdict(h, key) { // sma.go
+	if v.sharedVerdict(w, h, key) { // sma.go
 		return
 	}
-	defer w.shareVerdict(h, key)
+	defer v.shareVerdict(w, h, key)
 	sr := ibmad.SourceRoute{HopCount: uint8(count)}
 	copy(sr.InPort[:], in)
-	v := ibmad.NewVendorGet(ibmad.ClassIBTracer, w.t.opts.OUI, ibmad.AttrSourceRoute, 0)
-	_ = sr.MarshalTo(v.Data[:])
+	g := ibmad.NewVendorGet(ibmad.ClassIBTracer, v.oui, ibmad.AttrSourceRoute, 0)
+	_ = sr.MarshalTo(g.Data[:])
 	req := &ibmad.Request{Addr: w.gmpAddr(lid, h)}
-	_ = v.MarshalTo(req.MAD[:])
+	_ = g.MarshalTo(req.MAD[:])
 	resp, err := w.do(req)
 	if err != nil {
 		h.Agent = AgentLost
@@ -180,7 +160,7 @@ func (w *walk) sourceRoute(h *Hop, lid uint16, count int, in []uint8, learn bool
 	if derr := got.UnmarshalBinary(resp.MAD.VendorData()); derr != nil || (st != 0 && !st.IsStatus7()) {
 		h.Agent = AgentLost
 		if learn && noAgent(st) {
-			w.t.support.Put(h.NodeGUID, false) // the agent is gone
+			v.support.Put(h.NodeGUID, false) // the agent is gone
 		}
 		return
 	}
@@ -214,26 +194,26 @@ func provenResponder(h *Hop, req *ibmad.Request) bool {
 // validate asks every hop's agent or SMA, as Options.Validate says, all
 // at once (docs/architecture.md, "The life of a trace"). It returns, per
 // hop, the expected ingress ports of the route to the LID asked.
-func (w *walk) validate(hops []Hop) [][]uint8 {
+func (v *validator) validate(w *walk, hops []Hop) [][]uint8 {
 	inPorts := make([][]uint8, len(hops))
 	var wg sync.WaitGroup
 	for i := 1; i < len(hops); i++ {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			inPorts[i] = w.validateHop(hops, i)
-			settleLink(hops, i) // coverage.go
+			inPorts[i] = v.validateHop(w, hops, i)
+			settleLink(hops, i) // verdicts.go
 			if hops[i].Agent == AgentMismatch {
 				target := hops[i].LID
 				if i == len(hops)-1 {
 					target = w.dlid
 				}
-				w.attribute(&hops[i], target) // diverge.go
+				v.attribute(w, &hops[i], target)
 			}
 		}(i)
 	}
 	wg.Wait()
-	nameCheckedLinks(nil, hops) // coverage.go
+	nameCheckedLinks(nil, hops) // verdicts.go
 	return inPorts
 }
 
@@ -241,24 +221,24 @@ func (w *walk) validate(hops []Hop) [][]uint8 {
 // ("no such class") or did not answer goes to its SMA (sma.go), which
 // costs one SMP more; agent mode asks only the agent, sma mode only the
 // SMA. A walk that reads the SA sends no SMP: the SMA is not asked.
-func (w *walk) validateHop(hops []Hop, i int) []uint8 {
+func (v *validator) validateHop(w *walk, hops []Hop, i int) []uint8 {
 	h := &hops[i]
 	if h.LID == 0 { // no LID to address the agent or the SMA at
 		h.Agent = AgentNotAsked
 		return nil
 	}
-	mode := w.t.opts.Validate
+	mode := v.mode
 	sma := mode == ValidateSMA
 	if !sma {
-		if v := w.supported(h); v != "" {
-			h.Agent, h.ValidatedBy = v, ByAgent
-			if mode != ValidateAuto || !w.smaUsable() {
+		if s := v.supported(w, h); s != "" {
+			h.Agent, h.ValidatedBy = s, ByAgent
+			if mode != ValidateAuto || w.viaSA {
 				return nil
 			}
 			sma = true
 		}
 	}
-	if sma && !w.smaUsable() {
+	if sma && w.viaSA { // a walk that reads the SA sends no SMP
 		h.Agent = AgentNotAsked
 		return nil
 	}
@@ -272,13 +252,49 @@ func (w *walk) validateHop(hops []Hop, i int) []uint8 {
 		return nil
 	}
 	if !sma {
-		w.sourceRoute(h, target, count, in, true)
+		v.sourceRoute(w, h, target, count, in, true)
 		// Lost, or answered by an agent that could not prove who it is:
 		// auto asks the SMA, whose NodeInfo names the node.
-		if (h.Agent != AgentLost && h.Agent != AgentUnproven) || mode != ValidateAuto || !w.smaUsable() {
+		if (h.Agent != AgentLost && h.Agent != AgentUnproven) || mode != ValidateAuto || w.viaSA {
 			return in
 		}
 	}
-	w.smaValidate(h, target, count, in)
+	v.smaValidate(w, h, target, count, in)
 	return in
+}
+
+// attribute names the switch that diverged for hop h (docs/protocol.md,
+// "Which switch diverged"), a mismatch whose
+// MAD, addressed to target, arrived at the hop's own node on port
+// ActualInPort. The node behind that port sent it: if it is a switch
+// whose LFT entry for target names another port, its forwarding diverged
+// from its table. Otherwise (a CA behind the port, a switch that
+// forwards as programmed, so the MAD reached it off its route: the
+// divergence is further back, and one answer cannot say where; or a MAD
+// answered by another node than the walk found) the hop is left
+// unattributed. It costs a directed-route NodeInfo, the neighbour's LFT
+// block and description, unless cached: only on a mismatch.
+func (v *validator) attribute(w *walk, h *Hop, target uint16) {
+	h.Diverged = nil
+	if h.Agent != AgentMismatch || h.wrongNode || h.ActualInPort == 0 || h.ActualInPort == h.ExpectedInPort ||
+		(h.numPorts != 0 && h.ActualInPort > h.numPorts) || len(h.DRPath) >= ibmad.MaxDRHops {
+		return
+	}
+	n, err := w.nodeAtPath(h.DRPath.Extend(h.ActualInPort))
+	if err != nil || !n.isSwitch || n.inPort == 0 {
+		return
+	}
+	b, err := w.lftBlock(n.guid, n.path, ibmad.LFTBlockOf(target))
+	if err != nil {
+		return
+	}
+	lft := b.Port(target)
+	if lft == n.inPort {
+		return // it forwards as programmed: the MAD reached it off its route
+	}
+	d := &Divergence{Switch: n.guid, OutPort: n.inPort, LFTPort: lft}
+	if desc, err := w.description(n.guid, n.path); err == nil {
+		d.SwitchName = desc
+	}
+	h.Diverged = d
 }

@@ -3,6 +3,8 @@ package trace
 import (
 	"fmt"
 	"strings"
+
+	"github.com/ibtracer/ibtracer_exporter/ibmad"
 )
 
 // Verdicts counts the hops of a path after the source by the agent's
@@ -12,7 +14,7 @@ import (
 type Verdicts struct {
 	Validated int `json:"validated"`
 	// ValidatedOtherLink: hops whose validation MAD arrived as the tables
-	// say, over another link than the traced path's (coverage.go).
+	// say, over another link than the traced path's (settleLink).
 	ValidatedOtherLink int `json:"validated_other_link"`
 	Mismatch           int `json:"mismatch"`
 	IngressUnknown     int `json:"ingress_unknown"`
@@ -100,4 +102,153 @@ func (v Verdicts) String() string {
 func (h *Hop) AgentAnswered() bool {
 	return h.ValidatedBy == ByAgent && (h.Agent == AgentValidated || h.Agent == AgentValidatedOtherLink ||
 		h.Agent == AgentMismatch || h.Agent == AgentIngressUnknown)
+}
+
+// onTracedLink says whether the route of hop i's validation MAD ends with
+// the traced path's link into hop i: the same previous node, out port
+// and in port (docs/protocol.md, "What a verdict covers"). Only then does
+// a validated answer confirm that link.
+func onTracedLink(hops []Hop, i int) bool {
+	h, prev := &hops[i], &hops[i-1]
+	return h.ExpectedFrom == prev.NodeGUID && h.ExpectedFromPort == prev.OutPort && h.ExpectedInPort == h.InPort
+}
+
+// settleLink makes hop i's validated verdict validated_other_link when its
+// validation MAD's last link is not the traced one. A shared verdict is
+// kept as the validator gave it (sma.go) and settled by each trace
+// against its own path.
+func settleLink(hops []Hop, i int) {
+	if hops[i].Agent == AgentValidated && !onTracedLink(hops, i) {
+		hops[i].Agent = AgentValidatedOtherLink
+	}
+}
+
+// Coverage is how much of a traced path the validation confirmed: Links
+// is the path's links (PathHops), Confirmed those a validation MAD
+// crossed last and found entering where the tables say (the hops
+// validated over the traced link). An agent or an SMA sees only the port
+// a MAD arrived by, so a MAD confirms only its route's last link, and a
+// switch is reached only by its own LID's route: where that route enters
+// the switch by another cable than the traced path, no MAD of the trace
+// confirms the traced link (docs/protocol.md, "What a verdict covers").
+type Coverage struct {
+	Links     int `json:"links"`
+	Confirmed int `json:"confirmed"`
+}
+
+// Coverage returns r's coverage.
+func (r *Result) Coverage() Coverage {
+	c := Coverage{Links: r.PathHops()}
+	for i := 1; i < len(r.Hops); i++ {
+		if r.Hops[i].Agent == AgentValidated {
+			c.Confirmed++
+		}
+	}
+	return c
+}
+
+// Add adds o's links and confirmed links to c.
+func (c *Coverage) Add(o Coverage) {
+	c.Links += o.Links
+	c.Confirmed += o.Confirmed
+}
+
+// Ratio is Confirmed / Links, 0 for a path without links.
+func (c Coverage) Ratio() float64 {
+	if c.Links == 0 {
+		return 0
+	}
+	return float64(c.Confirmed) / float64(c.Links)
+}
+
+// String is the text form: "3/4 links confirmed (75%)".
+func (c Coverage) String() string {
+	return fmt.Sprintf("%d/%d links confirmed (%.0f%%)", c.Confirmed, c.Links, 100*c.Ratio())
+}
+
+// checkedLink is the text naming the link hop h's validation MAD crossed
+// last, for a hop validated over another link than the traced one:
+// "S1 port 3 -> port 1".
+func (h *Hop) checkedLink() string {
+	from := h.ExpectedFromName
+	if from == "" {
+		from = h.ExpectedFrom.String()
+	}
+	return fmt.Sprintf("%s port %d -> port %d", from, h.ExpectedFromPort, h.ExpectedInPort)
+}
+
+// nameCheckedLinks gives every hop's ExpectedFromName: the site name
+// name returns (nil: none), else the name of the path's hop that is that
+// node.
+func nameCheckedLinks(name func(guid uint64) string, hops []Hop) {
+	for i := range hops {
+		h := &hops[i]
+		if h.ExpectedFrom == 0 {
+			continue
+		}
+		if name != nil {
+			if n := name(uint64(h.ExpectedFrom)); n != "" {
+				h.ExpectedFromName = n
+				continue
+			}
+		}
+		for j := range hops {
+			if hops[j].NodeGUID == h.ExpectedFrom {
+				h.ExpectedFromName = hops[j].shownName()
+				break
+			}
+		}
+	}
+}
+
+// AsPredicted says whether s is a validation MAD's arrival where the
+// tables predict: validated, over the traced link or over another.
+func (s AgentStatus) AsPredicted() bool {
+	return s == AgentValidated || s == AgentValidatedOtherLink
+}
+
+// Divergence names the switch whose data plane sent a mismatched hop's
+// validation MAD elsewhere than its forwarding table says
+// (docs/protocol.md, "Which switch diverged"): the neighbour at the port
+// the MAD arrived by, which sent it out of OutPort while its LFT entry
+// for the LID asked names LFTPort.
+type Divergence struct {
+	Switch     ibmad.GUID
+	SwitchName string // its site name (NameHops) or description
+	OutPort    uint8  // the port it sent the MAD by: toward the hop's actual in port
+	LFTPort    uint8  // the port its LFT names for the LID the MAD was addressed to
+}
+
+// String is the text form: "L0 (0x...) sent it out of port 7, its LFT
+// says port 6".
+func (d *Divergence) String() string {
+	return fmt.Sprintf("%s (%s) sent it out of port %d, its LFT says port %d", d.SwitchName, d.Switch, d.OutPort, d.LFTPort)
+}
+
+// divergenceText is the hops' diverging switches for a mismatch's message:
+// "; diverging switch L0 (0x...), seen at hop 2 S1"; "" when none is
+// named.
+func divergenceText(hops []Hop) string {
+	var parts []string
+	for i := range hops {
+		if d := hops[i].Diverged; d != nil {
+			parts = append(parts, fmt.Sprintf("%s (%s), seen at hop %d %s", d.SwitchName, d.Switch, hops[i].Hop, name(&hops[i])))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "; diverging switch " + strings.Join(parts, "; ")
+}
+
+// nameDiverged gives every divergence its switch's site name, when name
+// has one.
+func nameDiverged(name func(guid uint64) string, hops []Hop) {
+	for i := range hops {
+		if d := hops[i].Diverged; d != nil {
+			if n := name(uint64(d.Switch)); n != "" {
+				d.SwitchName = n
+			}
+		}
+	}
 }

@@ -19,28 +19,6 @@ type LinkPort struct {
 
 func (l LinkPort) String() string { return fmt.Sprintf("%s:%d", l.NodeGUID, l.Port) }
 
-// ParseLinkPort is the one reading of a link end written as text:
-// 0xGUID:PORT, the node GUID in hex with its 0x prefix (as ibtracer's
-// reports and the metrics' node_guid write it) and the port in decimal,
-// 1..254 (port 0 of a switch is no link). Anything else is an error
-// saying what is wrong.
-func ParseLinkPort(s string) (LinkPort, error) {
-	g, p, ok := strings.Cut(s, ":")
-	if !ok || strings.Contains(p, ":") {
-		return LinkPort{}, fmt.Errorf("%q: want NODE_GUID:PORT, such as 0x0002c90300a1b2c3:4", s)
-	}
-	digits, hex := strings.CutPrefix(strings.ToLower(g), "0x")
-	v, err := strconv.ParseUint(digits, 16, 64)
-	if !hex || digits == "" || len(digits) > 16 || err != nil || v == 0 {
-		return LinkPort{}, fmt.Errorf("%q: the node GUID %q is not 1..16 hex digits after 0x, not all zero", s, g)
-	}
-	n, err := strconv.ParseUint(p, 10, 8)
-	if err != nil || n < 1 || n > 254 || p != strconv.FormatUint(n, 10) {
-		return LinkPort{}, fmt.Errorf("%q: the port %q is not a port number 1..254", s, p)
-	}
-	return LinkPort{NodeGUID: ibmad.GUID(v), Port: uint8(n)}, nil
-}
-
 // LinkRef is a link end as a person writes it: NODE:PORT, the node by
 // its node GUID (0x…) or by its name (a node-name-map name or a node
 // description, Nodes.Lookup), the port 1..254. Resolve turns it into a
@@ -54,7 +32,7 @@ func (r LinkRef) String() string { return fmt.Sprintf("%s:%d", r.Node, r.Port) }
 
 // ParseLinkRef reads NODE:PORT. The port follows the last colon, so a
 // name may hold colons; a node that starts with 0x must be a node GUID
-// (ParseLinkPort's reading), anything else is a name.
+// (ParseNodeGUID's reading), anything else is a name.
 func ParseLinkRef(s string) (LinkRef, error) {
 	i := strings.LastIndexByte(s, ':')
 	if i < 0 {

@@ -1,8 +1,12 @@
 package trace
 
 import (
+	"fmt"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ibtracer/ibtracer_exporter/ibmad"
 )
 
 func TestParseLinkPort(t *testing.T) {
@@ -105,4 +109,26 @@ func TestCrossesFailedTrace(t *testing.T) {
 	if _, ok := empty.Crosses(LinkPort{0x5, 7}); ok {
 		t.Fatal("a trace without hops crosses a link")
 	}
+}
+
+// ParseLinkPort reads a link end written as GUID:PORT only:
+// 0xGUID:PORT, the node GUID in hex with its 0x prefix (as ibtracer's
+// reports and the metrics' node_guid write it) and the port in decimal,
+// 1..254 (port 0 of a switch is no link). Anything else is an error
+// saying what is wrong.
+func ParseLinkPort(s string) (LinkPort, error) {
+	g, p, ok := strings.Cut(s, ":")
+	if !ok || strings.Contains(p, ":") {
+		return LinkPort{}, fmt.Errorf("%q: want NODE_GUID:PORT, such as 0x0002c90300a1b2c3:4", s)
+	}
+	digits, hex := strings.CutPrefix(strings.ToLower(g), "0x")
+	v, err := strconv.ParseUint(digits, 16, 64)
+	if !hex || digits == "" || len(digits) > 16 || err != nil || v == 0 {
+		return LinkPort{}, fmt.Errorf("%q: the node GUID %q is not 1..16 hex digits after 0x, not all zero", s, g)
+	}
+	n, err := strconv.ParseUint(p, 10, 8)
+	if err != nil || n < 1 || n > 254 || p != strconv.FormatUint(n, 10) {
+		return LinkPort{}, fmt.Errorf("%q: the port %q is not a port number 1..254", s, p)
+	}
+	return LinkPort{NodeGUID: ibmad.GUID(v), Port: uint8(n)}, nil
 }

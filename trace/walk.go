@@ -9,20 +9,23 @@ import (
 	"time"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
+	"github.com/ibtracer/ibtracer_exporter/ibmad/sa"
 )
 
-// walk is the state of one trace.
+// walk is the state of one trace: where it starts and goes, the nodes
+// and LFT blocks it has read, and what it sent. It reads by directed-route
+// SMP (the facts a run shares: facts.go) or, in SA mode, from the SA's
+// records (sawalk.go); the validator asks its hops' agents and SMAs
+// (validate.go).
 type walk struct {
 	t    *Tracer
 	ctx  context.Context
 	src  ibmad.PortAttributes
 	dlid uint16
-	// want is the port the destination names, cachedDLID whether dlid
-	// came from the resolution cache (reached.go).
-	want       identity
-	cachedDLID bool
-	remote     *remoteEntry // a GID of another subnet (subnet.go)
-	mads       atomic.Int64
+	// dest is the destination's resolution: the port it names, whether it
+	// came from the cache, a router to another subnet (resolve.go).
+	dest resolution
+	snd  *sender // its MADs, counted
 	// viaSA: the walk reads SA records instead of sending SMPs (sawalk.go);
 	// saReqs counts the SA record requests it sent.
 	viaSA  bool
@@ -36,16 +39,18 @@ type walk struct {
 	nodeAt map[string]nodeID // DR path (its bytes) -> node, for LID-route computations
 	lft    map[lftKey]*ibmad.LFTBlock
 	// origin is the start of the local node's path when the trace starts
-	// elsewhere (source.go): validation MADs leave from the local port.
+	// elsewhere (TraceFrom): validation MADs leave from the local port.
 	origin []Hop
 	// addr is how the validation MADs are addressed: SL, GRH (addressing.go).
 	addr Addressing
 }
 
-func (t *Tracer) newWalk(ctx context.Context, src ibmad.PortAttributes, dlid uint16) *walk {
-	return &walk{t: t, ctx: ctx, src: src, dlid: dlid, nodeAt: map[string]nodeID{}, lft: map[lftKey]*ibmad.LFTBlock{}, viaSA: t.useSA(), addr: t.opts.AddressingFor(nil, src)}
+func newWalk(t *Tracer, ctx context.Context, src ibmad.PortAttributes, dlid uint16) *walk {
+	return &walk{t: t, ctx: ctx, src: src, dlid: dlid, snd: newSender(t.e, &t.opts), nodeAt: map[string]nodeID{},
+		lft: map[lftKey]*ibmad.LFTBlock{}, viaSA: t.sa.use(), addr: t.opts.AddressingFor(nil, src)}
 }
 
+// nodeID is a node the walk knows by the DR path that reaches it.
 type nodeID struct {
 	guid     ibmad.GUID
 	inPort   uint8
@@ -54,15 +59,40 @@ type nodeID struct {
 	lid      uint16 // SA mode: the LID the SA knows the node's port by
 }
 
+// lftKey names one LFT block of one switch.
+type lftKey struct {
+	guid  ibmad.GUID
+	block uint32
+}
+
+// rewalk is a new walk of w's trace: the same source and destination,
+// reading the SA or sending SMPs as viaSA says, and addressing its
+// validation MADs as w does (the PathRecord's SL and GRH), since the
+// result reports w's addressing. It reads every fact itself when w does
+// (a fresh trace: facts.go) or when fresh says so. Every walk that
+// traces a destination again (the SA fallback, SMPs after the SA's
+// limit, the mismatch re-walk) starts here, through Tracer.retrace.
+func (w *walk) rewalk(viaSA, fresh bool) *walk {
+	w2 := newWalk(w.t, w.ctx, w.src, w.dlid)
+	w2.addr, w2.viaSA = w.addr, viaSA
+	w2.fresh.Store(fresh || w.fresh.Load())
+	return w2
+}
+
+// absorb counts what w2, a walk w started for its trace, sent and shared
+// as w's own.
+func (w *walk) absorb(w2 *walk) {
+	w.snd.mads.Add(w2.snd.mads.Load())
+	w.saReqs.Add(w2.saReqs.Load())
+	w.shared.Add(w2.shared.Load())
+}
+
+// madCount is how many MADs the walk sent, retries included.
+func (w *walk) madCount() int { return int(w.snd.mads.Load()) }
+
 func (w *walk) do(req *ibmad.Request) (*ibmad.Response, error) {
-	req.Timeout, req.Retries = w.t.opts.Timeout, w.t.opts.requestRetries()
 	var resp ibmad.Response
-	err := w.t.e.Do(w.ctx, req, &resp)
-	if err == nil {
-		w.mads.Add(int64(resp.Attempts))
-	} else {
-		w.mads.Add(int64(w.t.opts.attempts()))
-	}
+	err := w.snd.Do(w.ctx, req, &resp)
 	return &resp, err
 }
 
@@ -82,6 +112,58 @@ func (w *walk) smp(path ibmad.DRPath, attr ibmad.AttrID, mod uint32) (*ibmad.Res
 		return nil, fmt.Errorf("%s along DR path %s: %w", ibmad.AttrName(ibmad.ClassSubnDR, attr), path, st.Err())
 	}
 	return resp, nil
+}
+
+// fact returns the answer to the directed-route Get(attr, mod) along
+// path, which k names: shared with the other traces unless the walk is
+// fresh (then it asks, and its answer replaces the shared one).
+func (w *walk) fact(k factKey, path ibmad.DRPath, attr ibmad.AttrID, mod uint32) (answer, error) {
+	ask := func() (answer, error) {
+		resp, err := w.smp(path, attr, mod)
+		if err != nil {
+			return answer{}, err
+		}
+		return answerOf(resp), nil
+	}
+	f := w.t.facts
+	if f == nil {
+		return ask()
+	}
+	if w.fresh.Load() {
+		a, err := ask()
+		if err == nil {
+			f.put(k, a)
+		}
+		return a, err
+	}
+	a, shared, err := f.get(w.ctx, k, ask)
+	if shared {
+		w.shared.Add(1)
+	}
+	return a, err
+}
+
+// refresh makes w read every fact itself from now on, forgetting those it
+// read or was given: it saw a change.
+func (w *walk) refresh() {
+	w.fresh.Store(true)
+	w.mu.Lock()
+	w.nodeAt = map[string]nodeID{}
+	w.lft = map[lftKey]*ibmad.LFTBlock{}
+	w.mu.Unlock()
+}
+
+// reliedOnShared says whether w used an answer another trace asked for.
+func (w *walk) reliedOnShared() bool { return w != nil && w.shared.Load() > 0 }
+
+// wrongPort is why w's trace, r, did not reach the port its destination
+// names (resolve.go); nil for no walk (TraceFrom's local port, checked
+// by Trace).
+func (w *walk) wrongPort(r *Result) *Error {
+	if w == nil {
+		return nil
+	}
+	return w.dest.wrongPort(r)
 }
 
 func (w *walk) nodeInfo(path ibmad.DRPath) (ibmad.NodeInfo, time.Duration, error) {
@@ -106,7 +188,8 @@ func (w *walk) portInfo(path ibmad.DRPath, port uint8) (ibmad.PortInfo, error) {
 
 // hopPortInfo reads the PortInfo (modifier 0) of ni, the node at path:
 // a switch's port 0 is one fact per switch, whichever route reaches it;
-// a CA's, the port the route enters by, one per route (facts.go).
+// a CA's, the port the route enters by, one per route (facts.go). The
+// link health, if it asked (Tracer.OnPortInfo), is told what was read.
 func (w *walk) hopPortInfo(ni *ibmad.NodeInfo, path ibmad.DRPath) (ibmad.PortInfo, error) {
 	k := pathFact(path, ibmad.AttrPortInfo, 0)
 	if ni.NodeType == ibmad.NodeTypeSwitch {
@@ -117,7 +200,11 @@ func (w *walk) hopPortInfo(ni *ibmad.NodeInfo, path ibmad.DRPath) (ibmad.PortInf
 	if err != nil {
 		return pi, err
 	}
-	err = pi.UnmarshalBinary(a.data[:])
+	if err = pi.UnmarshalBinary(a.data[:]); err == nil {
+		if h := w.t.health.Load(); h != nil {
+			(*h)(ni, &pi)
+		}
+	}
 	return pi, err
 }
 
@@ -137,9 +224,10 @@ func (w *walk) description(guid ibmad.GUID, path ibmad.DRPath) (string, error) {
 	return d, nil
 }
 
-// lftBlock reads (once per trace) the LFT block of a switch. With
-// ShareValidation the block read replaces the shared copy (fastpath.go):
-// it is the freshest there is; with ShareFacts the facts are that copy.
+// lftBlock reads (once per trace) the LFT block of a switch, by SMP or
+// from the SA. With ShareValidation the block read replaces the shared
+// copy (fastpath.go): it is the freshest there is; with ShareFacts the
+// facts are that copy.
 func (w *walk) lftBlock(guid ibmad.GUID, path ibmad.DRPath, block uint32) (*ibmad.LFTBlock, error) {
 	k := lftKey{guid, block}
 	w.mu.Lock()
@@ -149,11 +237,8 @@ func (w *walk) lftBlock(guid ibmad.GUID, path ibmad.DRPath, block uint32) (*ibma
 		return b, nil
 	}
 	if w.viaSA {
-		lid, err := w.saLIDOf(guid)
-		if err != nil {
-			return nil, err
-		}
-		if b, err = w.saLFTBlock(lid, block); err != nil {
+		var err error
+		if b, err = w.t.sa.lftBlockOf(w, guid, block); err != nil {
 			return nil, err
 		}
 	} else {
@@ -167,8 +252,8 @@ func (w *walk) lftBlock(guid ibmad.GUID, path ibmad.DRPath, block uint32) (*ibma
 	w.mu.Lock()
 	w.lft[k] = b
 	w.mu.Unlock()
-	if w.t.opts.ShareValidation > 0 && w.t.facts == nil { // else the facts keep it (fastpath.go)
-		w.t.blocks.Put(k, *b)
+	if w.t.facts == nil { // else the facts keep it (fastpath.go)
+		w.t.fast.keepBlock(k, b)
 	}
 	return b, nil
 }
@@ -199,205 +284,67 @@ func (w *walk) switchTop(guid ibmad.GUID, path ibmad.DRPath, fresh bool) (uint16
 	return si.LinearFDBTop, nil
 }
 
-func owns(h *Hop, lid uint16) bool {
-	return h.LID != 0 && lid >= h.LID && uint32(lid) <= uint32(h.LID)+uint32(1)<<(h.LMC&7)-1
+func (w *walk) remember(path ibmad.DRPath, n nodeID) {
+	n.path = path
+	w.mu.Lock()
+	w.nodeAt[string(path)] = n
+	w.mu.Unlock()
 }
 
-func name(h *Hop) string {
-	if n := h.shownName(); n != "" { // its node-name-map name once named (NameHops), else its description
-		return fmt.Sprintf("%s %q (%s)", h.NodeType, n, h.NodeGUID)
-	}
-	return fmt.Sprintf("%s %s", h.NodeType, h.NodeGUID)
+// known returns the node the walk knows at path, if any.
+func (w *walk) known(path ibmad.DRPath) (nodeID, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n, ok := w.nodeAt[string(path)]
+	return n, ok
 }
 
-// smpFail classifies a failed SMP of the walk.
-func (w *walk) smpFail(err error, format string, a ...any) *Error {
-	what := fmt.Sprintf(format, a...)
-	switch {
-	case errors.Is(err, ibmad.ErrClosed), errors.Is(err, ibmad.ErrDeviceLost), errors.Is(err, ibmad.ErrRequestRefused):
-		// Lost, closed, or this request refused by the local kernel
-		// (docs/protocol.md, "Send errors"): nothing about the fabric.
-		return fail(StatusDevice, ReasonDevice, err, "%s: %v", what, err)
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return fail(StatusUnreachable, ReasonTimeout, err, "%s: %v", what, err)
-	case errors.Is(err, ibmad.ErrTimeout):
-		return fail(StatusUnreachable, ReasonTimeout, err, "%s: no answer: %v", what, err)
+// nodeAtPath returns the node a DR path leads to, asking only once.
+func (w *walk) nodeAtPath(path ibmad.DRPath) (nodeID, error) {
+	if n, ok := w.known(path); ok {
+		return n, nil
 	}
-	return fail(StatusUnreachable, ReasonNoRoute, err, "%s: %v", what, err)
-}
-
-// egressFor returns the port switch h forwards dlid out of.
-func (w *walk) egressFor(h *Hop, dlid uint16) (uint8, *Error) {
-	top, err := w.switchTop(h.NodeGUID, h.DRPath, false)
-	if err != nil {
-		return 0, w.smpFail(err, "SwitchInfo of %s", name(h))
-	}
-	if dlid > top {
-		if top, err = w.switchTop(h.NodeGUID, h.DRPath, true); err != nil {
-			return 0, w.smpFail(err, "SwitchInfo of %s", name(h))
-		}
-		if dlid > top {
-			return 0, fail(StatusUnreachable, ReasonNoRoute, nil,
-				"no route to LID %d: it is above LinearFDBTop %d of %s", dlid, top, name(h))
-		}
-	}
-	b, err := w.lftBlock(h.NodeGUID, h.DRPath, ibmad.LFTBlockOf(dlid))
-	if err != nil {
-		return 0, w.smpFail(err, "LinearForwardingTable block %d of %s", ibmad.LFTBlockOf(dlid), name(h))
-	}
-	return forwardPort(h, b, dlid)
-}
-
-// forwardPort returns the port block b of switch h forwards dlid out of,
-// or why that entry is no route.
-func forwardPort(h *Hop, b *ibmad.LFTBlock, dlid uint16) (uint8, *Error) {
-	port := b.Port(dlid)
-	switch {
-	case port == ibmad.LFTNoRoute:
-		return 0, fail(StatusUnreachable, ReasonNoRoute, nil, "no route to LID %d: %s has no forwarding entry for it", dlid, name(h))
-	case port == 0:
-		return 0, fail(StatusUnreachable, ReasonNoRoute, nil,
-			"no route to LID %d: %s forwards it to its own port 0 but its LID is %d", dlid, name(h), h.LID)
-	case port > h.numPorts:
-		return 0, fail(StatusUnreachable, ReasonNoRoute, nil,
-			"no route to LID %d: %s forwards it to port %d but has %d ports", dlid, name(h), port, h.numPorts)
-	}
-	return port, nil
-}
-
-// localDown is why a CA's walk cannot leave its local port: the port is
-// not Active (nil when it is).
-func (w *walk) localDown() *Error {
-	if w.src.State != ibmad.PortStateActive {
-		return fail(StatusUnreachable, ReasonPortDown, nil, "the local port %s/%d is %s, not Active",
-			w.src.CA, w.src.PortNum, w.src.State)
-	}
-	return nil
-}
-
-// revisit marks node ni, met at hop hop, as seen, and is a routing loop
-// when it is a switch already on the path (a CA forwards nothing;
-// reaching one twice is a port of it).
-func (w *walk) revisit(seen map[ibmad.GUID]bool, ni *ibmad.NodeInfo, hop int) *Error {
-	if seen[ni.NodeGUID] && ni.NodeType == ibmad.NodeTypeSwitch {
-		return fail(StatusUnreachable, ReasonLoop, nil, "routing loop: LID %d comes back to %s %s at hop %d",
-			w.dlid, ni.NodeType, ni.NodeGUID, hop)
-	}
-	seen[ni.NodeGUID] = true
-	return nil
-}
-
-// arrived reports whether the walk ends at last: it owns w.dlid, or it
-// is a CA (which forwards nothing) that does not: then the error.
-func (w *walk) arrived(last *Hop) (bool, *Error) {
-	if owns(last, w.dlid) {
-		return true, nil
-	}
-	if last.NodeType != ibmad.NodeTypeSwitch {
-		return true, fail(StatusUnreachable, ReasonNoRoute, nil,
-			"no route to LID %d: the path ends at %s (LID %d), which does not own it", w.dlid, name(last), last.LID)
-	}
-	return false, nil
-}
-
-// walkPath is the directed-route walk (docs/architecture.md, "The life of a trace").
-func (w *walk) walkPath() ([]Hop, *Error) {
 	if w.viaSA {
-		return w.saWalkPath()
+		return w.t.sa.nodeAtPath(w, path)
 	}
-	ni, rtt, err := w.nodeInfo(ibmad.DRPath{})
+	ni, _, err := w.nodeInfo(path)
 	if err != nil {
-		return nil, w.smpFail(err, "NodeInfo of the local node")
+		return nodeID{}, err
 	}
-	desc, err := w.description(ni.NodeGUID, ibmad.DRPath{})
-	if err != nil {
-		return nil, w.smpFail(err, "NodeDescription of the local node")
-	}
-	hops := make([]Hop, 1, 8) // most paths: grown once, not three times
-	hops[0] = Hop{NodeGUID: ni.NodeGUID, PortGUID: ni.PortGUID, NodeType: ni.NodeType, NodeDesc: desc,
-		LID: w.src.LID, LMC: w.src.LMC, DRPath: ibmad.DRPath{}, Agent: AgentSource, RTT: rtt, numPorts: ni.NumPorts}
-	if ni.NodeType == ibmad.NodeTypeSwitch {
-		hops[0].LMC = 0
-	}
-	w.remember(ibmad.DRPath{}, nodeID{guid: ni.NodeGUID, inPort: ni.LocalPortNum, isSwitch: ni.NodeType == ibmad.NodeTypeSwitch})
-	if owns(&hops[0], w.dlid) {
-		return hops, nil
-	}
-	var egress uint8
-	if ni.NodeType == ibmad.NodeTypeSwitch {
-		var ferr *Error
-		if egress, ferr = w.egressFor(&hops[0], w.dlid); ferr != nil {
-			return hops, ferr
-		}
-	} else {
-		if ferr := w.localDown(); ferr != nil {
-			return hops, ferr
-		}
-		egress = w.src.PortNum
-		if egress == 0 {
-			egress = ni.LocalPortNum
-		}
-	}
-	hops[0].OutPort = egress
-	seen := map[ibmad.GUID]bool{ni.NodeGUID: true}
-	return w.follow(hops, egress, seen)
+	n := nodeID{guid: ni.NodeGUID, inPort: ni.LocalPortNum, isSwitch: ni.NodeType == ibmad.NodeTypeSwitch, path: path}
+	w.remember(path, n)
+	return n, nil
 }
 
-// follow walks on from the last of hops, which forwards w.dlid out of
-// egress, until the node that owns w.dlid; seen holds the nodes already
-// on the path.
-func (w *walk) follow(hops []Hop, egress uint8, seen map[ibmad.GUID]bool) ([]Hop, *Error) {
-	for {
-		cur := &hops[len(hops)-1]
-		if len(hops) > ibmad.MaxTraceHops {
-			return hops, fail(StatusTooLong, ReasonTooLong, nil, "path to LID %d is longer than %d hops", w.dlid, ibmad.MaxTraceHops)
-		}
-		if len(cur.DRPath) >= ibmad.MaxDRHops {
-			return hops, fail(StatusTooLong, ReasonTooLong, nil, "path to LID %d is longer than a directed route can reach (%d hops)",
-				w.dlid, ibmad.MaxDRHops)
-		}
-		path := cur.DRPath.Extend(egress)
-		ni, rtt, err := w.nodeInfo(path)
-		if err != nil {
-			if errors.Is(err, ibmad.ErrTimeout) && cur.NodeType == ibmad.NodeTypeSwitch {
-				if pi, perr := w.portInfo(cur.DRPath, egress); perr == nil && pi.PortState != ibmad.PortStateActive {
-					return hops, fail(StatusUnreachable, ReasonPortDown, err, "port %d of %s is %s (%s), not Active",
-						egress, name(cur), pi.PortState, pi.PortPhysState)
-				}
-			}
-			return hops, w.smpFail(err, "hop %d, behind port %d of %s", len(hops), egress, name(cur))
-		}
-		isSwitch := ni.NodeType == ibmad.NodeTypeSwitch
-		if ferr := w.revisit(seen, &ni, len(hops)); ferr != nil {
-			return hops, ferr
-		}
-		desc, err := w.description(ni.NodeGUID, path)
-		if err != nil {
-			return hops, w.smpFail(err, "NodeDescription at hop %d", len(hops))
-		}
-		pi, err := w.hopPortInfo(&ni, path)
-		if err != nil {
-			return hops, w.smpFail(err, "PortInfo of %s %q", ni.NodeType, desc)
-		}
-		w.t.notePortInfo(&ni, &pi) // reused by the link health (probe.go)
-		h := Hop{Hop: len(hops), NodeGUID: ni.NodeGUID, PortGUID: ni.PortGUID, NodeType: ni.NodeType, NodeDesc: desc,
-			LID: pi.LID, LMC: pi.LMC, InPort: ni.LocalPortNum, DRPath: path, RTT: rtt, numPorts: ni.NumPorts, lidOwn: true}
-		if isSwitch {
-			h.LMC = 0
-		}
-		hops = append(hops, h)
-		w.remember(path, nodeID{guid: ni.NodeGUID, inPort: ni.LocalPortNum, isSwitch: isSwitch})
-		last := &hops[len(hops)-1]
-		if !isSwitch && pi.PortState != ibmad.PortStateActive {
-			return hops, fail(StatusUnreachable, ReasonPortDown, nil, "port %d of %s is %s, not Active", last.InPort, name(last), pi.PortState)
-		}
-		if done, ferr := w.arrived(last); done {
-			return hops, ferr
-		}
-		var ferr *Error
-		if egress, ferr = w.egressFor(last, w.dlid); ferr != nil {
-			return hops, ferr
-		}
-		last.OutPort = egress
+// toDest says whether a MAD to lid at hop h goes to the destination: lid
+// is the DLID, or h is the port whose LID range holds it.
+func (w *walk) toDest(lid uint16, h *Hop) bool {
+	if lid == w.dlid {
+		return true
 	}
+	return h != nil && h.NodeType != ibmad.NodeTypeSwitch && uint32(w.dlid) >= uint32(h.LID) &&
+		uint32(w.dlid) < uint32(h.LID)+uint32(1)<<(h.LMC&7)
+}
+
+// gmpAddr is the address of this walk's vendor MAD to lid at hop h.
+func (w *walk) gmpAddr(lid uint16, h *Hop) ibmad.Address {
+	return w.addr.GMPAddress(lid, w.toDest(lid, h))
+}
+
+// askSA sends one SubnAdmGet to the SA at addr for the record of attr
+// that tmpl, a record's wire form, names under mask (ibmad/sa), through
+// the walk's sender: it returns the record's data, or the SA's non-zero
+// status st, or the error of a request that got no answer.
+func (w *walk) askSA(addr ibmad.Address, attr ibmad.AttrID, mask uint64, tmpl []byte) (data []byte, st ibmad.Status, err error) {
+	data, err = sa.Get(w.ctx, w.snd, addr, attr, mask, tmpl)
+	if se := (*ibmad.StatusError)(nil); errors.As(err, &se) {
+		return nil, se.Status, nil
+	}
+	return data, 0, err
+}
+
+// wire is a record's wire form: a SubnAdmGet's template.
+func wire(r interface{ MarshalBinary() ([]byte, error) }) []byte {
+	b, _ := r.MarshalBinary()
+	return b
 }

@@ -22,38 +22,18 @@
 // be written). With several destinations, a mismatch wins; otherwise
 // the highest status.
 //
-// What each file holds:
-//   - main.go: the flags and run; the destinations of the command line
-//     (one function per form), the translation of the flags to
-//     trace.Options, and exitCode over every destination.
-//   - exitcode.go: the exit statuses, and resultExit, a trace's status.
-//   - output.go: output, what a run prints: JSON, verbose or short;
-//     jsonarray.go: writeJSONArray, the JSON array of the traces
-//     marshalled item by item on every processor, byte for byte the
-//     Encoder's.
-//   - each.go: each, the bounded concurrency of the traces, and nameHops,
-//     the node-name-map's names given to the hops.
-//   - all.go: --all: the local port skipped, the progress line on a
-//     terminal and the totals line (with the MADs sent and the facts
-//     shared).
-//   - mads.go: madMeter, the MADs the run's engine sent (the totals'
-//     "MADs: N sent", the CA ports' listing included), and runMADs.
-//   - allstream.go: --all's destinations (allDestinations) and traces,
-//     each started as soon as the SA names its port (traceAllStreaming,
-//     its queue), and traceOne.
-//   - allrouted.go: where --all's CA ports come from (traceAllListed):
-//     the SA's table, else the LIDs the local switch forwards, traced,
-//     and kept when they end at a CA port (traceAllRouted), the SA asked
-//     only of the others.
-//   - lmc.go: runLMC, --lmc-all: one trace per LID, printed as a path set.
-//   - multicast.go: -m MLID [SRC_LID] DST_LID, the multicast trace, its
-//     usage checks and its output.
-//   - via.go: --via GUID:PORT, the destinations whose path crosses a
-//     link (trace.Result.Crosses), and its text and JSON forms.
-//   - health.go: the --health flags and their linkhealth.Options, the
-//     checks of the traced paths, their exit status and their output.
-//   - congestion.go: a link's congestion (xmit wait share, waiting VL)
-//     in the -v output.
-//   - version.go: version, the --version text.
-//   - tty_linux.go, tty_other.go: isTerminal (always false off Linux).
+// Examples, on a fabric or on the simulated one (--ib.transport=sim):
+//
+//	ibtracer -l 12 -v                  # the path to LID 12, hop by hop, with each hop's verdict
+//	ibtracer 4 12                      # ibtracert's form: from LID 4's port to LID 12
+//	ibtracer -G 0x0002c90300a1b2c3     # a port GUID, resolved through the SA
+//	ibtracer --all --format=json       # every CA port the SA knows, as a JSON array
+//	ibtracer --lmc-all -l 12           # every LID of the port: its distinct paths
+//	ibtracer -m 0xc001 12              # the multicast path of MLID 0xc001 to LID 12
+//	ibtracer --via 0x0002c90300a1b2c3:3  # which destinations cross that link
+//	ibtracer -l 12 --health            # the path's links judged by their counters
+//
+// --validate says who confirms each hop's ingress port (auto, agent,
+// sma, off) and --discovery how the path is learnt (smp, sa, auto);
+// ibtracer --help lists every flag, and docs/cli.md explains them.
 package main

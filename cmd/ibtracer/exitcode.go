@@ -1,6 +1,9 @@
 package main
 
-import "github.com/ibtracer/ibtracer_exporter/trace"
+import (
+	"github.com/ibtracer/ibtracer_exporter/linkhealth"
+	"github.com/ibtracer/ibtracer_exporter/trace"
+)
 
 // Exit statuses of ibtracer (the package comment, "Exit status").
 const (
@@ -29,4 +32,23 @@ func resultExit(r *trace.Result) int {
 		return exitResolve
 	}
 	return exitDevice
+}
+
+// exitCode: a mismatch (or, with --health, an unhealthy link) wins;
+// otherwise the highest status.
+func exitCode(rs []*trace.Result, hs []*linkhealth.PathHealth) int {
+	code := exitOK
+	for i, r := range rs {
+		c := resultExit(r)
+		if hs != nil {
+			c = healthExit(c, hs[i])
+		}
+		if c == exitMismatch {
+			return c
+		}
+		if c > code {
+			code = c
+		}
+	}
+	return code
 }

@@ -2,26 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 
 	"github.com/ibtracer/ibtracer_exporter/internal/nodenamemap"
 	"github.com/ibtracer/ibtracer_exporter/trace"
 )
-
-// lmcAllUsage is why the flags do not combine with --lmc-all (health:
-// --health or one of its flags was given), nil when they do; asked
-// before any MAD is sent.
-func (o *options) lmcAllUsage(health bool) error {
-	switch {
-	case o.lmcAll && health:
-		return errors.New("--health (and --expect-*, --pm, --threshold-file) does not combine with --lmc-all; trace one LID with --health")
-	case o.lmcAll && o.from != 0:
-		return errors.New("--lmc-all traces from the local port: give no SRC_LID with it; see ibtracer --help")
-	}
-	return nil
-}
 
 // runLMC is --lmc-all: every destination becomes a path set, one trace
 // per LID of its port (trace.TraceAllAfter), printed as a set: its

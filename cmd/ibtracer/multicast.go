@@ -20,20 +20,6 @@ func parseMLID(s string) (uint16, error) {
 	return uint16(v.Int64()), nil
 }
 
-// multicastUsage checks that -m comes with the forms it takes: ibtracert
-// -m's [SRC_LID] DST_LID and the output flags.
-func (o *options) multicastUsage() error {
-	switch {
-	case len(o.lids)+len(o.gids)+len(o.guids)+len(o.nodes) > 0 || o.all:
-		return fmt.Errorf("-m traces [SRC_LID] DST_LID given as arguments: no -l, -g, -G, --node or --all with it")
-	case o.lmcAll:
-		return fmt.Errorf("-m does not combine with --lmc-all")
-	case o.discovery == "sa":
-		return fmt.Errorf("-m reads the MFTs with SMPs: --discovery=sa cannot trace multicast")
-	}
-	return nil
-}
-
 // runMulticast traces dst (one destination) over the MFTs of mlid and
 // prints it in the form o asks for.
 func runMulticast(ctx context.Context, tr *trace.Tracer, o *options, mlid uint16, dst trace.Destination, names nodenamemap.Map,

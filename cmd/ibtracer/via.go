@@ -4,46 +4,8 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/ibtracer/ibtracer_exporter/linkhealth"
 	"github.com/ibtracer/ibtracer_exporter/trace"
 )
-
-// healthAndVia reads the --health flags (health.go), then --via, whose
-// usage depends on them (viaUsage).
-func (o *options) healthAndVia() (linkhealth.Options, bool, trace.LinkRef, error) {
-	hopts, health, err := o.health.options()
-	if err != nil || o.via == "" {
-		return hopts, health, trace.LinkRef{}, err
-	}
-	l, err := o.viaUsage(health)
-	if err != nil {
-		err = fmt.Errorf("%w; see ibtracer --help", err)
-	}
-	return hopts, health, l, err
-}
-
-// viaUsage reads --via: the link end it names (its node by GUID or by
-// name, resolved once the paths are traced: resolveVia), and whether the
-// rest of the command line goes with it. Without a destination --via
-// traces --all: the blast radius of a link is over every destination.
-func (o *options) viaUsage(health bool) (trace.LinkRef, error) {
-	l, err := trace.ParseLinkRef(o.via)
-	if err != nil {
-		return l, fmt.Errorf("--via %w", err)
-	}
-	switch {
-	case o.mlid != "":
-		return l, fmt.Errorf("--via does not combine with -m (a multicast path is not a destination's route)")
-	case o.lmcAll:
-		return l, fmt.Errorf("--via does not combine with --lmc-all; give the LIDs with -l")
-	case health:
-		return l, fmt.Errorf("--via does not combine with --health; check the link's destinations with --health -l LID")
-	}
-	if len(o.positional)+len(o.lids)+len(o.gids)+len(o.guids)+len(o.nodes) == 0 {
-		o.all = true
-	}
-	return l, nil
-}
 
 // resolveVia turns --via's node into a GUID: a GUID as written; a name
 // (a node-name-map name, or a node description) must be the name of

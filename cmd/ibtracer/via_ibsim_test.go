@@ -107,15 +107,7 @@ func TestViaEqualsIbtracertOnIbsim(t *testing.T) {
 	sort.Strings(check)
 	compared, sizes := 0, map[int]int{}
 	for _, end := range check {
-		out, errOut, code := runCLI(t, fab, src, "--validate=off", "--format=json", "--via", end)
-		var v jsonVia
-		if err := json.Unmarshal([]byte(out), &v); err != nil || code != 0 {
-			t.Fatalf("--via %s: exit %d %v\n%s%s", end, code, err, out, errOut)
-		}
-		got := map[uint16]int{}
-		for _, c := range v.Crossing {
-			got[c.DLID] = c.Hop
-		}
+		v, got := viaOnIbsim(t, fab, src, end)
 		if v.Traced != cas || len(v.Undetermined) != 0 || fmt.Sprint(got) != fmt.Sprint(want[end]) {
 			t.Fatalf("--via %s: traced %d (%d undetermined), DLID->hop %v; ibtracert's routes: %v", end, v.Traced, len(v.Undetermined), got, want[end])
 		}
@@ -132,15 +124,7 @@ func TestViaEqualsIbtracertOnIbsim(t *testing.T) {
 		g, port, _ := strings.Cut(end, ":")
 		if desc := descOf[g]; strings.HasPrefix(desc, "S") && byName < 3 {
 			named := desc + ":" + port
-			out, errOut, code := runCLI(t, fab, src, "--validate=off", "--format=json", "--via", named)
-			var v jsonVia
-			if err := json.Unmarshal([]byte(out), &v); err != nil || code != 0 {
-				t.Fatalf("--via %s: exit %d %v\n%s%s", named, code, err, out, errOut)
-			}
-			got := map[uint16]int{}
-			for _, c := range v.Crossing {
-				got[c.DLID] = c.Hop
-			}
+			v, got := viaOnIbsim(t, fab, src, named)
 			if v.Link != end || fmt.Sprint(got) != fmt.Sprint(want[end]) {
 				t.Fatalf("--via %s: link %s, DLID->hop %v; ibtracert's routes over %s: %v", named, v.Link, got, end, want[end])
 			}
@@ -152,4 +136,20 @@ func TestViaEqualsIbtracertOnIbsim(t *testing.T) {
 	}
 	t.Logf("%d link ends of %d seen (%d also by name): --via's destinations and hops == ibtracert's routes over %d CA LIDs; blast radius size -> link ends: %v",
 		compared, len(want), byName, cas, sizes)
+}
+
+// viaOnIbsim runs `ibtracer --via end` from src as JSON, and returns it
+// with the hop of each DLID that crosses the link end.
+func viaOnIbsim(t *testing.T, fab *ibsimtest.Fabric, src, end string) (jsonVia, map[uint16]int) {
+	t.Helper()
+	out, errOut, code := runCLI(t, fab, src, "--validate=off", "--format=json", "--via", end)
+	var v jsonVia
+	if err := json.Unmarshal([]byte(out), &v); err != nil || code != 0 {
+		t.Fatalf("--via %s: exit %d %v\n%s%s", end, code, err, out, errOut)
+	}
+	got := map[uint16]int{}
+	for _, c := range v.Crossing {
+		got[c.DLID] = c.Hop
+	}
+	return v, got
 }

@@ -2,10 +2,14 @@ package config
 
 import (
 	"fmt"
+	"math"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
+	"github.com/ibtracer/ibtracer_exporter/internal/nodenamemap"
+	"github.com/ibtracer/ibtracer_exporter/trace"
 )
 
 // badFunc makes a configuration error at a line of the file, for a field.
@@ -19,8 +23,8 @@ func errorsIn(file string) badFunc {
 }
 
 // defaults fills in what the file leaves out and validates what it says,
-// one part at a time, each by its own method, and reads the node-name map
-// (nodenames.go), which the discover selectors need. The first error wins.
+// one part at a time, each by its own method, and reads the node-name map,
+// which the discover selectors need. The first error wins.
 func (c *Config) defaults(file string) error {
 	bad := errorsIn(file)
 	for _, step := range []func() error{
@@ -105,7 +109,7 @@ func (a *AgentConfig) check(bad badFunc, line int) error {
 	return nil
 }
 
-// checkLifetimes: validate (validate.go), share_validation,
+// checkLifetimes: validate (checkValidate), share_validation,
 // agent_support_ttl and resolve_ttl.
 func (c *Config) checkLifetimes(bad badFunc) error {
 	if err := c.checkValidate(bad); err != nil {
@@ -123,6 +127,90 @@ func (c *Config) checkLifetimes(bad badFunc) error {
 	c.ResolveTTL = orDuration(c.ResolveTTL, DefaultResolveTTL)
 	if *c.ResolveTTL < 0 {
 		return bad(c.line("resolve_ttl"), "resolve_ttl", "must not be negative")
+	}
+	return nil
+}
+
+// checkValidate defaults and validates the validate key: who validates
+// each hop (docs/architecture.md, "The life of a trace", step 5), with
+// ibtracer's --validate values, read by trace.ParseValidate. The key once
+// took true or false; those keep their meaning: false asks nobody (off),
+// true was the default and is the default now, auto.
+func (c *Config) checkValidate(bad badFunc) error {
+	switch s := strings.ToLower(string(c.Validate)); s {
+	case "true":
+		c.Validate = trace.ValidateAuto
+	case "false":
+		c.Validate = trace.ValidateOff
+	default:
+		m, err := trace.ParseValidate(s) // "": auto
+		if err != nil { // the file's message, which names the old booleans too
+			return bad(c.line("validate"), "validate", "%q: want auto, agent, sma or off (true is auto, false is off)", string(c.Validate))
+		}
+		c.Validate = m
+	}
+	return nil
+}
+
+// checkDiscovery defaults and validates the discovery key: how a trace
+// learns the path (smp, sa or auto, the file's default), read by
+// trace.ParseDiscovery; the file's error names the line and the key.
+func (c *Config) checkDiscovery(bad badFunc) error {
+	d, err := trace.ParseDiscovery(strings.ToLower(string(c.Discovery))) // "": auto
+	if err != nil {
+		return bad(c.line("discovery"), "discovery", "%q: want smp, sa or auto", string(c.Discovery))
+	}
+	c.Discovery = d
+	return nil
+}
+
+// loadNodeNames reads node_name_map, when set, into NodeNames; a relative
+// path is relative to the configuration file.
+func (c *Config) loadNodeNames(file string, bad badFunc) error {
+	if c.NodeNameMap == "" {
+		return nil
+	}
+	p := c.NodeNameMap
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(filepath.Dir(file), p)
+	}
+	m, err := nodenamemap.Load(p)
+	if err != nil {
+		return bad(c.line("node_name_map"), "node_name_map", "%v", err)
+	}
+	c.NodeNames = m
+	return nil
+}
+
+// checkDestinations defaults and validates every destination; names
+// must be unique.
+func (c *Config) checkDestinations(bad badFunc) error {
+	names := map[string]int{}
+	for i := range c.Destinations {
+		if err := c.Destinations[i].check(i, names, c.Interval, bad); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkFleet validates mad_rate, mad_rate_per_target and discover.
+func (c *Config) checkFleet(bad badFunc) error {
+	for _, r := range []struct {
+		key string
+		v   float64
+	}{{"mad_rate", c.MADRate}, {"mad_rate_per_target", c.MADRatePerTarget}} {
+		if r.v < 0 || math.IsNaN(r.v) || math.IsInf(r.v, 0) || r.v > 1e6 {
+			return bad(c.line(r.key), r.key, "%v: want MADs per second between 0 (no limit) and 1000000", r.v)
+		}
+	}
+	if c.MADRate > 0 && c.MADRatePerTarget > c.MADRate {
+		return bad(c.line("mad_rate_per_target"), "mad_rate_per_target", "%v is above mad_rate (%v)", c.MADRatePerTarget, c.MADRate)
+	}
+	for i := range c.Discover {
+		if err := c.Discover[i].check(i, c.NodeNames, c.Interval, bad); err != nil {
+			return err
+		}
 	}
 	return nil
 }

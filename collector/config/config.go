@@ -58,7 +58,7 @@ type Config struct {
 	// destinations' phases (collector.Exporter.SetSeed).
 	JitterSeed string `yaml:"jitter_seed"`
 	// Validate is who validates each hop: auto, agent, sma or off
-	// (validate.go; the file's old true and false are auto and off).
+	// (checkValidate; the file's old true and false are auto and off).
 	Validate        trace.ValidateMode `yaml:"validate"`
 	ShareValidation *Duration          `yaml:"share_validation"`
 	AgentSupportTTL *Duration          `yaml:"agent_support_ttl"`
@@ -66,8 +66,9 @@ type Config struct {
 	// NodeNameMap is an OFED node-name-map file (internal/nodenamemap);
 	// a relative path is relative to the configuration file.
 	NodeNameMap string `yaml:"node_name_map"`
-	// Discovery is how traces learn the path: smp, sa or auto (paths.go).
-	Discovery string `yaml:"discovery"`
+	// Discovery is how traces learn the path: smp, sa or auto (the
+	// default; checkDiscovery).
+	Discovery trace.Discovery `yaml:"discovery"`
 	// NodeNames is NodeNameMap read: node GUID to site name (nil: none).
 	NodeNames nodenamemap.Map `yaml:"-"`
 	// Fleet scale (fleet.go): MADs per second, and discovered destinations.
@@ -87,32 +88,6 @@ type AgentConfig struct {
 	RatePerSource float64 `yaml:"rate_per_source"`
 	Burst         float64 `yaml:"burst"`
 	Hostname      string  `yaml:"hostname"`
-}
-
-// Destination is one traced destination.
-type Destination struct {
-	Name     string            `yaml:"name"`
-	LID      uint16            `yaml:"lid"`
-	GID      string            `yaml:"gid"`
-	GUID     string            `yaml:"guid"`
-	Node     string            `yaml:"node"`
-	Port     int               `yaml:"port"` // with node: which port; default its first active one
-	Interval Duration          `yaml:"interval"`
-	Labels   map[string]string `yaml:"labels"`
-	// Paths is "one" (the default: the LID given) or "all" (every LID of
-	// the port's LMC range; paths.go).
-	Paths string `yaml:"paths"`
-	// Hops: per-hop and path-detail series (default true; false for
-	// discovered destinations unless their selector says so).
-	Hops *bool `yaml:"hops"`
-	// MLID makes it a multicast destination: the path over the MFTs of
-	// this multicast LID from this node to the member lid: (mlid.go).
-	MLID  uint16 `yaml:"mlid"`
-	line  int
-	lines map[string]int
-	// gid and guid are GID and GUID parsed, once, by validation.
-	gid  ibmad.GID
-	guid ibmad.GUID
 }
 
 // Duration is a time.Duration written as "30s", "1m".
@@ -226,26 +201,18 @@ func keyLines(m *yaml.Node) map[string]int {
 	return lines
 }
 
-// line returns the line of a top-level key, or 1.
 // has says whether the file sets a top-level key.
 func (c *Config) has(key string) bool {
 	_, ok := c.lines[key]
 	return ok
 }
 
+// line returns the line of a top-level key, or 1.
 func (c *Config) line(key string) int {
 	if l, ok := c.lines[key]; ok {
 		return l
 	}
 	return 1
-}
-
-// keyLine returns the line of a destination's key, or the destination's.
-func (d *Destination) keyLine(key string) int {
-	if l, ok := d.lines[key]; ok {
-		return l
-	}
-	return d.line
 }
 
 var labelNameRe = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)

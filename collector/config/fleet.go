@@ -2,7 +2,6 @@ package config
 
 import (
 	"fmt"
-	"math"
 	"regexp"
 	"slices"
 	"strings"
@@ -10,10 +9,6 @@ import (
 
 	"go.yaml.in/yaml/v3"
 )
-
-// HopSeries reports whether the destination exports its per-hop and
-// path-detail series (hops:, default true).
-func (d Destination) HopSeries() bool { return d.Hops == nil || *d.Hops }
 
 // Discovery defaults and bounds.
 const (
@@ -89,27 +84,6 @@ func (s *Selector) keyLine(key string) int {
 		return l
 	}
 	return s.line
-}
-
-// checkFleet validates mad_rate, mad_rate_per_target and discover.
-func (c *Config) checkFleet(bad badFunc) error {
-	for _, r := range []struct {
-		key string
-		v   float64
-	}{{"mad_rate", c.MADRate}, {"mad_rate_per_target", c.MADRatePerTarget}} {
-		if r.v < 0 || math.IsNaN(r.v) || math.IsInf(r.v, 0) || r.v > 1e6 {
-			return bad(c.line(r.key), r.key, "%v: want MADs per second between 0 (no limit) and 1000000", r.v)
-		}
-	}
-	if c.MADRate > 0 && c.MADRatePerTarget > c.MADRate {
-		return bad(c.line("mad_rate_per_target"), "mad_rate_per_target", "%v is above mad_rate (%v)", c.MADRatePerTarget, c.MADRate)
-	}
-	for i := range c.Discover {
-		if err := c.Discover[i].check(i, c.NodeNames, c.Interval, bad); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // check defaults and validates selector i; names is the node-name map,

@@ -2,8 +2,12 @@ package config
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 	"sort"
+	"strconv"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/ibtracer/ibtracer_exporter/linkhealth"
 )
@@ -33,7 +37,7 @@ type HealthConfig struct {
 	ThresholdFile string `yaml:"threshold_file"`
 	// XmitWaitLimit makes a link congested when an end's PortXmitWait
 	// rose by this share of the interval's ticks (0.05: 5 %); unset, no
-	// link is judged congested (congestion.go).
+	// link is judged congested (Share).
 	XmitWaitLimit Share `yaml:"xmit_wait_limit"`
 	// XmitWaitTickSymbols is a PortXmitWait tick in symbol times
 	// (PortSamplesControl Tick + 1); 0: linkhealth's default, 8.
@@ -41,6 +45,23 @@ type HealthConfig struct {
 
 	// Options is the section read (Enabled false: health off).
 	Options linkhealth.Options `yaml:"-"`
+}
+
+// Share is a share of a whole, written 0.05 for 5 %: health's
+// xmit_wait_limit, the share of an interval's ticks a link end may wait
+// to transmit before the link is congested (docs/metrics.md,
+// "Congestion").
+type Share float64
+
+// UnmarshalYAML reads a share: a number above 0 and at most 1.
+func (s *Share) UnmarshalYAML(n *yaml.Node) error {
+	v, err := strconv.ParseFloat(n.Value, 64)
+	if n.Kind != yaml.ScalarNode || err != nil || math.IsNaN(v) || v <= 0 || v > 1 {
+		return fmt.Errorf("line %d: health.xmit_wait_limit: %q is not a share above 0 and at most 1 (0.05 is 5%% of the interval)",
+			n.Line, n.Value)
+	}
+	*s = Share(v)
+	return nil
 }
 
 // LinkExpect is the expected width and speed of one kind of link.

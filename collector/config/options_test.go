@@ -12,32 +12,32 @@ import (
 
 // TestTraceOptionsMeanings: the one translation gives every knob the
 // meaning the file documents: 0 retries is no retry, a 0 lifetime keeps
-// nothing (trace.Off), and a key left out is the default.
+// nothing, and a key left out is the default.
 func TestTraceOptionsMeanings(t *testing.T) {
 	for _, tc := range []struct {
 		yml  string
 		want func(o trace.Options) bool
 	}{
 		{"", func(o trace.Options) bool {
-			return o.Retries == DefaultRetries && !o.NoRetry && o.Timeout == DefaultTimeout &&
-				o.ResolveTTL == DefaultResolveTTL && o.ShareValidation == DefaultShareValidation &&
-				o.SARecordTTL == DefaultShareValidation && o.ShareFacts == DefaultShareValidation && o.SupportTTL == DefaultAgentSupportTTL &&
-				o.OUI == ibmad.OUIOpenIB && !o.NoValidate && o.Discovery == trace.DiscoveryAuto && !o.SLFixed
+			return *o.Retries == DefaultRetries && o.Timeout == DefaultTimeout &&
+				*o.ResolveTTL == DefaultResolveTTL && o.ShareValidation == DefaultShareValidation &&
+				*o.SARecordTTL == DefaultShareValidation && o.ShareFacts == DefaultShareValidation && o.SupportTTL == DefaultAgentSupportTTL &&
+				o.OUI == ibmad.OUIOpenIB && o.Validate != trace.ValidateOff && o.Discovery == trace.DiscoveryAuto && !o.SL.Fixed()
 		}},
 		// sl: given, even 0, wins over a PathRecord's SL.
-		{"sl: 0\n", func(o trace.Options) bool { return o.SL == 0 && o.SLFixed }},
-		{"retries: 0\n", func(o trace.Options) bool { return o.NoRetry }},
-		{"retries: 3\n", func(o trace.Options) bool { return o.Retries == 3 && !o.NoRetry }},
-		{"resolve_ttl: 0s\n", func(o trace.Options) bool { return o.ResolveTTL == trace.Off }},
-		{"resolve_ttl: 5s\n", func(o trace.Options) bool { return o.ResolveTTL == 5*time.Second }},
+		{"sl: 0\n", func(o trace.Options) bool { return o.SL == trace.FixedSL(0) }},
+		{"retries: 0\n", func(o trace.Options) bool { return *o.Retries == 0 }},
+		{"retries: 3\n", func(o trace.Options) bool { return *o.Retries == 3 }},
+		{"resolve_ttl: 0s\n", func(o trace.Options) bool { return *o.ResolveTTL == 0 }},
+		{"resolve_ttl: 5s\n", func(o trace.Options) bool { return *o.ResolveTTL == 5*time.Second }},
 		{"share_validation: 0s\n", func(o trace.Options) bool {
-			return o.ShareValidation == trace.Off && o.SARecordTTL == trace.Off && o.ShareFacts == trace.Off
+			return o.ShareValidation == 0 && *o.SARecordTTL == 0 && o.ShareFacts == 0
 		}},
 		{"share_validation: 1m\n", func(o trace.Options) bool {
-			return o.ShareValidation == time.Minute && o.SARecordTTL == time.Minute && o.ShareFacts == time.Minute
+			return o.ShareValidation == time.Minute && *o.SARecordTTL == time.Minute && o.ShareFacts == time.Minute
 		}},
 		{"agent_support_ttl: 5m\nvalidate: false\ndiscovery: sa\nsl: 3\ntimeout: 20ms\n", func(o trace.Options) bool {
-			return o.SupportTTL == 5*time.Minute && o.NoValidate && o.Discovery == trace.DiscoverySA && o.SL == 3 && o.SLFixed &&
+			return o.SupportTTL == 5*time.Minute && o.Validate == trace.ValidateOff && o.Discovery == trace.DiscoverySA && o.SL == trace.FixedSL(3) &&
 				o.Timeout == 20*time.Millisecond
 		}},
 	} {

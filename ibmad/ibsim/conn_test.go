@@ -100,7 +100,7 @@ func TestRequestsReachAnAcceptingClient(t *testing.T) {
 	dst, _ := agentTr.Port()
 	ask := func(class ibmad.MgmtClass, oui ibmad.OUI) (*ibmad.Response, error) {
 		v := ibmad.NewVendorGet(class, oui, ibmad.AttrSourceRoute, 0)
-		req := &ibmad.Request{Addr: ibmad.GSIAddress(dst.LID, 0), Retries: -1}
+		req := &ibmad.Request{Addr: ibmad.GSIAddress(dst.LID, 0), NoRetry: true}
 		_ = v.MarshalTo(req.MAD[:])
 		var resp ibmad.Response
 		err := e.Do(context.Background(), req, &resp)
@@ -130,7 +130,7 @@ func TestRequestsReachAnAcceptingClient(t *testing.T) {
 	// A node with no client at all: ibsim bounces the request at once.
 	other, _ := fab.Dial("hostC", false).Port()
 	v := ibmad.NewVendorGet(ibmad.ClassIBTracer, ibmad.OUIOpenIB, ibmad.AttrClassPortInfo, 0)
-	req := &ibmad.Request{Addr: ibmad.GSIAddress(other.LID+100, 0), Retries: -1}
+	req := &ibmad.Request{Addr: ibmad.GSIAddress(other.LID+100, 0), NoRetry: true}
 	_ = v.MarshalTo(req.MAD[:])
 	start := time.Now()
 	if err := e.Do(context.Background(), req, &ibmad.Response{}); !errors.Is(err, ibmad.ErrTimeout) || time.Since(start) > 500*time.Millisecond {

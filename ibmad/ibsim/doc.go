@@ -5,9 +5,24 @@
 // inspect, without LD_PRELOAD: a pure-Go program's syscalls cannot be
 // intercepted by libumad2sim.
 //
+// Attach to a node of a running ibsim as the stock tools under
+// libumad2sim would, and run an engine on it:
+//
+//	o := ibsim.OptionsFromEnv() // IBSIM_SOCKNAME, IBSIM_SERVER_NAME, SIM_HOST
+//	o.Node = "H0-0"
+//	tr, err := ibsim.Dial(o)
+//	if err != nil {
+//		return err
+//	}
+//	e := ibmad.NewEngine(tr, ibmad.Options{})
+//	defer e.Close() // closes tr
+//
+// Set Options.AcceptRequests to serve unsolicited requests (Engine.Handle):
+// ibsim delivers them only to the one client per node that asks.
+//
 // Protocol (docs/protocol.md, "Serving the simulated fabric over ibsim's
-// sockets", which describes both sides): a control
-// socket and a data socket, both datagram sockets in the abstract Unix
+// sockets", which describes both sides): a control socket and a data
+// socket, both datagram sockets in the abstract Unix
 // namespace named from IBSIM_SOCKNAME (default "sim"), or UDP when
 // IBSIM_SERVER_NAME is set. Control messages (struct sim_ctl, 80 bytes)
 // connect, query node and port data, and disconnect; data messages (struct
@@ -28,15 +43,4 @@
 // are not a whole request, and requests of classes nobody registered
 // (answered here with 0x000C, as the kernel would), come back from Recv as
 // *ibmad.DropError so that the engine counts them.
-//
-// What each file holds:
-//   - conn.go: Options (OptionsFromEnv), Transport and Dial: the sockets
-//     (abstract Unix or UDP), the control calls (connect, the node's
-//     data), NodeName, ClientID and Close.
-//   - io.go: the ibmad.Transport methods: Register, Port, Send and Recv
-//     (whole requests only, unregistered classes answered and dropped).
-//   - wire.go: struct sim_ctl and struct sim_request, marshalled and
-//     unmarshalled with the layouts of ibmad/ibsim/simwire.
-//   - connect_unix.go, connect_other.go: connectFD, the socket's connect
-//     on Unix systems, and its refusal elsewhere.
 package ibsim

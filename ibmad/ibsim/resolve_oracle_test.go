@@ -36,7 +36,7 @@ func TestOracleResolveEqualsIbnetdiscover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tracer := trace.New(e, trace.Options{Timeout: 2 * time.Second, NoValidate: true, ResolveTTL: trace.Off})
+	tracer := trace.New(e, trace.Options{Timeout: 2 * time.Second, Validate: trace.ValidateOff, ResolveTTL: new(time.Duration(0))})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	check := func(d trace.Destination, desc string, num uint8) {

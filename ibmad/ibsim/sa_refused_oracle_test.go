@@ -23,7 +23,7 @@ func refusedGetTable(t *testing.T, tr ibmad.Transport) ibmad.MAD {
 	if err != nil || local.SMLID == 0 {
 		t.Fatalf("port %+v: %v", local, err)
 	}
-	req := &ibmad.Request{Addr: sa.Address(local), Retries: -1}
+	req := &ibmad.Request{Addr: sa.Address(local), NoRetry: true}
 	g := ibmad.NewSAGet(ibmad.AttrClassPortInfo, 0)
 	g.Method = ibmad.MethodGetTable
 	_ = g.MarshalTo(req.MAD[:])

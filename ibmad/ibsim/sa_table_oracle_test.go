@@ -193,20 +193,20 @@ func TestOracleSATablesEqualSaquery(t *testing.T) {
 	nrs, err := sa.NodeRecords(ctx, e, sm)
 	truncatedOK("NodeRecords", err)
 	sameSet(t, "NR", keys(nrs, nrKey), keysOf(saRecords(query("NR"), "NodeRecord dump:"), nrKeyOf))
-	pirs, err := sa.PortInfoRecords(ctx, e, sm, 0)
+	pirs, err := sa.Table(ctx, e, sm, ibmad.AttrPortInfoRecord, 0, ibmad.PortInfoRecord{})
 	truncatedOK("PortInfoRecords", err)
 	sameSet(t, "PIR", keys(pirs, pirKey), keysOf(saRecords(query("PIR"), "PortInfoRecord dump:"), pirKeyOf))
-	lrs, err := sa.LinkRecords(ctx, e, sm, 0)
+	lrs, err := sa.Table(ctx, e, sm, ibmad.AttrLinkRecord, 0, ibmad.LinkRecord{})
 	if err != nil {
 		t.Fatalf("LinkRecords: %v", err) // 16 records of 8 bytes: one whole MAD
 	}
 	sameSet(t, "LR", keys(lrs, lrKey), keysOf(saRecords(query("LR"), "LinkRecord dump:"), lrKeyOf))
-	lfts, err := sa.LFTRecords(ctx, e, sm, 0)
+	lfts, err := sa.Table(ctx, e, sm, ibmad.AttrLFTRecord, 0, ibmad.LFTRecord{})
 	if err != nil {
 		t.Fatalf("LFTRecords: %v", err)
 	}
 	sameSet(t, "LFTR", keys(lfts, lftKey), keysOf(saRecords(query("LFTR"), "LFT Record dump:"), lftKeyOf))
-	swirs, err := sa.SwitchInfoRecords(ctx, e, sm)
+	swirs, err := sa.Table(ctx, e, sm, ibmad.AttrSwitchInfoRecord, 0, ibmad.SwitchInfoRecord{})
 	if err != nil {
 		t.Fatalf("SwitchInfoRecords: %v", err)
 	}
@@ -279,7 +279,7 @@ func readNamed(t *testing.T, ctx context.Context, e *ibmad.Engine, sm ibmad.Addr
 		return fmt.Sprintf("LID %d?", lid)
 	}
 	node := func(lid uint16) string { return strings.Split(name(lid), "/")[0] }
-	lrs, err := sa.LinkRecords(ctx, e, sm, 0)
+	lrs, err := sa.Table(ctx, e, sm, ibmad.AttrLinkRecord, 0, ibmad.LinkRecord{})
 	if err != nil {
 		t.Fatalf("LinkRecords: %v", err)
 	}
@@ -320,7 +320,7 @@ func readNamed(t *testing.T, ctx context.Context, e *ibmad.Engine, sm ibmad.Addr
 			if !sw {
 				continue
 			}
-			blocks, err := sa.LFTRecords(ctx, e, sm, lid)
+			blocks, err := sa.Table(ctx, e, sm, ibmad.AttrLFTRecord, ibmad.LFTRCompLID, ibmad.LFTRecord{LID: lid})
 			if err != nil {
 				t.Fatalf("LFTRecords %d: %v", lid, err)
 			}
@@ -343,7 +343,7 @@ func readNamed(t *testing.T, ctx context.Context, e *ibmad.Engine, sm ibmad.Addr
 			}
 		}
 	}
-	swirs, err := sa.SwitchInfoRecords(ctx, e, sm)
+	swirs, err := sa.Table(ctx, e, sm, ibmad.AttrSwitchInfoRecord, 0, ibmad.SwitchInfoRecord{})
 	if err != nil {
 		t.Fatalf("SwitchInfoRecords: %v", err)
 	}
@@ -395,7 +395,7 @@ func TestOracleSimSATablesEqualOpenSM(t *testing.T) {
 	if err != nil || len(nrs) != len(got.nodes) {
 		t.Errorf("sim NodeRecords table: %d, %v; one by one %d", len(nrs), err, len(got.nodes))
 	}
-	pirs, err := sa.PortInfoRecords(ctx, simE, sm, 0)
+	pirs, err := sa.Table(ctx, simE, sm, ibmad.AttrPortInfoRecord, 0, ibmad.PortInfoRecord{})
 	found := 0
 	for _, p := range got.ports {
 		if !strings.HasSuffix(p, " none") {

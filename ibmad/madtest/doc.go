@@ -6,9 +6,13 @@
 // the oracle tests compare with topology files and stock tools. No product
 // code imports it.
 //
-// What each file holds:
-//   - madtest.go: Transport (New, Inject, Registrations), Func, the answer
-//     the test scripts, and Echo.
-//   - discover.go: Walk and Subnet (Node, Link), the directed-route
-//     discovery; Get, one SMP Get on a path; PortLIDs, every port's LID.
+// A test scripts the fabric in a function of the packet sent, and runs
+// the code under test on an engine over it:
+//
+//	tr := madtest.New(madtest.Echo) // every request answered with itself
+//	e := ibmad.NewEngine(tr, ibmad.Options{})
+//	defer e.Close()
+//
+// Transport.Inject delivers a packet as if it had arrived (a request for
+// a handler, a forged answer); Transport.Sent counts what was sent.
 package madtest

@@ -1,21 +1,28 @@
-// Package sa reads the subnet administrator's tables: a GetTable of any
-// record (reassembled from RMPP by ibmad.Engine.GetTable) and typed
-// helpers for the records the tracer uses: NodeRecord, PortInfoRecord,
-// LinkRecord, LinearForwardingTableRecord and SwitchInfoRecord
-// (docs/protocol.md, "RMPP"; docs/architecture.md).
+// Package sa asks the subnet administrator (SA) for its records
+// (docs/protocol.md, "SA queries", "SA tables (GetTable and RMPP)" and
+// "SA-only discovery").
 //
-// On ibsim the SA's answers are cut to their first MAD (libumad2sim does
-// not segment): a table helper then returns the records of that MAD and
-// an error wrapping ibmad.ErrTableTruncated. The one-record helpers
-// (NodeRecordOf, LFTRecord, PortInfoRecord, LinkRecordFrom) always fit
-// one MAD.
+// Every function takes a Sender, which an *ibmad.Engine is, and the SA's
+// address, which Address reads from the local port (its SM LID and SL).
+// A caller that must set every request's timeout and retries, or count
+// the MADs it sends, as the tracer does for each trace, passes its own
+// Sender.
 //
-// What each file holds:
-//   - sa.go: Address (the SM's GSI address), IsNoRecords, GetTable and Get
-//     (raw records), the generic decoding of a table, and one helper per
-//     record kind (NodeRecords, NodeRecordOf, PortInfoRecords,
-//     PortInfoRecord, LinkRecords, LinkRecordFrom, LFTRecord, LFTRecords,
-//     SwitchInfoRecords).
-//   - mcmember.go: MCMemberRecord and Join, an SA Set that joins (or
-//     creates) a multicast group.
+// One record is asked with a SubnAdmGet, which the SA answers in one
+// MAD: NodeRecordOf, PortInfoRecord, LinkRecordFrom and LFTRecord, or Get
+// for any attribute. A whole table is asked with a SubnAdmGetTable,
+// reassembled from RMPP by the engine: NodeRecords, Table for any record
+// type, or GetTable for the raw records.
+//
+// An SA that has no record answers with a status: the error wraps an
+// *ibmad.StatusError, and IsNoRecords tells "no such record" from the
+// rest. On ibsim the SA's tables are cut to their first MAD (libumad2sim
+// does not segment): the table functions then return the records of that
+// MAD and an error wrapping ibmad.ErrTableTruncated.
+//
+//	port, _ := transport.Port()
+//	recs, err := sa.NodeRecords(ctx, engine, sa.Address(port))
+//
+// ExampleNodeRecords reads the NodeRecord table of an in-process
+// simulated fabric (ibmad/sim).
 package sa

@@ -8,6 +8,14 @@ import (
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 )
 
+// Sender sends the SA's MADs: an *ibmad.Engine, or a caller's own that
+// sets every request's timeout and retries and counts what it sends (the
+// tracer's walks count their MADs so).
+type Sender interface {
+	Do(ctx context.Context, req *ibmad.Request, resp *ibmad.Response) error
+	GetTable(ctx context.Context, req *ibmad.Request, tr ibmad.TableRequest) (*ibmad.Table, error)
+}
+
 // Address returns the SA's address as a port knows it (SMLID, SMSL).
 func Address(p ibmad.PortAttributes) ibmad.Address { return ibmad.GSIAddress(p.SMLID, p.SMSL) }
 
@@ -20,7 +28,7 @@ func IsNoRecords(err error) bool {
 // GetTable asks the SA at sm for every record of attr that matches the
 // components of template selected by mask, and returns them reassembled.
 // template is the record's wire form (nil: all zero).
-func GetTable(ctx context.Context, e *ibmad.Engine, sm ibmad.Address, attr ibmad.AttrID, mask uint64, template []byte) (*ibmad.Table, error) {
+func GetTable(ctx context.Context, s Sender, sm ibmad.Address, attr ibmad.AttrID, mask uint64, template []byte) (*ibmad.Table, error) {
 	q := ibmad.NewSAGet(attr, mask)
 	q.Method = ibmad.MethodGetTable
 	copy(q.Data[:], template)
@@ -28,14 +36,14 @@ func GetTable(ctx context.Context, e *ibmad.Engine, sm ibmad.Address, attr ibmad
 	if err := q.MarshalTo(req.MAD[:]); err != nil {
 		return nil, err
 	}
-	return e.GetTable(ctx, req, ibmad.TableRequest{})
+	return s.GetTable(ctx, req, ibmad.TableRequest{})
 }
 
 // Get asks the SA at sm for the one record of attr that matches template
 // under mask and returns its data (200 bytes, the record first). No
 // match and several matches are *ibmad.StatusError (IsNoRecords, and
 // SA status TooManyRecords).
-func Get(ctx context.Context, e *ibmad.Engine, sm ibmad.Address, attr ibmad.AttrID, mask uint64, template []byte) ([]byte, error) {
+func Get(ctx context.Context, s Sender, sm ibmad.Address, attr ibmad.AttrID, mask uint64, template []byte) ([]byte, error) {
 	q := ibmad.NewSAGet(attr, mask)
 	copy(q.Data[:], template)
 	req := &ibmad.Request{Addr: sm}
@@ -43,7 +51,7 @@ func Get(ctx context.Context, e *ibmad.Engine, sm ibmad.Address, attr ibmad.Attr
 		return nil, err
 	}
 	var resp ibmad.Response
-	if err := e.Do(ctx, req, &resp); err != nil {
+	if err := s.Do(ctx, req, &resp); err != nil {
 		return nil, err
 	}
 	if st := resp.MAD.Status(); st != 0 {
@@ -77,18 +85,23 @@ func decode[T any, P codec[T]](t *ibmad.Table, size int, terr error) ([]T, error
 	return out, terr
 }
 
-func table[T any, P codec[T]](ctx context.Context, e *ibmad.Engine, sm ibmad.Address, attr ibmad.AttrID, size int, mask uint64, tmpl []byte) ([]T, error) {
-	t, err := GetTable(ctx, e, sm, attr, mask, tmpl)
-	if err != nil && !errors.Is(err, ibmad.ErrTableTruncated) {
-		return nil, err
-	}
-	return decode[T, P](t, size, err)
-}
-
 // record is a record type's codec both ways: a template out, a record in.
 type record[T any] interface {
 	codec[T]
 	MarshalBinary() ([]byte, error)
+}
+
+// Table asks the SA at sm for every record of attr that matches tmpl
+// under mask (0: every record) and returns them decoded. A table cut
+// short (ibsim's: ErrTableTruncated) is returned with the records it
+// holds.
+func Table[T any, P record[T]](ctx context.Context, s Sender, sm ibmad.Address, attr ibmad.AttrID, mask uint64, tmpl T) ([]T, error) {
+	b := wire[T, P](tmpl)
+	t, err := GetTable(ctx, s, sm, attr, mask, b)
+	if err != nil && !errors.Is(err, ibmad.ErrTableTruncated) {
+		return nil, err
+	}
+	return decode[T, P](t, len(b), err)
 }
 
 // wire returns tmpl's wire form.
@@ -99,74 +112,39 @@ func wire[T any, P record[T]](tmpl T) []byte {
 
 // one asks the SA at sm for the one record of attr that matches tmpl
 // under mask.
-func one[T any, P record[T]](ctx context.Context, e *ibmad.Engine, sm ibmad.Address, attr ibmad.AttrID, mask uint64, tmpl T) (T, error) {
+func one[T any, P record[T]](ctx context.Context, s Sender, sm ibmad.Address, attr ibmad.AttrID, mask uint64, tmpl T) (T, error) {
 	var r T
-	data, err := Get(ctx, e, sm, attr, mask, wire[T, P](tmpl))
+	data, err := Get(ctx, s, sm, attr, mask, wire[T, P](tmpl))
 	if err != nil {
 		return r, err
 	}
 	return r, P(&r).UnmarshalBinary(data)
 }
 
-// compIf returns comp when the caller named a LID (lid is not 0): a
-// table of that LID's records; no component otherwise: every record.
-func compIf(lid uint16, comp uint64) uint64 {
-	if lid != 0 {
-		return comp
-	}
-	return 0
-}
-
 // NodeRecords returns every NodeRecord: one per switch and one per CA
 // port with a LID.
-func NodeRecords(ctx context.Context, e *ibmad.Engine, sm ibmad.Address) ([]ibmad.NodeRecord, error) {
-	return table[ibmad.NodeRecord](ctx, e, sm, ibmad.AttrNodeRecord, ibmad.NodeRecordSize, 0, nil)
+func NodeRecords(ctx context.Context, s Sender, sm ibmad.Address) ([]ibmad.NodeRecord, error) {
+	return Table(ctx, s, sm, ibmad.AttrNodeRecord, 0, ibmad.NodeRecord{})
 }
 
 // NodeRecordOf returns the NodeRecord of the port with LID lid (one
 // record: a switch's, or a CA port's).
-func NodeRecordOf(ctx context.Context, e *ibmad.Engine, sm ibmad.Address, lid uint16) (ibmad.NodeRecord, error) {
-	return one(ctx, e, sm, ibmad.AttrNodeRecord, ibmad.NRCompLID, ibmad.NodeRecord{LID: lid})
-}
-
-// PortInfoRecords returns the PortInfoRecords of the port with LID lid
-// (a switch: all its ports), or of every port when lid is 0.
-func PortInfoRecords(ctx context.Context, e *ibmad.Engine, sm ibmad.Address, lid uint16) ([]ibmad.PortInfoRecord, error) {
-	return table[ibmad.PortInfoRecord](ctx, e, sm, ibmad.AttrPortInfoRecord, ibmad.PortInfoRecordSize,
-		compIf(lid, ibmad.PIRCompLID), wire(ibmad.PortInfoRecord{LID: lid}))
+func NodeRecordOf(ctx context.Context, s Sender, sm ibmad.Address, lid uint16) (ibmad.NodeRecord, error) {
+	return one(ctx, s, sm, ibmad.AttrNodeRecord, ibmad.NRCompLID, ibmad.NodeRecord{LID: lid})
 }
 
 // PortInfoRecord returns the PortInfoRecord of port port at LID lid.
-func PortInfoRecord(ctx context.Context, e *ibmad.Engine, sm ibmad.Address, lid uint16, port uint8) (ibmad.PortInfoRecord, error) {
-	return one(ctx, e, sm, ibmad.AttrPortInfoRecord, ibmad.PIRCompLID|ibmad.PIRCompPortNum, ibmad.PortInfoRecord{LID: lid, PortNum: port})
-}
-
-// LinkRecords returns every LinkRecord (both directions of each link), or
-// those leaving LID fromLID when it is not 0.
-func LinkRecords(ctx context.Context, e *ibmad.Engine, sm ibmad.Address, fromLID uint16) ([]ibmad.LinkRecord, error) {
-	return table[ibmad.LinkRecord](ctx, e, sm, ibmad.AttrLinkRecord, ibmad.LinkRecordSize,
-		compIf(fromLID, ibmad.LRCompFromLID), wire(ibmad.LinkRecord{FromLID: fromLID}))
+func PortInfoRecord(ctx context.Context, s Sender, sm ibmad.Address, lid uint16, port uint8) (ibmad.PortInfoRecord, error) {
+	return one(ctx, s, sm, ibmad.AttrPortInfoRecord, ibmad.PIRCompLID|ibmad.PIRCompPortNum, ibmad.PortInfoRecord{LID: lid, PortNum: port})
 }
 
 // LinkRecordFrom returns the link leaving port port of LID lid.
-func LinkRecordFrom(ctx context.Context, e *ibmad.Engine, sm ibmad.Address, lid uint16, port uint8) (ibmad.LinkRecord, error) {
-	return one(ctx, e, sm, ibmad.AttrLinkRecord, ibmad.LRCompFromLID|ibmad.LRCompFromPort, ibmad.LinkRecord{FromLID: lid, FromPort: port})
+func LinkRecordFrom(ctx context.Context, s Sender, sm ibmad.Address, lid uint16, port uint8) (ibmad.LinkRecord, error) {
+	return one(ctx, s, sm, ibmad.AttrLinkRecord, ibmad.LRCompFromLID|ibmad.LRCompFromPort, ibmad.LinkRecord{FromLID: lid, FromPort: port})
 }
 
 // LFTRecord returns block block of the linear forwarding table of the
 // switch with LID switchLID.
-func LFTRecord(ctx context.Context, e *ibmad.Engine, sm ibmad.Address, switchLID uint16, block uint16) (ibmad.LFTRecord, error) {
-	return one(ctx, e, sm, ibmad.AttrLFTRecord, ibmad.LFTRCompLID|ibmad.LFTRCompBlock, ibmad.LFTRecord{LID: switchLID, Block: block})
-}
-
-// LFTRecords returns every block of the switch with LID switchLID, or of
-// every switch when switchLID is 0.
-func LFTRecords(ctx context.Context, e *ibmad.Engine, sm ibmad.Address, switchLID uint16) ([]ibmad.LFTRecord, error) {
-	return table[ibmad.LFTRecord](ctx, e, sm, ibmad.AttrLFTRecord, ibmad.LFTRecordSize,
-		compIf(switchLID, ibmad.LFTRCompLID), wire(ibmad.LFTRecord{LID: switchLID}))
-}
-
-// SwitchInfoRecords returns the SwitchInfoRecord of every switch.
-func SwitchInfoRecords(ctx context.Context, e *ibmad.Engine, sm ibmad.Address) ([]ibmad.SwitchInfoRecord, error) {
-	return table[ibmad.SwitchInfoRecord](ctx, e, sm, ibmad.AttrSwitchInfoRecord, ibmad.SwitchInfoRecordSize, 0, nil)
+func LFTRecord(ctx context.Context, s Sender, sm ibmad.Address, switchLID uint16, block uint16) (ibmad.LFTRecord, error) {
+	return one(ctx, s, sm, ibmad.AttrLFTRecord, ibmad.LFTRCompLID|ibmad.LFTRCompBlock, ibmad.LFTRecord{LID: switchLID, Block: block})
 }

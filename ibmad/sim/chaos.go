@@ -64,18 +64,21 @@ type repair struct {
 	fn  func()
 }
 
-// Chaos breaks the fabric now and then until ctx ends, for demonstrations
-// (the exporter's --sim.faults), on the routes of the source node: a
-// switch whose data plane diverges from its forwarding table for another
-// switch's LID, so that the validation MAD to that switch arrives by
-// another port than the tables say (docs/protocol.md, "The expected
-// ingress ports"); a lossy link; a switch whose agent cannot tell the
-// ingress port; a switch whose agent stops answering (as an overloaded
-// or rate-limited one); a link that goes down (and is re-routed around, as an SM
-// sweep would). Every fault is repaired after a while; when ctx ends,
-// Chaos repairs what is still broken and returns. Faults and repairs run
-// on the caller's goroutine, on one schedule: nothing sleeps elsewhere.
-func (f *Fabric) Chaos(ctx context.Context, o ChaosOptions) {
+// chaos is one run of Fabric.Chaos: the faults it puts in on the source
+// node's routes, one kind after the other, and their repairs.
+type chaos struct {
+	f        *Fabric
+	o        ChaosOptions
+	src      *Node   // the node the tracer runs on
+	switches []*Node // the targets: every switch but the source's own
+	now      time.Duration
+	pending  []repair // by due time
+	kind     int      // of the next fault
+}
+
+// newChaos prepares a run of Chaos with o, or returns nil when the fabric
+// has no source node or no switch to break.
+func newChaos(f *Fabric, o ChaosOptions) *chaos {
 	if o.Rand == nil {
 		o.Rand = rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
 	}
@@ -85,7 +88,7 @@ func (f *Fabric) Chaos(ctx context.Context, o ChaosOptions) {
 	if o.Wait == nil {
 		o.Wait = waitTimer
 	}
-	src := f.chaosSource(o.Source)
+	src := chaosSource(f, o.Source)
 	var switches []*Node
 	for _, n := range f.Nodes() {
 		if n.IsSwitch() && n != src && !(src != nil && !src.IsSwitch() && attachedTo(src, n)) {
@@ -93,58 +96,67 @@ func (f *Fabric) Chaos(ctx context.Context, o ChaosOptions) {
 		}
 	}
 	if src == nil || len(switches) == 0 {
-		return
+		return nil
 	}
-	defer f.healthFaults(src, o.Log, time.Now)() // standing path-health faults (health_chaos.go)
+	return &chaos{f: f, o: o, src: src, switches: switches}
+}
+
+// run injects faults and repairs them on one schedule until ctx ends,
+// then repairs what is still broken.
+func (c *chaos) run(ctx context.Context) {
+	o := c.o
+	defer c.standingFaults(time.Now)()
 	rng := o.Rand
-	var now time.Duration
-	var pending []repair
 	nextFault := chaosFirst + time.Duration(rng.IntN(chaosGapSpread/2))*time.Second
-	kind := 0
 	defer func() {
-		for _, r := range pending {
+		for _, r := range c.pending {
 			r.fn()
 			o.Log("sim fault repaired at shutdown: "+r.msg, r.kv...)
 		}
 	}()
 	for {
 		next := nextFault
-		if len(pending) > 0 && pending[0].at < next {
-			next = pending[0].at
+		if len(c.pending) > 0 && c.pending[0].at < next {
+			next = c.pending[0].at
 		}
-		if !o.Wait(ctx, next-now) {
+		if !o.Wait(ctx, next-c.now) {
 			return
 		}
-		now = next
-		for len(pending) > 0 && pending[0].at <= now {
-			r := pending[0]
-			pending = pending[1:]
+		c.now = next
+		for len(c.pending) > 0 && c.pending[0].at <= c.now {
+			r := c.pending[0]
+			c.pending = c.pending[1:]
 			r.fn()
 			o.Log("sim fault repaired: "+r.msg, r.kv...)
 		}
-		if now < nextFault {
+		if c.now < nextFault {
 			continue
 		}
-		nextFault = now + chaosMinGap + time.Duration(rng.IntN(chaosGapSpread))*time.Second
-		// A kind that finds nothing to break on a few targets (no parallel
-		// link up, a target already broken) gives way to the next one.
-		for tries := 0; tries < chaosTargetTries*faultKinds; tries++ {
-			r, ok := f.injectFault(kind, rng, src, switches, o.Log)
-			if ok || tries%chaosTargetTries == chaosTargetTries-1 {
-				kind = (kind + 1) % faultKinds
-			}
-			if ok {
-				r.at += now
-				pending = append(pending, r)
-				sort.SliceStable(pending, func(i, j int) bool { return pending[i].at < pending[j].at })
-				break
-			}
+		nextFault = c.now + chaosMinGap + time.Duration(rng.IntN(chaosGapSpread))*time.Second
+		c.injectNext()
+	}
+}
+
+// injectNext puts in one fault, of the next kind that finds something to
+// break: a kind that finds nothing on a few targets (no parallel link up,
+// a target already broken) gives way to the next one.
+func (c *chaos) injectNext() {
+	for tries := 0; tries < chaosTargetTries*faultKinds; tries++ {
+		r, ok := c.inject(c.kind)
+		if ok || tries%chaosTargetTries == chaosTargetTries-1 {
+			c.kind = (c.kind + 1) % faultKinds
+		}
+		if ok {
+			r.at += c.now
+			c.pending = append(c.pending, r)
+			sort.SliceStable(c.pending, func(i, j int) bool { return c.pending[i].at < c.pending[j].at })
+			return
 		}
 	}
 }
 
 // chaosSource returns the named node, or the first CA.
-func (f *Fabric) chaosSource(name string) *Node {
+func chaosSource(f *Fabric, name string) *Node {
 	if name != "" {
 		return f.byName[name]
 	}
@@ -175,8 +187,9 @@ type link struct {
 }
 
 // route follows the programmed forwarding tables (what SMPs read, not
-// the data plane) from src to the node that owns lid.
-func (f *Fabric) route(src *Node, lid uint16) []link {
+// the data plane) from the source to the node that owns lid.
+func (c *chaos) route(lid uint16) []link {
+	f, src := c.f, c.src
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	var out []link
@@ -228,7 +241,7 @@ func switchFault(flag *atomic.Bool, target *Node, at time.Duration, logMsg, msg 
 
 // ingressHide makes target unable to tell the ingress port of what it is
 // asked: its agents answer port 0, and its SMA answers LID-routed SMPs
-// with LocalPortNum 0, as ibsim's switches do (sma_localport.go), so that
+// with LocalPortNum 0, as ibsim's switches do (sma.go), so that
 // the fault shows as ingress_unknown whoever validates the switch (on a
 // real fabric, its SMA). The repair restores both.
 func ingressHide(target *Node, log func(string, ...any)) (repair, bool) {
@@ -243,13 +256,14 @@ func ingressHide(target *Node, log func(string, ...any)) (repair, bool) {
 	return r, true
 }
 
-// injectFault applies one fault of the kind on the source's route to a
+// inject applies one fault of the kind on the source's route to a
 // random switch and returns its repair, with the delay after which it is
 // due.
-func (f *Fabric) injectFault(kind int, rng *rand.Rand, src *Node, switches []*Node, log func(string, ...any)) (repair, bool) {
-	target := switches[rng.IntN(len(switches))]
+func (c *chaos) inject(kind int) (repair, bool) {
+	f, rng, log := c.f, c.o.Rand, c.o.Log
+	target := c.switches[rng.IntN(len(c.switches))]
 	lid := target.Ports[0].LID
-	rt := f.route(src, lid)
+	rt := c.route(lid)
 	if len(rt) < 2 { // the source's own link, then at least one between switches
 		return repair{}, false
 	}
@@ -309,5 +323,73 @@ func waitTimer(ctx context.Context, d time.Duration) bool {
 		return false
 	case <-t.C:
 		return true
+	}
+}
+
+// healthErrorRate is the rate at which the demo's error fault makes a
+// port's symbol and receive errors climb.
+const healthErrorRate = 2.0 // per second
+
+// standingFaults applies, for Chaos, the standing path-health faults the
+// demo shows (docs/runbook.md, "Path health"): on the switch of the
+// source node (the source itself if it is a switch), its first
+// inter-switch link trains at 1X and its last at SDR, and the port of
+// another CA on it counts errors at healthErrorRate. They stay for the
+// whole run, apart from the random schedule, and are logged as "sim
+// health fault"; the returned function repairs them.
+func (c *chaos) standingFaults(now func() time.Time) func() {
+	f, src, log := c.f, c.src, c.o.Log
+	sw := src
+	if src != nil && !src.IsSwitch() {
+		sw = nil
+		for _, p := range src.Ports[1:] {
+			if p.Remote != nil && p.Remote.Node.IsSwitch() {
+				sw = p.Remote.Node
+				break
+			}
+		}
+	}
+	if sw == nil {
+		return func() {}
+	}
+	first := src
+	var up, hosts []int
+	for _, p := range sw.Ports[1:] {
+		switch {
+		case p.Remote == nil:
+		case p.Remote.Node.IsSwitch():
+			up = append(up, int(p.Num))
+		case p.Remote.Node != first:
+			hosts = append(hosts, int(p.Num))
+		}
+	}
+	var undo []func()
+	if len(up) > 0 {
+		if f.SetLinkWidth(sw.Name, up[0], true) == nil {
+			log("sim health fault: link trained at 1X, could be 4X", "switch", sw.Name, "port", up[0])
+			undo = append(undo, func() { _ = f.SetLinkWidth(sw.Name, up[0], false) })
+		}
+	}
+	if len(up) > 1 {
+		last := up[len(up)-1]
+		if f.SetLinkSpeed(sw.Name, last, true) == nil {
+			log("sim health fault: link at SDR, could be QDR", "switch", sw.Name, "port", last)
+			undo = append(undo, func() { _ = f.SetLinkSpeed(sw.Name, last, false) })
+		}
+	}
+	if len(hosts) > 0 {
+		p := hosts[len(hosts)-1]
+		if f.SetErrorRate(sw.Name, p, healthErrorRate, now) == nil {
+			log("sim health fault: symbol and receive errors climbing", "switch", sw.Name, "port", p, "per_second", healthErrorRate)
+			undo = append(undo, func() { _ = f.SetErrorRate(sw.Name, p, 0, now) })
+		}
+	}
+	return func() {
+		for _, u := range undo {
+			u()
+		}
+		if len(undo) > 0 {
+			log("sim health faults repaired")
+		}
 	}
 }

@@ -185,3 +185,41 @@ func TestChaosFaultsOutlastTheRules(t *testing.T) {
 		}
 	}
 }
+
+// TestChaosHealthFaults: Chaos puts the standing health faults in force
+// for its whole run and repairs them when it ends.
+func TestChaosHealthFaults(t *testing.T) {
+	f := chaosFabric(t)
+	var logged []string
+	inForce := map[string]bool{}
+	waits := 0
+	wait := func(ctx context.Context, d time.Duration) bool {
+		if waits == 0 {
+			for _, n := range f.Nodes() {
+				for _, p := range n.Ports {
+					if p != nil && p.training.Load() != nil {
+						inForce["training"] = true
+					}
+					if p != nil && p.ctr.climb.Load() != nil {
+						inForce["climb"] = true
+					}
+				}
+			}
+		}
+		waits++
+		return waits < 3
+	}
+	f.Chaos(context.Background(), ChaosOptions{Rand: rand.New(rand.NewPCG(1, 2)), Wait: wait,
+		Log: func(msg string, kv ...any) { logged = append(logged, msg) }})
+	all := strings.Join(logged, "\n")
+	if !inForce["training"] || !inForce["climb"] || strings.Count(all, "sim health fault:") != 3 {
+		t.Fatalf("in force %v, logged:\n%s", inForce, all)
+	}
+	for _, n := range f.Nodes() {
+		for _, p := range n.Ports {
+			if p != nil && (p.training.Load() != nil || p.ctr.climb.Load() != nil) {
+				t.Fatalf("%s[%d] still faulted after Chaos", n.Name, p.Num)
+			}
+		}
+	}
+}

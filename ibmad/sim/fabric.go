@@ -33,7 +33,7 @@ type Options struct {
 	GIDPrefix uint64
 	// SwitchLocalPortZero makes every switch's SMA answer LocalPortNum 0
 	// to LID-routed SMPs, as ibsim does; default: the port the SMP arrived
-	// on, as real switches do (sma_localport.go; per switch:
+	// on, as real switches do (sma.go; per switch:
 	// SetSwitchLocalPortZero).
 	SwitchLocalPortZero bool
 }
@@ -56,12 +56,11 @@ type Fabric struct {
 	nextHiTID atomic.Uint32
 	mads      atomic.Uint64 // MADs injected, for tests and benchmarks
 
-	smpMode   atomic.Int32              // fault: only the SM node may send SMPs (smpfirewall.go)
-	saRefusal atomic.Pointer[SARefusal] // fault: what the SA refuses (sa_refusal.go)
-	rmpp      rmppSessions              // the SA's GetTable transfers (sa_rmpp.go)
-	qos       qosState                  // PathRecord SL and GRH fields, unusable SLs (pathqos.go)
-	mc        mcastState                // the switches' multicast forwarding tables (mcast.go)
-	routers   []*Router                 // to other subnets (router.go), guarded by mu
+	smpMode atomic.Int32    // fault: only the SM node may send SMPs (forward.go)
+	drops   dataPlaneDrops  // SLs the switches drop, MADs dropped for SL or DGID (forward.go)
+	sa      subnetAdmin     // the SA at the SM node (sa.go)
+	mc      multicastTables // the switches' multicast forwarding tables (multicast.go)
+	routers []*Router       // to other subnets (router.go), guarded by mu
 }
 
 // Node is a simulated CA, switch or router.
@@ -81,11 +80,11 @@ type Node struct {
 	lft      []uint8
 	override map[uint16]uint8 // data plane entries that differ from lft
 
-	silent     atomic.Bool              // fault: the node answers nothing
-	hideIn     atomic.Bool              // fault: its agents cannot tell the ingress port (chaos.go)
-	muteAgents atomic.Bool              // fault: its agents (and the kernel for them) answer nothing (chaos.go)
-	pma        atomic.Pointer[pmaFault] // fault: what the PMA answers (health_faults.go)
-	localPort  atomic.Int32             // LocalPortNum of LID-routed SMPs at a switch (sma_localport.go)
+	silent     atomic.Bool  // fault: the node answers nothing
+	hideIn     atomic.Bool  // fault: its agents cannot tell the ingress port (chaos.go)
+	muteAgents atomic.Bool  // fault: its agents (and the kernel for them) answer nothing (chaos.go)
+	localPort  atomic.Int32 // LocalPortNum of LID-routed SMPs at a switch (sma.go)
+	pma        pmaAgent     // its PMA and what is wrong with it (pma.go)
 	transports atomic.Pointer[[]*Transport]
 }
 
@@ -101,18 +100,8 @@ type Port struct {
 	Phys   ibmad.PhysState
 
 	dropPPM  atomic.Uint32                // fault: parts per million of MADs dropped on egress
-	training atomic.Pointer[LinkTraining] // fault: trained below capability (health_faults.go)
-	ctr      portCounters
-}
-
-type atomicU64 = atomic.Uint64
-
-type portCounters struct {
-	xmitPkts, rcvPkts, xmitData, rcvData             atomic.Uint64
-	xmitDiscards, rcvErrors, linkDowned, switchRelay atomic.Uint64
-	symbolErrors                                     atomic.Uint64
-	climb                                            atomic.Pointer[errorClimb] // fault (health_faults.go)
-	cong                                             congestion                 // fault: transmit waits (congestion.go)
+	training atomic.Pointer[LinkTraining] // fault: trained below capability (sma.go)
+	ctr      portCounters                 // what its PMA counts (counters.go)
 }
 
 // NumPorts returns the number of external ports.
@@ -156,12 +145,14 @@ func New(t *Topology, opts Options) (*Fabric, error) {
 		byGUID:   make(map[ibmad.GUID]*Node, len(t.Nodes)),
 		portGUID: make(map[ibmad.GUID]*Port, len(t.Nodes)*2),
 	}
+	f.sa.f = f
 	f.rng.Store(opts.Seed*0x9E3779B97F4A7C15 + 1)
 	guids := map[ibmad.NodeType]uint64{ibmad.NodeTypeCA: caGUIDBase, ibmad.NodeTypeSwitch: switchGUIDBase,
 		ibmad.NodeTypeRouter: routerGUIDBase}
 	for _, ns := range t.Nodes {
 		n := &Node{f: f, Name: ns.Name, Desc: ns.Desc, Type: ns.Type, GUID: ns.GUID,
 			VendorID: ns.VendorID, DeviceID: ns.DeviceID, swIdx: -1}
+		n.pma.node = n
 		if n.Desc == "" {
 			n.Desc = n.Name
 		}
@@ -238,57 +229,6 @@ func New(t *Topology, opts Options) (*Fabric, error) {
 	f.assignLIDs()
 	f.computeRoutes()
 	return f, nil
-}
-
-// assignLIDs gives every switch one LID (port 0) and every linked CA port
-// an aligned block of 2^LMC LIDs, in topology order.
-func (f *Fabric) assignLIDs() {
-	next := uint16(1)
-	block := uint16(1) << f.opts.LMC
-	for _, n := range f.nodes {
-		if n.IsSwitch() {
-			n.Ports[0].LID, n.Ports[0].LMC = next, 0
-			next++
-			continue
-		}
-		for _, p := range n.Ports[1:] {
-			if p.Remote == nil {
-				continue
-			}
-			if r := next % block; r != 0 {
-				next += block - r
-			}
-			p.LID, p.LMC = next, f.opts.LMC
-			next += block
-		}
-	}
-	f.rebuildLIDTable()
-}
-
-func (f *Fabric) rebuildLIDTable() {
-	var maxLID uint16
-	for _, n := range f.nodes {
-		for _, p := range n.Ports {
-			if p.LID != 0 {
-				if _, hi := p.LIDRange(); hi > maxLID {
-					maxLID = hi
-				}
-			}
-		}
-	}
-	f.maxLID = maxLID
-	f.lids = make([]*Port, int(maxLID)+1)
-	for _, n := range f.nodes {
-		for _, p := range n.Ports {
-			if p.LID == 0 {
-				continue
-			}
-			lo, hi := p.LIDRange()
-			for l := int(lo); l <= int(hi); l++ {
-				f.lids[l] = p
-			}
-		}
-	}
 }
 
 // Node returns the node named name, or nil.
@@ -379,4 +319,65 @@ func (f *Fabric) random() uint32 {
 	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
 	z = (z ^ (z >> 27)) * 0x94D049BB133111EB
 	return uint32(z ^ (z >> 31))
+}
+
+// Attach opens a transport at port of node name. Port 0 picks port 0 of a
+// switch, or the first linked port of a CA. Several transports may be
+// attached to one node; responses reach the one whose request it was, by
+// the upper 32 bits of the TID, as the kernel routes them.
+func (f *Fabric) Attach(name string, port int) (*Transport, error) {
+	n := f.byName[name]
+	if n == nil {
+		return nil, fmt.Errorf("sim: no node %q in the fabric", name)
+	}
+	if port < 0 || port > n.NumPorts() {
+		return nil, fmt.Errorf("sim: node %q has no port %d (1..%d)", name, port, n.NumPorts())
+	}
+	var p *Port
+	switch {
+	case n.IsSwitch():
+		p = n.Ports[0]
+	case port == 0:
+		for _, q := range n.Ports[1:] {
+			if q.Remote != nil {
+				p = q
+				break
+			}
+		}
+		if p == nil {
+			p = n.Ports[1]
+		}
+	default:
+		p = n.Ports[port]
+	}
+	t := &Transport{f: f, node: n, port: p, hiTID: f.nextHiTID.Add(1),
+		ready: make(chan struct{}, 1), closed: make(chan struct{})}
+	t.pool.New = func() any { return new(ibmad.Packet) }
+	n.attach(t)
+	return t, nil
+}
+
+// port returns port of node name, which a fault names.
+func (f *Fabric) port(name string, port int) (*Port, error) {
+	n := f.byName[name]
+	if n == nil {
+		return nil, fmt.Errorf("sim: no node %q", name)
+	}
+	if port < 0 || port > n.NumPorts() || (port == 0 && !n.IsSwitch()) {
+		return nil, fmt.Errorf("sim: node %q has no port %d", name, port)
+	}
+	return n.Ports[port], nil
+}
+
+// switchEgress checks that name is a switch and port one of its ports
+// (or LFTNoRoute), as a forwarding entry needs.
+func (f *Fabric) switchEgress(name string, port uint8) (*Node, error) {
+	n := f.byName[name]
+	if n == nil || !n.IsSwitch() {
+		return nil, fmt.Errorf("sim: %q is not a switch", name)
+	}
+	if int(port) > n.NumPorts() && port != ibmad.LFTNoRoute {
+		return nil, fmt.Errorf("sim: switch %q has no port %d", name, port)
+	}
+	return n, nil
 }

@@ -1,34 +1,17 @@
 package sim
 
 import (
+	"context"
 	"fmt"
+	"time"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 )
 
-func (f *Fabric) port(name string, port int) (*Port, error) {
-	n := f.byName[name]
-	if n == nil {
-		return nil, fmt.Errorf("sim: no node %q", name)
-	}
-	if port < 0 || port > n.NumPorts() || (port == 0 && !n.IsSwitch()) {
-		return nil, fmt.Errorf("sim: node %q has no port %d", name, port)
-	}
-	return n.Ports[port], nil
-}
-
-// switchEgress checks that name is a switch and port one of its ports
-// (or LFTNoRoute), as a forwarding entry needs.
-func (f *Fabric) switchEgress(name string, port uint8) (*Node, error) {
-	n := f.byName[name]
-	if n == nil || !n.IsSwitch() {
-		return nil, fmt.Errorf("sim: %q is not a switch", name)
-	}
-	if int(port) > n.NumPorts() && port != ibmad.LFTNoRoute {
-		return nil, fmt.Errorf("sim: switch %q has no port %d", name, port)
-	}
-	return n, nil
-}
+// The faults a test or the demo puts in a running fabric, and Chaos,
+// which puts them in on a schedule. Each says what it breaks and how to
+// repair it; the state each changes belongs to the part it breaks (a
+// port, a node's SMA or PMA, the SA, the data plane).
 
 // SetDropRate makes the link leaving port of node drop a fraction rate
 // (0..1) of the MADs it carries, counted as receive and symbol errors at
@@ -163,4 +146,204 @@ func (f *Fabric) SetLFTEntry(name string, lid uint16, port uint8) error {
 	}
 	n.lft[lid] = port
 	return nil
+}
+
+// SetSwitchLocalPortZero makes switch name's SMA answer LocalPortNum 0 to
+// LID-routed SMPs, as ibsim's do (zero), or the port they arrived on, as
+// real switches do (!zero), whatever Options.SwitchLocalPortZero says for
+// the rest of the fabric.
+func (f *Fabric) SetSwitchLocalPortZero(name string, zero bool) error {
+	n := f.byName[name]
+	if n == nil || !n.IsSwitch() {
+		return fmt.Errorf("sim: %q is not a switch", name)
+	}
+	if zero {
+		n.localPort.Store(localPortZero)
+	} else {
+		n.localPort.Store(localPortReal)
+	}
+	return nil
+}
+
+// SetLinkTraining makes the link at port of node (both ends) report tr;
+// nil restores the default.
+func (f *Fabric) SetLinkTraining(name string, port int, tr *LinkTraining) error {
+	p, err := f.port(name, port)
+	if err != nil {
+		return err
+	}
+	if p.Remote == nil {
+		return fmt.Errorf("sim: %s[%d] is not cabled", name, port)
+	}
+	p.training.Store(tr)
+	p.Remote.training.Store(tr)
+	return nil
+}
+
+// SetLinkWidth makes the link at port of node train at 1X although both
+// ends support 4X (iblinkinfo: "Could be 4X"); false restores it.
+func (f *Fabric) SetLinkWidth(name string, port int, degraded bool) error {
+	return f.degradeLink(name, port, degraded, func(tr *LinkTraining) { tr.WidthActive = 1 })
+}
+
+// SetLinkSpeed makes the link at port of node run at SDR although both
+// ends support QDR; false restores it.
+func (f *Fabric) SetLinkSpeed(name string, port int, degraded bool) error {
+	return f.degradeLink(name, port, degraded, func(tr *LinkTraining) { tr.SpeedActive = 1 })
+}
+
+// degradeLink trains the link at port of node as the default training
+// changed by degrade; not degraded, it restores the link.
+func (f *Fabric) degradeLink(name string, port int, degraded bool, degrade func(*LinkTraining)) error {
+	if !degraded {
+		return f.SetLinkTraining(name, port, nil)
+	}
+	tr := defaultTraining
+	degrade(&tr)
+	return f.SetLinkTraining(name, port, &tr)
+}
+
+// SetErrorRate makes the symbol and receive errors of port of node climb
+// by perSecond, on clock now (nil: time.Now); 0 stops the climb (the
+// counters keep what they reached).
+func (f *Fabric) SetErrorRate(name string, port int, perSecond float64, now func() time.Time) error {
+	p, err := f.port(name, port)
+	if err != nil {
+		return err
+	}
+	if perSecond < 0 {
+		return fmt.Errorf("sim: error rate %g is negative", perSecond)
+	}
+	if now == nil {
+		now = time.Now
+	}
+	p.ctr.setErrorRate(perSecond, now)
+	return nil
+}
+
+// SetXmitWaitRate makes port of node congested: its PortXmitWait, and
+// VL0's PortVLXmitWait, climb by ticksPerSecond on clock now (nil:
+// time.Now); 0 stops the climb (the counters keep what they reached).
+func (f *Fabric) SetXmitWaitRate(name string, port int, ticksPerSecond float64, now func() time.Time) error {
+	return f.SetVLXmitWaitRate(name, port, 0, ticksPerSecond, now)
+}
+
+// SetVLXmitWaitRate is SetXmitWaitRate with the waits on VL vl (0-15).
+func (f *Fabric) SetVLXmitWaitRate(name string, port, vl int, ticksPerSecond float64, now func() time.Time) error {
+	p, err := f.port(name, port)
+	if err != nil {
+		return err
+	}
+	if ticksPerSecond < 0 {
+		return fmt.Errorf("sim: transmit wait rate %g is negative", ticksPerSecond)
+	}
+	if vl < 0 || vl >= ibmad.NumVLs {
+		return fmt.Errorf("sim: VL %d is not 0-%d", vl, ibmad.NumVLs-1)
+	}
+	if now == nil {
+		now = time.Now
+	}
+	p.ctr.cong.setRate(vl, ticksPerSecond, now)
+	return nil
+}
+
+// SetPMAStatus makes node's PMA answer every request with status st (0:
+// answer normally again).
+func (f *Fabric) SetPMAStatus(name string, st ibmad.Status) error {
+	return f.setPMAFault(name, func(p *pmaFault) { p.status = st })
+}
+
+// SetPMALegacy makes node's PMA advertise no PortCountersExtended, as
+// older HCAs and ibsim do: only the 8-, 16- and 32-bit PortCounters,
+// which saturate.
+func (f *Fabric) SetPMALegacy(name string, legacy bool) error {
+	return f.setPMAFault(name, func(p *pmaFault) { p.legacy = legacy })
+}
+
+// SetPMANoVLXmitWait makes node's PMA answer PortVLXmitWaitCounters with
+// an unsupported-attribute status, as a PMA without the optional
+// attribute does (false: answer it again).
+func (f *Fabric) SetPMANoVLXmitWait(name string, off bool) error {
+	return f.setPMAFault(name, func(p *pmaFault) { p.noVLWait = off })
+}
+
+// SetPMAMisanswer makes node's PMA answer as m says (nil: as asked).
+func (f *Fabric) SetPMAMisanswer(name string, m *PMAMisanswer) error {
+	if n := f.byName[name]; n != nil && m != nil {
+		for _, p := range m.Ports {
+			if int(p) > n.NumPorts() {
+				return fmt.Errorf("sim: %s has no port %d", name, p)
+			}
+		}
+	}
+	return f.setPMAFault(name, func(p *pmaFault) { p.misanswer = m })
+}
+
+func (f *Fabric) setPMAFault(name string, set func(*pmaFault)) error {
+	n := f.byName[name]
+	if n == nil {
+		return fmt.Errorf("sim: no node %q", name)
+	}
+	n.pma.setFault(set)
+	return nil
+}
+
+// SetSARefusal sets what the SA refuses from now on (the zero value:
+// nothing).
+func (f *Fabric) SetSARefusal(r SARefusal) { f.sa.refusal.Store(&r) }
+
+// SetSMPFirewall turns on (or off) the fault of a fabric where an
+// ordinary node's HCA refuses to send any SMP: every SMP request
+// (directed-route or LID-routed) from any node but the SM node is dropped.
+func (f *Fabric) SetSMPFirewall(on bool) { f.setSMPMode(on, smpFirewall) }
+
+// SetSMPMKeyProtect turns on (or off) the fault of a fabric whose nodes
+// are M_Key protected against everyone but the SM: a node's SMPs to
+// itself (a directed route of no hops) are answered, every other SMP
+// from a node but the SM node is dropped.
+func (f *Fabric) SetSMPMKeyProtect(on bool) { f.setSMPMode(on, smpMKeyProtect) }
+
+func (f *Fabric) setSMPMode(on bool, mode int32) {
+	if on {
+		f.smpMode.Store(mode)
+	} else {
+		f.smpMode.Store(smpOpen)
+	}
+}
+
+// SetSLUnusable makes the switches drop every LID-routed GMP sent on sl
+// (as a switch whose SL-to-VL table maps sl to VL15 discards it), or
+// carry it again. SMPs travel on VL15 whatever their SL and are never
+// dropped for it.
+func (f *Fabric) SetSLUnusable(sl uint8, unusable bool) {
+	f.drops.mu.Lock()
+	f.drops.unusable[sl&0xf] = unusable
+	f.drops.mu.Unlock()
+}
+
+// QoSDrops counts the MADs dropped for an unusable SL or for a GRH whose
+// DGID is not the receiving port's GID.
+func (f *Fabric) QoSDrops() uint64 {
+	f.drops.mu.RLock()
+	defer f.drops.mu.RUnlock()
+	return f.drops.dropped
+}
+
+// Chaos breaks the fabric now and then until ctx ends, for demonstrations
+// (the exporter's --sim.faults), on the routes of the source node: a
+// switch whose data plane diverges from its forwarding table for another
+// switch's LID, so that the validation MAD to that switch arrives by
+// another port than the tables say (docs/protocol.md, "The expected
+// ingress ports"); a lossy link; a switch whose agent cannot tell the
+// ingress port; a switch whose agent stops answering (as an overloaded
+// or rate-limited one); a link that goes down (and is re-routed around, as an SM
+// sweep would). Besides, it puts in standing path-health faults for the
+// whole run (chaos.go). Every fault is repaired after a while; when ctx
+// ends, Chaos repairs what is still broken and returns. Faults and
+// repairs run on the caller's goroutine, on one schedule: nothing sleeps
+// elsewhere.
+func (f *Fabric) Chaos(ctx context.Context, o ChaosOptions) {
+	if c := newChaos(f, o); c != nil {
+		c.run(ctx)
+	}
 }

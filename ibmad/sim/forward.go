@@ -2,6 +2,7 @@ package sim
 
 import (
 	"encoding/binary"
+	"sync"
 	"time"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
@@ -92,11 +93,48 @@ func (f *Fabric) sendDR(t *Transport, p *ibmad.Packet, tid uint64) {
 	*r = ibmad.Packet{Addr: ibmad.DRAddress(), MAD: *m}
 	rm := &r.MAD
 	rm.SetTID(tid)
-	f.sma(node, in, rm)
+	node.answerSMP(in, rm)
 	rm[4] |= 0x80 // D bit: on its way back (IBA 14.2.2)
 	rm[6] = byte(hops)
 	copy(rm[192:256], rpath[:])
 	f.deliver(t, r, 2*hops)
+}
+
+// deliverResponse hands response p from t, which reached node through
+// port in after hops links, to the transport there whose request it
+// answers (by the upper 32 bits of tid); slid is the port it leaves from.
+func (f *Fabric) deliverResponse(t *Transport, p *ibmad.Packet, tid uint64, slid uint16, node *Node, in *Port, hops int) {
+	dst := node.transportByHiTID(uint32(tid >> 32))
+	if dst == nil {
+		return
+	}
+	r := dst.packet()
+	*r = ibmad.Packet{MAD: p.MAD, Addr: ibmad.Address{LID: slid, QPN: p.Addr.QPN, QKey: p.Addr.QKey, SL: p.Addr.SL,
+		PKeyIndex: p.Addr.PKeyIndex}, InPort: in.Num, InPortKnown: true}
+	f.carryGRH(&r.Addr, &p.Addr, t.port)
+	f.deliver(dst, r, hops)
+}
+
+// deliverToAgent hands request p from t, which reached node through port
+// in after hops links, to the first transport there registered for it,
+// and reports whether there was one.
+func (f *Fabric) deliverToAgent(t *Transport, p *ibmad.Packet, tid uint64, slid uint16, node *Node, in *Port, hops int) bool {
+	for _, dst := range node.transportList() {
+		if !dst.accepts(&p.MAD) {
+			continue
+		}
+		r := dst.packet()
+		*r = ibmad.Packet{MAD: p.MAD, Addr: ibmad.Address{LID: slid, QPN: ibmad.QP1, QKey: ibmad.QP1QKey,
+			SL: p.Addr.SL, PKeyIndex: p.Addr.PKeyIndex}, InPort: in.Num, InPortKnown: !node.hideIn.Load()}
+		f.carryGRH(&r.Addr, &p.Addr, t.port)
+		r.MAD.SetTID(tid)
+		if in != dst.port && !node.IsSwitch() {
+			dst.askedThrough(tid, in.LID)
+		}
+		f.deliver(dst, r, hops)
+		return true
+	}
+	return false
 }
 
 // lidRoute forwards a LID-routed MAD from port from toward dlid through the
@@ -163,51 +201,35 @@ func (f *Fabric) sendLID(t *Transport, p *ibmad.Packet, tid uint64, isResp bool)
 		slid = t.answerFrom(tid)
 	}
 	node, in, hops, ok := f.lidRoute(t.port, p.Addr.LID)
-	if !ok || node.silent.Load() || !f.admits(&p.Addr, hops, node, in, p.MAD.MgmtClass().IsSMP()) { // pathqos.go
+	if !ok || node.silent.Load() || !f.admits(&p.Addr, hops, node, in, p.MAD.MgmtClass().IsSMP()) {
 		return
 	}
 	m := &p.MAD
 	if isResp {
-		dst := node.transportByHiTID(uint32(tid >> 32))
-		if dst == nil {
-			return
-		}
-		r := dst.packet()
-		*r = ibmad.Packet{MAD: *m, Addr: ibmad.Address{LID: slid, QPN: p.Addr.QPN, QKey: p.Addr.QKey, SL: p.Addr.SL,
-			PKeyIndex: p.Addr.PKeyIndex}, InPort: in.Num, InPortKnown: true}
-		f.carryGRH(&r.Addr, &p.Addr, t.port)
-		f.deliver(dst, r, hops)
+		f.deliverResponse(t, p, tid, slid, node, in, hops)
 		return
 	}
-	if node.Type == ibmad.NodeTypeRouter && f.routeGMP(t, p, tid, node, hops) {
-		return // to the other subnet (router_forward.go)
+	if node.Type == ibmad.NodeTypeRouter && f.leavesSubnet(&p.Addr) {
+		if r := f.routerOfNode(node); r != nil {
+			r.forward(f, t, p, tid, hops) // to the other subnet (router.go)
+		}
+		return // a router that joins nothing here drops it
 	}
 	class := m.MgmtClass()
 	var answer func(*ibmad.MAD) bool
 	switch {
 	case class == ibmad.ClassSubnLID:
-		answer = func(rm *ibmad.MAD) bool { f.smaLID(node, in, rm); return true } // sma_localport.go
+		answer = func(rm *ibmad.MAD) bool { node.answerLIDSMP(in, rm); return true }
 	case class == ibmad.ClassSubnAdm && node == f.sm:
-		answer = func(rm *ibmad.MAD) bool { return f.sa(t, rm) }
+		answer = func(rm *ibmad.MAD) bool { return f.sa.answer(t, rm) }
 	case class == ibmad.ClassPerfMgt:
-		answer = func(rm *ibmad.MAD) bool { f.pma(node, rm); return true }
+		answer = func(rm *ibmad.MAD) bool { node.pma.answer(rm); return true }
 	default:
 		if node.muteAgents.Load() { // fault: its agents answer nothing (chaos.go)
 			return
 		}
-		for _, dst := range node.transportList() {
-			if dst.accepts(m) {
-				r := dst.packet()
-				*r = ibmad.Packet{MAD: *m, Addr: ibmad.Address{LID: slid, QPN: ibmad.QP1, QKey: ibmad.QP1QKey,
-					SL: p.Addr.SL, PKeyIndex: p.Addr.PKeyIndex}, InPort: in.Num, InPortKnown: !node.hideIn.Load()}
-				f.carryGRH(&r.Addr, &p.Addr, t.port)
-				r.MAD.SetTID(tid)
-				if in != dst.port && !node.IsSwitch() {
-					dst.askedThrough(tid, in.LID)
-				}
-				f.deliver(dst, r, hops)
-				return
-			}
+		if f.deliverToAgent(t, p, tid, slid, node, in, hops) {
+			return
 		}
 		// No agent: the kernel answers a Get or Set itself with
 		// "unsupported method/attribute" (docs/protocol.md, "Statuses").
@@ -226,7 +248,7 @@ func (f *Fabric) sendLID(t *Transport, p *ibmad.Packet, tid uint64, isResp bool)
 	if node.IsSwitch() {
 		back = node.Ports[0]
 	}
-	if class == ibmad.ClassSubnAdm && node == f.sm && f.saRMPP(t, m, tid, p.Addr, back, slid, hops) {
+	if class == ibmad.ClassSubnAdm && node == f.sm && f.sa.rmppTake(t, m, tid, p.Addr, back, slid, hops) {
 		return // a GetTable transfer (sa_rmpp.go) took it
 	}
 	rnode, _, rhops, ok := f.lidRoute(back, slid)
@@ -244,17 +266,102 @@ func (f *Fabric) sendLID(t *Transport, p *ibmad.Packet, tid uint64, isResp bool)
 	f.deliver(t, r, hops+rhops)
 }
 
-func (n *Node) transportList() []*Transport {
-	if l := n.transports.Load(); l != nil {
-		return *l
+// dataPlaneDrops is what the switches and receivers drop for QoS: the
+// SLs no VL serves (SetSLUnusable), and the count of MADs dropped for
+// their SL or DGID (QoSDrops).
+type dataPlaneDrops struct {
+	mu       sync.RWMutex
+	unusable [16]bool // SLs whose packets the switches drop
+	dropped  uint64   // MADs dropped for their SL or DGID
+}
+
+// admits says whether a LID-routed MAD with address a that crossed hops
+// links reaches port in of node (where lidRoute delivered it): a GMP on
+// an unusable SL that crossed a link was dropped on the way (its SL maps
+// to no VL); a GRH whose DGID is not the receiving port's GID is dropped
+// by the receiver, as an HCA drops a packet whose DGID is none of its
+// GIDs; a router keeps a GRH for another subnet's prefix, which it
+// routes (router.go).
+func (f *Fabric) admits(a *ibmad.Address, hops int, node *Node, in *Port, smp bool) bool {
+	f.drops.mu.RLock()
+	slDrop := !smp && f.drops.unusable[a.SL&0xf] && hops > 0
+	f.drops.mu.RUnlock()
+	gidDrop := false
+	if a.GRHPresent && !(node.Type == ibmad.NodeTypeRouter && a.GID.Prefix() != f.opts.GIDPrefix) {
+		rcv := in
+		if node.IsSwitch() {
+			rcv = node.Ports[0]
+		}
+		gidDrop = a.GID != ibmad.MakeGID(f.opts.GIDPrefix, node.portGUID(rcv.Num))
+	}
+	if slDrop || gidDrop {
+		f.drops.mu.Lock()
+		f.drops.dropped++
+		f.drops.mu.Unlock()
+		return false
+	}
+	return true
+}
+
+// carryGRH gives the address a receiver sees the GRH of the MAD sent
+// with address a from port from: the sender's GID as the remote GID, the
+// hop limit, traffic class and flow label as sent (no router between).
+func (f *Fabric) carryGRH(rcv *ibmad.Address, a *ibmad.Address, from *Port) {
+	if !a.GRHPresent {
+		return
+	}
+	rcv.GRHPresent, rcv.HopLimit, rcv.TClass, rcv.FlowLabel = true, a.HopLimit, a.TClass, a.FlowLabel
+	rcv.GID = ibmad.MakeGID(f.opts.GIDPrefix, from.Node.portGUID(from.Num))
+}
+
+// SMP protection faults: fabrics where only the subnet manager may send
+// SMPs. SA, vendor and performance MADs pass; a refused SMP is dropped
+// without an answer, so its sender times out.
+const (
+	smpOpen        = 0
+	smpFirewall    = 1 // every SMP from a non-SM node (an HCA's SMP firewall)
+	smpMKeyProtect = 2 // every SMP from a non-SM node but to itself (M_Key protection elsewhere)
+)
+
+// smpRefused says whether the SMP protection drops request m sent from t.
+func (f *Fabric) smpRefused(t *Transport, m *ibmad.MAD, isResp bool) bool {
+	mode := f.smpMode.Load()
+	if isResp || mode == smpOpen || t.node == f.sm {
+		return false
+	}
+	switch m.MgmtClass() {
+	case ibmad.ClassSubnDR:
+		return mode == smpFirewall || m.DRHopCount() > 0
+	case ibmad.ClassSubnLID:
+		return true
+	}
+	return false
+}
+
+// leavesSubnet says whether a MAD with address a carries a GRH for
+// another subnet's prefix (not this subnet's, not link-local), which a
+// router passes on (router.go).
+func (f *Fabric) leavesSubnet(a *ibmad.Address) bool {
+	return a.GRHPresent && a.GID.Prefix() != f.opts.GIDPrefix && a.GID.Prefix()&0xFFC0_0000_0000_0000 != 0xFE80_0000_0000_0000
+}
+
+// routerFor returns the router of f that reaches prefix, or nil. The
+// caller holds f.mu for reading.
+func (f *Fabric) routerFor(prefix uint64) *Router {
+	for _, r := range f.routers {
+		if _, far := r.far(f); far.f.opts.GIDPrefix == prefix {
+			return r
+		}
 	}
 	return nil
 }
 
-func (n *Node) transportByHiTID(hi uint32) *Transport {
-	for _, t := range n.transportList() {
-		if t.hiTID == hi {
-			return t
+// routerOfNode returns the router whose node n is, or nil. The caller
+// holds f.mu for reading.
+func (f *Fabric) routerOfNode(n *Node) *Router {
+	for _, r := range f.routers {
+		if near, _ := r.far(f); near.node == n {
+			return r
 		}
 	}
 	return nil

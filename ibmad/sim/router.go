@@ -118,84 +118,79 @@ func (r *Router) far(f *Fabric) (near, far routerSide) {
 	return r.sides[1], r.sides[0]
 }
 
-// routerFor returns the router of f that reaches prefix, or nil. The
-// caller holds f.mu for reading.
-func (f *Fabric) routerFor(prefix uint64) *Router {
-	for _, r := range f.routers {
-		if _, far := r.far(f); far.f.opts.GIDPrefix == prefix {
-			return r
-		}
+// forward takes a LID-routed request that reached r's node in subnet f
+// with a GRH for another subnet's prefix (Fabric.leavesSubnet), and
+// passes it on to that subnet. What the router does not pass on it
+// drops, and the requester times out. The caller holds f.mu for reading;
+// the far subnet is entered without it, so that no two fabrics' locks
+// are ever held at once.
+func (r *Router) forward(f *Fabric, t *Transport, p *ibmad.Packet, tid uint64, hops int) {
+	a := p.Addr
+	near, far := r.far(f)
+	if r.off.Load() || a.HopLimit <= 1 || far.f.opts.GIDPrefix != a.GID.Prefix() || p.MAD.MgmtClass() != ibmad.ClassSubnAdm {
+		r.dropped.Add(1)
+		return
 	}
-	return nil
+	m := p.MAD
+	go r.pass(t, m, tid, t.port.LID, hops, near, far, a)
 }
 
-// routerOfNode returns the router whose node n is, or nil. The caller
-// holds f.mu for reading.
-func (f *Fabric) routerOfNode(n *Node) *Router {
-	for _, r := range f.routers {
-		if near, _ := r.far(f); near.node == n {
-			return r
-		}
+// pass carries request m from the router into the far subnet, has that
+// subnet's SA answer it when the GRH names the SA's well-known GID (or
+// the SM node's port), and carries the answer back to the requester t,
+// whose LID is slid, with a GRH from the far SA.
+func (r *Router) pass(t *Transport, m ibmad.MAD, tid uint64, slid uint16, hops int, near, far routerSide, a ibmad.Address) {
+	ff := far.f
+	resp, farHops, ok := far.answer(t, &m, tid, a.GID.GUID())
+	if !ok {
+		r.dropped.Add(1)
+		return
 	}
-	return nil
+	f := near.f
+	f.mu.RLock()
+	node, _, backHops, ok := f.lidRoute(routerPort(near.node), slid)
+	f.mu.RUnlock()
+	if !ok || node != t.node {
+		r.dropped.Add(1)
+		return
+	}
+	r.forwarded.Add(1)
+	pk := t.packet()
+	*pk = ibmad.Packet{MAD: resp, Addr: ibmad.Address{LID: a.LID, QPN: a.QPN, QKey: a.QKey, SL: a.SL,
+		GRHPresent: true, HopLimit: routedHopLimit, GID: ibmad.MakeGID(ff.opts.GIDPrefix, SAWellKnownGUID)}}
+	f.deliver(t, pk, hops+farHops+backHops)
 }
 
-// routedPath answers a PathRecord Get between a port of this subnet and
-// a GID of a subnet a router reaches, as the openib-general routing
-// discussion has each subnet's SA do (docs/protocol.md): the record runs
-// from the local port to the foreign GID, its DLID is the router port's
-// LID, and its hop limit above 1 says a GRH is needed. The local port is
-// the one the request's SGID (or SLID) or DGID names, whichever is
-// local. ok is false when neither end is a foreign GID this subnet has a
-// router for (the ordinary answer applies). The caller holds f.mu for
-// reading.
-func (f *Fabric) routedPath(q *ibmad.PathRecord, mask uint64) (pr ibmad.PathRecord, status uint8, ok bool) {
-	foreign := func(bit uint64, g ibmad.GID) *Router {
-		if mask&bit == 0 || g.Prefix() == f.opts.GIDPrefix || g.Prefix()&0xFFC0_0000_0000_0000 == 0xFE80_0000_0000_0000 {
-			return nil
-		}
-		return f.routerFor(g.Prefix())
+// answer delivers m from the router's port in s's subnet to the SA,
+// which answers it, and returns the answer once it is back at the router.
+// guid is the interface ID of the GRH's DGID: the SA's well-known one, or
+// a port GUID of the SM node.
+func (s routerSide) answer(t *Transport, m *ibmad.MAD, tid uint64, guid ibmad.GUID) (ibmad.MAD, int, bool) {
+	f, rt := s.f, s.node
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	smLID := f.smLIDLocked()
+	if p := f.portGUID[guid]; guid != SAWellKnownGUID && (p == nil || p.Node != f.sm) {
+		return ibmad.MAD{}, 0, false // only the SA answers across the router here
 	}
-	var local *Port
-	var remote ibmad.GID
-	r := foreign(ibmad.PRCompDGID, q.DGID)
-	switch {
-	case r != nil:
-		remote = q.DGID
-		local = f.localEnd(q.SGID, q.SLID, mask&ibmad.PRCompSGID != 0, mask&ibmad.PRCompSLID != 0)
-	default:
-		if r = foreign(ibmad.PRCompSGID, q.SGID); r == nil {
-			return pr, 0, false
-		}
-		// A source in another subnet: OpenSM answers "invalid GID"
-		// (non-local SGID subnet prefix); the path back is asked with
-		// the SGID in this subnet (docs/protocol.md, "Paths that leave
-		// the subnet").
-		return pr, ibmad.SAStatusInvalidGID, true
+	out := routerPort(rt)
+	node, in, there, ok := f.lidRoute(out, smLID)
+	if !ok || node != f.sm || node.silent.Load() {
+		return ibmad.MAD{}, 0, false
 	}
-	rp := r.Port(f)
-	if local == nil || local.LID == 0 || !(local.Num == 0 || local.linkUp()) || rp == nil || rp.LID == 0 || !rp.linkUp() {
-		return pr, ibmad.SAStatusNoRecords, true
+	f.mads.Add(1)
+	resp := *m
+	resp.SetTID(tid)
+	if !f.sa.answer(t, &resp) {
+		return ibmad.MAD{}, 0, false
 	}
-	pr = ibmad.PathRecord{
-		SGID: ibmad.MakeGID(f.opts.GIDPrefix, local.Node.portGUID(local.Num)), DGID: remote,
-		SLID: local.LID, DLID: rp.LID, HopLimit: routedHopLimit, Reversible: true, NumbPath: 1, PKey: 0xFFFF,
-		MTUSelector: 2, MTU: 5, RateSelector: 2, Rate: 7, PacketLifeTimeSelector: 2, PacketLifeTime: 18,
+	back := in
+	if node.IsSwitch() {
+		back = node.Ports[0]
 	}
-	f.pathQoS(&pr, rp) // the SL and GRH fields SetPathQoS gives the router port (pathqos.go)
-	return pr, 0, true
-}
-
-// localEnd is the local port a GID or LID names (the GID first), or nil.
-func (f *Fabric) localEnd(g ibmad.GID, lid uint16, byGID, byLID bool) *Port {
-	switch {
-	case byGID:
-		if g.Prefix() != f.opts.GIDPrefix && g.Prefix()&0xFFC0_0000_0000_0000 != 0xFE80_0000_0000_0000 {
-			return nil
-		}
-		return f.portGUID[g.GUID()]
-	case byLID && int(lid) < len(f.lids):
-		return f.lids[lid]
+	rnode, _, home, ok := f.lidRoute(back, out.LID)
+	if !ok || rnode != rt {
+		return ibmad.MAD{}, 0, false
 	}
-	return nil
+	return resp, there + home, true
 }

@@ -2,10 +2,36 @@ package sim
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 )
+
+// twoSubnets is package simtest's TwoSubnets, which this package's tests
+// cannot import: a fat tree with router R0 on leaf L1 and RemoteSubnet
+// behind it.
+func twoSubnets(opts Options) (local, remote *Fabric, r *Router, err error) {
+	t, err := FatTree2(2, 1, 2, 1)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if err := AttachRouter(t, "R0", "L1"); err != nil {
+		return nil, nil, nil, err
+	}
+	lo := opts
+	lo.GIDPrefix, lo.SMNode = LocalSubnetPrefix, ""
+	if local, err = New(t, lo); err != nil {
+		return nil, nil, nil, err
+	}
+	remote, r, err = JoinRemoteSubnet(local, "R0", opts)
+	return local, remote, r, err
+}
+
+// remoteHostGUID is the port GUID of host R-H<h> of RemoteSubnet.
+func remoteHostGUID(h int) ibmad.GUID {
+	return RemoteSubnet("R0").Node(fmt.Sprintf("R-H%d", h)).GUID + 1
+}
 
 // TestRouterJoinsTwoSubnets: the local SA answers a PathRecord to a GID of
 // the remote prefix with the router port's LID and a hop limit above 1;
@@ -14,7 +40,7 @@ import (
 // router's port there; a router that does not forward drops the query.
 // Only our simulator: ibsim has no routers (docs/architecture.md).
 func TestRouterJoinsTwoSubnets(t *testing.T) {
-	local, remote, r, err := TwoSubnets(Options{})
+	local, remote, r, err := twoSubnets(Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,7 +49,7 @@ func TestRouterJoinsTwoSubnets(t *testing.T) {
 	if src.GIDPrefix != LocalSubnetPrefix {
 		t.Fatalf("local prefix %#x", src.GIDPrefix)
 	}
-	dgid := ibmad.MakeGID(RemoteSubnetPrefix, RemoteHostGUID(0))
+	dgid := ibmad.MakeGID(RemoteSubnetPrefix, remoteHostGUID(0))
 	resp, err := saGet(c, local, ibmad.AttrPathRecord, ibmad.PRCompDGID|ibmad.PRCompSGID, func(b []byte) {
 		_ = (&ibmad.PathRecord{DGID: dgid, SGID: src.GID()}).MarshalTo(b)
 	})

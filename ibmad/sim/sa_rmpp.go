@@ -42,47 +42,21 @@ type rmppSession struct {
 	addr    ibmad.Address // the reply's
 }
 
-// saRMPP handles the RMPP side of an SA request m from t (tid its full
+// rmppTake handles the RMPP side of an SA request m from t (tid its full
 // TID, addr where the answers say they come from): a GetTable of a table
 // attribute starts a transfer, an ACK moves one on, a STOP or ABORT ends
-// one. It reports whether it took r; otherwise f.sa answers it. Every
+// one. It reports whether it took m; otherwise sa.answer answers it. Every
 // segment is routed back from back to slid on its own, so link faults hit
-// segments one by one. The caller holds f.mu for reading.
-func (f *Fabric) saRMPP(t *Transport, m *ibmad.MAD, tid uint64, addr ibmad.Address, back *Port, slid uint16, hops int) bool {
-	if m.Method() != ibmad.MethodGetTable || f.saRefuses().NoTables {
-		return false // f.sa answers a GetTable "method unsupported"
+// segments one by one. The caller holds the fabric's mu for reading.
+func (sa *subnetAdmin) rmppTake(t *Transport, m *ibmad.MAD, tid uint64, addr ibmad.Address, back *Port, slid uint16, hops int) bool {
+	if m.Method() != ibmad.MethodGetTable || sa.refuses().NoTables {
+		return false // sa.answer answers a GetTable "method unsupported"
 	}
 	typ, active := m[25], m[26]&ibmad.RMPPFlagActive != 0
-	s := &f.rmpp
+	s := &sa.rmpp
 	switch {
 	case active && typ == ibmad.RMPPTypeAck:
-		s.mu.Lock()
-		ss := s.m[tid]
-		if ss == nil || ss.t != t {
-			s.mu.Unlock()
-			return true // an ACK of a finished or unknown transfer
-		}
-		seg, win := binary.BigEndian.Uint32(m[28:]), binary.BigEndian.Uint32(m[32:])
-		from := ss.sent + 1
-		if seg > ss.acked {
-			ss.acked = seg
-		} else if win <= ss.winLast {
-			from = ss.acked + 1 // a prompt: send the window again
-		}
-		if win > ss.winLast {
-			ss.winLast = win
-		}
-		if ss.acked >= ss.n {
-			delete(s.m, tid)
-		}
-		to := min(ss.winLast, ss.n)
-		s.mu.Unlock()
-		for i := from; i <= to; i++ {
-			f.sendSegment(ss, i)
-		}
-		s.mu.Lock()
-		ss.sent = max(ss.sent, to)
-		s.mu.Unlock()
+		sa.rmppAck(t, m, tid)
 		return true
 	case active && (typ == ibmad.RMPPTypeStop || typ == ibmad.RMPPTypeAbort):
 		s.mu.Lock()
@@ -95,7 +69,7 @@ func (f *Fabric) saRMPP(t *Transport, m *ibmad.MAD, tid uint64, addr ibmad.Addre
 		return true // DATA towards the SA: no request of ours is segmented
 	}
 	mask := binary.BigEndian.Uint64(m[48:])
-	recs, size, ok := f.saTable(m.AttrID(), m.SAData(), mask)
+	recs, size, ok := sa.table(m.AttrID(), m.SAData(), mask)
 	if !ok {
 		return false
 	}
@@ -126,12 +100,47 @@ func (f *Fabric) saRMPP(t *Transport, m *ibmad.MAD, tid uint64, addr ibmad.Addre
 		s.m[tid] = ss
 		s.mu.Unlock()
 	}
-	f.sendSegment(ss, 1)
+	sa.sendSegment(ss, 1)
 	return true
 }
 
+// rmppAck moves the transfer of tid on as the ACK m from t says: the
+// segments up to its NewWindowLast go out, or the window again after a
+// prompt; the last ACK ends the transfer.
+func (sa *subnetAdmin) rmppAck(t *Transport, m *ibmad.MAD, tid uint64) {
+	s := &sa.rmpp
+	s.mu.Lock()
+	ss := s.m[tid]
+	if ss == nil || ss.t != t {
+		s.mu.Unlock()
+		return // an ACK of a finished or unknown transfer
+	}
+	seg, win := binary.BigEndian.Uint32(m[28:]), binary.BigEndian.Uint32(m[32:])
+	from := ss.sent + 1
+	if seg > ss.acked {
+		ss.acked = seg
+	} else if win <= ss.winLast {
+		from = ss.acked + 1 // a prompt: send the window again
+	}
+	if win > ss.winLast {
+		ss.winLast = win
+	}
+	if ss.acked >= ss.n {
+		delete(s.m, tid)
+	}
+	to := min(ss.winLast, ss.n)
+	s.mu.Unlock()
+	for i := from; i <= to; i++ {
+		sa.sendSegment(ss, i)
+	}
+	s.mu.Lock()
+	ss.sent = max(ss.sent, to)
+	s.mu.Unlock()
+}
+
 // sendSegment delivers DATA segment i (1-based) of ss to its requester.
-func (f *Fabric) sendSegment(ss *rmppSession, i uint32) {
+func (sa *subnetAdmin) sendSegment(ss *rmppSession, i uint32) {
+	f := sa.f
 	rnode, _, rhops, ok := f.lidRoute(ss.back, ss.slid)
 	if !ok || rnode != ss.t.node {
 		return // lost on the way back

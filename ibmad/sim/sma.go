@@ -10,11 +10,22 @@ import (
 // IsVendorClassSupported).
 const simCapMask = 1<<3 | 1<<11 | 1<<14 | 1<<15 | 1<<16 | 1<<20
 
-// sma answers an SMP Get at node, which it entered through port in, the way
-// a real SMA (and ibsim) does: NodeInfo.LocalPortNum and PortInfo modifier
-// 0 name the ingress port. m holds the request and becomes the response.
-// The caller holds f.mu for reading.
-func (f *Fabric) sma(node *Node, in *Port, m *ibmad.MAD) {
+// How a switch's SMA fills LocalPortNum (NodeInfo, PortInfo) in its answer
+// to a LID-routed SMP (docs/protocol.md, "Validation by the SMA"). Real
+// switches name the external port the SMP arrived on; ibsim answers 0.
+// Directed-route SMPs always get the arrival port. Node.localPort holds
+// the switch's mode (SetSwitchLocalPortZero).
+const (
+	localPortFabric = 0 // as Options.SwitchLocalPortZero says
+	localPortZero   = 1 // 0, as ibsim
+	localPortReal   = 2 // the arrival port, as real switches
+)
+
+// answerSMP answers an SMP Get at n, which it entered through port in,
+// the way a real SMA (and ibsim) does: NodeInfo.LocalPortNum and PortInfo
+// modifier 0 name the ingress port. m holds the request and becomes the
+// response. The caller holds the fabric's mu for reading.
+func (n *Node) answerSMP(in *Port, m *ibmad.MAD) {
 	meth := m.Method()
 	m.SetMethod(ibmad.MethodGetResp)
 	data := m.SMPData()
@@ -22,31 +33,31 @@ func (f *Fabric) sma(node *Node, in *Port, m *ibmad.MAD) {
 	clear(data)
 	switch m.AttrID() {
 	case ibmad.AttrNodeInfo:
-		ni := nodeInfo(node, in)
+		ni := n.nodeInfo(in)
 		_ = ni.MarshalTo(data)
 	case ibmad.AttrNodeDescription:
-		d := ibmad.NewNodeDescription(node.Desc)
+		d := ibmad.NewNodeDescription(n.Desc)
 		_ = d.MarshalTo(data)
 	case ibmad.AttrPortInfo:
 		num := int(m.AttrMod())
-		if num == 0 && !node.IsSwitch() {
+		if num == 0 && !n.IsSwitch() {
 			num = int(in.Num)
 		}
-		if num > node.NumPorts() || (num == 0 && !node.IsSwitch()) {
+		if num > n.NumPorts() || (num == 0 && !n.IsSwitch()) {
 			status = ibmad.StatusInvalidField
 			break
 		}
-		pi := f.portInfo(node, node.Ports[num], in)
+		pi := n.portInfo(n.Ports[num], in)
 		_ = pi.MarshalTo(data)
 	case ibmad.AttrSwitchInfo:
-		if !node.IsSwitch() {
+		if !n.IsSwitch() {
 			status = ibmad.StatusMethodAttrUnsupp
 			break
 		}
-		si := f.switchInfo(node)
+		si := n.switchInfo()
 		_ = si.MarshalTo(data)
 	case ibmad.AttrLinearForwardingTable:
-		if !node.IsSwitch() {
+		if !n.IsSwitch() {
 			status = ibmad.StatusMethodAttrUnsupp
 			break
 		}
@@ -58,14 +69,14 @@ func (f *Fabric) sma(node *Node, in *Port, m *ibmad.MAD) {
 		for i := 0; i < ibmad.LFTBlockSize; i++ {
 			lid := block*ibmad.LFTBlockSize + i
 			data[i] = ibmad.LFTNoRoute
-			if lid < len(node.lft) {
-				data[i] = node.lft[lid]
+			if lid < len(n.lft) {
+				data[i] = n.lft[lid]
 			}
 		}
 	case ibmad.AttrMulticastForwardingTable:
 		status = ibmad.StatusMethodAttrUnsupp
-		if node.IsSwitch() {
-			status = f.mftBlock(node, m.AttrMod(), data) // mcast.go
+		if n.IsSwitch() {
+			status = n.f.mc.block(n, m.AttrMod(), data) // multicast.go
 		}
 	default:
 		status = ibmad.StatusMethodAttrUnsupp
@@ -77,15 +88,30 @@ func (f *Fabric) sma(node *Node, in *Port, m *ibmad.MAD) {
 	m.SetStatus(status)
 }
 
-// nodeInfo is the NodeInfo node's SMA answers through port in.
-func nodeInfo(node *Node, in *Port) ibmad.NodeInfo {
-	return ibmad.NodeInfo{BaseVersion: 1, ClassVersion: 1, NodeType: node.Type, NumPorts: uint8(node.NumPorts()),
-		SystemImageGUID: node.GUID, NodeGUID: node.GUID, PortGUID: node.portGUID(in.Num), PartitionCap: 64,
-		DeviceID: node.DeviceID, Revision: 1, LocalPortNum: in.Num, VendorID: node.VendorID}
+// answerLIDSMP answers a LID-routed SMP at n, which it entered through
+// port in: as answerSMP, but a switch that models ibsim answers as if
+// from port 0.
+func (n *Node) answerLIDSMP(in *Port, m *ibmad.MAD) {
+	if n.IsSwitch() {
+		mode := n.localPort.Load()
+		if mode == localPortZero || (mode == localPortFabric && n.f.opts.SwitchLocalPortZero) {
+			in = n.Ports[0]
+		}
+	}
+	n.answerSMP(in, m)
 }
 
-// portInfo builds PortInfo of port p of node, read through port in.
-func (f *Fabric) portInfo(node *Node, p, in *Port) ibmad.PortInfo {
+// nodeInfo is the NodeInfo n's SMA answers through port in.
+func (n *Node) nodeInfo(in *Port) ibmad.NodeInfo {
+	return ibmad.NodeInfo{BaseVersion: 1, ClassVersion: 1, NodeType: n.Type, NumPorts: uint8(n.NumPorts()),
+		SystemImageGUID: n.GUID, NodeGUID: n.GUID, PortGUID: n.portGUID(in.Num), PartitionCap: 64,
+		DeviceID: n.DeviceID, Revision: 1, LocalPortNum: in.Num, VendorID: n.VendorID}
+}
+
+// portInfo builds PortInfo of port p of n, read through port in. The
+// caller holds the fabric's mu for reading.
+func (n *Node) portInfo(p, in *Port) ibmad.PortInfo {
+	f := n.f
 	pi := ibmad.PortInfo{
 		GIDPrefix: f.opts.GIDPrefix, LID: p.LID, MasterSMLID: f.smLIDLocked(), CapabilityMask: simCapMask,
 		LocalPortNum: in.Num, LinkWidthEnabled: 3, LinkWidthSupported: 3, LinkWidthActive: 2,
@@ -95,14 +121,14 @@ func (f *Fabric) portInfo(node *Node, p, in *Port) ibmad.PortInfo {
 		SubnetTimeout: 18, RespTimeValue: 16, MaxCreditHint: 0, LinkSpeedExtActive: 0,
 		CapabilityMask2: 1<<5 | 1<<10,
 	}
-	if node.IsSwitch() {
+	if n.IsSwitch() {
 		// Only port 0 has a LID; external switch ports report the switch's.
-		pi.LID, pi.LMC = node.Ports[0].LID, 0
+		pi.LID, pi.LMC = n.Ports[0].LID, 0
 		if p.Num == 0 {
 			pi.PortState, pi.PortPhysState = ibmad.PortStateActive, ibmad.PhysStateLinkUp
 		}
 	}
-	if node == f.sm {
+	if n == f.sm {
 		pi.CapabilityMask |= ibmad.CapIsSM
 	}
 	p.applyTraining(&pi)
@@ -113,9 +139,38 @@ func (f *Fabric) portInfo(node *Node, p, in *Port) ibmad.PortInfo {
 	return pi
 }
 
-// switchInfo is the SwitchInfo of switch node.
-func (f *Fabric) switchInfo(node *Node) ibmad.SwitchInfo {
-	return ibmad.SwitchInfo{LinearFDBCap: 0xC000, MulticastFDBCap: mftCap, LinearFDBTop: f.maxLID,
+// switchInfo is the SwitchInfo of switch n. The caller holds the
+// fabric's mu for reading.
+func (n *Node) switchInfo() ibmad.SwitchInfo {
+	return ibmad.SwitchInfo{LinearFDBCap: 0xC000, MulticastFDBCap: mftCap, LinearFDBTop: n.f.maxLID,
 		LifeTimeValue: 18, PartitionEnforcementCap: 32, InboundEnforcementCap: true, OutboundEnforcementCap: true,
 		FilterRawInboundCap: true, FilterRawOutboundCap: true}
+}
+
+// LinkTraining is what a link trained at, overriding the simulated SMA's
+// default (4X QDR, supporting 1X/4X and SDR/DDR/QDR): the faults of a link
+// trained below its capability (SetLinkTraining).
+type LinkTraining struct {
+	WidthActive, WidthSupported uint8 // PortInfo width bits (1 = 1X, 2 = 4X, 8 = 12X)
+	SpeedActive, SpeedSupported uint8 // PortInfo legacy speed bits (1 SDR, 2 DDR, 4 QDR)
+	// ExtActive and ExtSupported are the extended speed bits (1 FDR, 2
+	// EDR, 4 HDR, 8 NDR); 0: none.
+	ExtActive, ExtSupported uint8
+}
+
+// defaultTraining is the simulated SMA's link.
+var defaultTraining = LinkTraining{WidthActive: 2, WidthSupported: 3, SpeedActive: 4, SpeedSupported: 7}
+
+// applyTraining overrides pi's width and speed with the port's training.
+func (p *Port) applyTraining(pi *ibmad.PortInfo) {
+	tr := p.training.Load()
+	if tr == nil || pi.PortState != ibmad.PortStateActive {
+		return
+	}
+	pi.LinkWidthActive, pi.LinkWidthSupported, pi.LinkWidthEnabled = tr.WidthActive, tr.WidthSupported, tr.WidthSupported
+	pi.LinkSpeedActive, pi.LinkSpeedSupported, pi.LinkSpeedEnabled = tr.SpeedActive, tr.SpeedSupported, tr.SpeedSupported
+	pi.LinkSpeedExtActive, pi.LinkSpeedExtSupported, pi.LinkSpeedExtEnabled = tr.ExtActive, tr.ExtSupported, tr.ExtSupported
+	if tr.ExtActive != 0 {
+		pi.LinkSpeedActive = 0 // "see the extended speed"
+	}
 }

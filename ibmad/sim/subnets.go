@@ -7,9 +7,9 @@ import (
 )
 
 // The GID prefixes, router and GUIDs of the two-subnet fabrics built here
-// (TwoSubnets, the demo's --sim.remote-subnet). Routed subnets need
-// prefixes of their own: a link-local (fe80::/10) GID does not cross a
-// router.
+// (the demo's --sim.remote-subnet, and package simtest's TwoSubnets).
+// Routed subnets need prefixes of their own: a link-local (fe80::/10) GID
+// does not cross a router.
 const (
 	LocalSubnetPrefix  uint64 = 0xfec0_0000_0000_000a
 	RemoteSubnetPrefix uint64 = 0xfec0_0000_0000_000b
@@ -72,9 +72,6 @@ func RemoteSubnet(name string) *Topology {
 	return t
 }
 
-// RemoteHostGUID is the port GUID of host R-H<h> of RemoteSubnet.
-func RemoteHostGUID(h int) ibmad.GUID { return ibmad.GUID(remoteCAGUIDBase+uint64(h)*2) + 1 }
-
 // JoinRemoteSubnet builds RemoteSubnet behind router name, which local's
 // topology already holds (AttachRouter), with the given options (its GID
 // prefix: RemoteSubnetPrefix; its SM: R-H0), and joins the two.
@@ -89,25 +86,4 @@ func JoinRemoteSubnet(local *Fabric, name string, opts Options) (*Fabric, *Route
 		return nil, nil, err
 	}
 	return remote, r, nil
-}
-
-// TwoSubnets builds a small two-subnet fabric for tests: a two-level fat
-// tree of two leaves, one spine and two hosts per leaf (prefix
-// LocalSubnetPrefix) with router "R0" on leaf L1, and RemoteSubnet behind
-// it. opts applies to both; their prefixes and SM nodes are set here.
-func TwoSubnets(opts Options) (local, remote *Fabric, r *Router, err error) {
-	t, err := FatTree2(2, 1, 2, 1)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	if err := AttachRouter(t, "R0", "L1"); err != nil {
-		return nil, nil, nil, err
-	}
-	lo := opts
-	lo.GIDPrefix, lo.SMNode = LocalSubnetPrefix, ""
-	if local, err = New(t, lo); err != nil {
-		return nil, nil, nil, err
-	}
-	remote, r, err = JoinRemoteSubnet(local, "R0", opts)
-	return local, remote, r, err
 }

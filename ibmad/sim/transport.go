@@ -70,52 +70,6 @@ func (t *Transport) answerFrom(tid uint64) uint16 {
 
 var _ ibmad.Transport = (*Transport)(nil)
 
-// Attach opens a transport at port of node name. Port 0 picks port 0 of a
-// switch, or the first linked port of a CA. Several transports may be
-// attached to one node; responses reach the one whose request it was, by
-// the upper 32 bits of the TID, as the kernel routes them.
-func (f *Fabric) Attach(name string, port int) (*Transport, error) {
-	n := f.byName[name]
-	if n == nil {
-		return nil, fmt.Errorf("sim: no node %q in the fabric", name)
-	}
-	if port < 0 || port > n.NumPorts() {
-		return nil, fmt.Errorf("sim: node %q has no port %d (1..%d)", name, port, n.NumPorts())
-	}
-	var p *Port
-	switch {
-	case n.IsSwitch():
-		p = n.Ports[0]
-	case port == 0:
-		for _, q := range n.Ports[1:] {
-			if q.Remote != nil {
-				p = q
-				break
-			}
-		}
-		if p == nil {
-			p = n.Ports[1]
-		}
-	default:
-		p = n.Ports[port]
-	}
-	t := &Transport{f: f, node: n, port: p, hiTID: f.nextHiTID.Add(1),
-		ready: make(chan struct{}, 1), closed: make(chan struct{})}
-	t.pool.New = func() any { return new(ibmad.Packet) }
-	for {
-		old := n.transports.Load()
-		var list []*Transport
-		if old != nil {
-			list = append(list, *old...)
-		}
-		list = append(list, t)
-		if n.transports.CompareAndSwap(old, &list) {
-			break
-		}
-	}
-	return t, nil
-}
-
 // Node returns the node the transport is attached to.
 func (t *Transport) Node() *Node { return t.node }
 
@@ -245,19 +199,7 @@ func (t *Transport) signal() {
 func (t *Transport) Close() error {
 	t.closeOnce.Do(func() {
 		close(t.closed)
-		n := t.node
-		for {
-			old := n.transports.Load()
-			var list []*Transport
-			for _, x := range *old {
-				if x != t {
-					list = append(list, x)
-				}
-			}
-			if n.transports.CompareAndSwap(old, &list) {
-				break
-			}
-		}
+		t.node.detach(t)
 	})
 	return nil
 }
@@ -324,5 +266,94 @@ func (t *Transport) Send(p *ibmad.Packet) error {
 		return nil
 	}
 	f.sendLID(t, p, tid, isResp)
+	return nil
+}
+
+// AcceptAll makes t take every request that reaches its node and that the
+// fabric does not answer itself (the SMA, the SA at the SM node and the
+// PMA answer theirs), whatever its class: the way ibsim hands such
+// requests to a client that connected with its "issm" flag. A socket
+// server (package simserve) uses it for such a client, whose own
+// registrations live on the other side of the socket.
+func (t *Transport) AcceptAll(on bool) { t.all.Store(on) }
+
+// NodeInfo returns the NodeInfo the attached node's SMA answers through
+// the attached port.
+func (t *Transport) NodeInfo() ibmad.NodeInfo {
+	t.f.mu.RLock()
+	defer t.f.mu.RUnlock()
+	return t.node.nodeInfo(t.port)
+}
+
+// PortInfo returns PortInfo of port num of the attached node as its SMA
+// answers it through the attached port; num 0 on a CA is the attached
+// port. ok is false when the node has no such port.
+func (t *Transport) PortInfo(num int) (pi ibmad.PortInfo, ok bool) {
+	n := t.node
+	if num == 0 && !n.IsSwitch() {
+		num = int(t.port.Num)
+	}
+	if num < 0 || num > n.NumPorts() {
+		return pi, false
+	}
+	t.f.mu.RLock()
+	defer t.f.mu.RUnlock()
+	return n.portInfo(n.Ports[num], t.port), true
+}
+
+// PortNum returns the number of the attached port (0 on a switch).
+func (t *Transport) PortNum() uint8 { return t.port.Num }
+
+// LID returns the attached port's base LID (a switch's port 0 LID).
+func (t *Transport) LID() uint16 {
+	t.f.mu.RLock()
+	defer t.f.mu.RUnlock()
+	return t.port.LID
+}
+
+// attach adds t to the transports n delivers to.
+func (n *Node) attach(t *Transport) {
+	for {
+		old := n.transports.Load()
+		var list []*Transport
+		if old != nil {
+			list = append(list, *old...)
+		}
+		list = append(list, t)
+		if n.transports.CompareAndSwap(old, &list) {
+			return
+		}
+	}
+}
+
+// detach removes t from the transports n delivers to.
+func (n *Node) detach(t *Transport) {
+	for {
+		old := n.transports.Load()
+		var list []*Transport
+		for _, x := range *old {
+			if x != t {
+				list = append(list, x)
+			}
+		}
+		if n.transports.CompareAndSwap(old, &list) {
+			return
+		}
+	}
+}
+
+func (n *Node) transportList() []*Transport {
+	if l := n.transports.Load(); l != nil {
+		return *l
+	}
+	return nil
+}
+
+func (n *Node) transportByHiTID(hi uint32) *Transport {
+	for _, t := range n.transportList() {
+		if t.hiTID == hi {
+			return t
+		}
+	}
 	return nil
 }

@@ -1,12 +1,16 @@
 // Package ibopen holds the transport flags that the exporter and the
 // ibtracer command share (--ib.transport, --ib.ca, --ib.port,
-// --ibsim.node, --sim.*) and opens the transport they select.
+// --ibsim.node, --sim.*) and opens the transport they select: the
+// kernel's umad device, ibsim's socket, or an in-process simulated
+// fabric with its agents.
 //
-// What each file holds:
-//   - ibopen.go: Config and its flags (AddFlags, AddSimFlags), Open (umad,
-//     ibsim or the in-process sim), OpenFabric and the simulated agents it
-//     starts, Opened, and DemoTopology, the fabric used without a file.
-//   - mcast.go: --sim.multicast's groups (their MFTs programmed)
-//   - subnet.go: --sim.remote-subnet's router and second subnet
-//     (withRouter, joinRemote, RemoteRouter).
+//	var c ibopen.Config
+//	ibopen.AddFlags(app, &c, false)
+//	ibopen.AddSimFlags(app, &c)
+//	kingpin.MustParse(app.Parse(os.Args[1:]))
+//	o, err := c.Open(true) // true: the port also takes requests (hosts an agent)
+//	if err != nil {
+//		return err // names the device and what to do
+//	}
+//	defer o.Close()
 package ibopen

@@ -35,7 +35,7 @@ type Config struct {
 	SimRemoteSubnet bool
 	SimRouterDown   bool // its router forwards nothing (a fault)
 	// SimMulticast: groups whose MFTs the simulated fabric programs,
-	// MLID:MEMBER,... each (mcast.go).
+	// MLID:MEMBER,... each (multicast.go).
 	SimMulticast []string
 	// Sysfs is where umad reads the devices (default /sys; tests point it
 	// at a fixture).
@@ -173,7 +173,7 @@ func (c *Config) OpenFabric() (*Opened, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := programGroups(f, c.SimMulticast); err != nil { // mcast.go
+	if err := programGroups(f, c.SimMulticast); err != nil { // multicast.go
 		return nil, err
 	}
 	if c.SimRemoteSubnet {

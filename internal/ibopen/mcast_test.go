@@ -21,7 +21,7 @@ func TestSimMulticastFlag(t *testing.T) {
 	defer o.Close()
 	eng := ibmad.NewEngine(o.Transport, ibmad.Options{})
 	defer eng.Close()
-	tr := trace.New(eng, trace.Options{Timeout: 100 * time.Millisecond})
+	tr := trace.New(eng, trace.Options{Timeout: 100 * time.Millisecond, Validate: trace.ValidateAgent})
 	lid := func(name string) uint16 { return o.Fabric.Node(name).Ports[1].LID }
 	for _, c := range []struct {
 		mlid   uint16

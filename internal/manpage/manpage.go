@@ -21,11 +21,11 @@ var (
 )
 
 // Use makes --help-man write a clean header for the command name, whose
-// NAME line is "name \- summary". It sets kingpin's global
-// ManPageTemplate (a process holds one command), and writes it only when
-// it changes.
-func Use(name, summary string) {
-	t := Template(name, summary, version.Version, version.BuildDate)
+// NAME line is "name \- summary", and the command's reference (Markdown,
+// see Roff) after the options. It sets kingpin's global ManPageTemplate
+// (a process holds one command), and writes it only when it changes.
+func Use(name, summary, reference string) {
+	t := Template(name, summary, version.Version, version.BuildDate) + "{{`" + Roff(reference) + "`}}"
 	mu.Lock()
 	defer mu.Unlock()
 	if kingpin.ManPageTemplate != t {

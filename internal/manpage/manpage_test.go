@@ -60,7 +60,7 @@ func TestHeader(t *testing.T) {
 func TestUse(t *testing.T) {
 	saved := kingpin.ManPageTemplate
 	defer func() { kingpin.ManPageTemplate = saved }()
-	Use("ibtracer", "trace")
+	Use("ibtracer", "trace", "")
 	if strings.Contains(kingpin.ManPageTemplate, "{{.App.Version}}") || !strings.HasPrefix(
 		kingpin.ManPageTemplate[strings.Index(kingpin.ManPageTemplate, ".TH"):], `.TH "IBTRACER" 1 `) {
 		t.Fatalf("template header:\n%s", kingpin.ManPageTemplate)
@@ -74,12 +74,12 @@ func TestUseAgain(t *testing.T) {
 	defer func() { kingpin.ManPageTemplate = saved }()
 	done := make(chan struct{})
 	for range 4 {
-		go func() { Use("ibtracer", "trace"); done <- struct{}{} }()
+		go func() { Use("ibtracer", "trace", ""); done <- struct{}{} }()
 	}
 	for range 4 {
 		<-done
 	}
-	Use("ibtracer", "trace")
+	Use("ibtracer", "trace", "")
 	if !strings.Contains(kingpin.ManPageTemplate, `.TH "IBTRACER" 1 `) {
 		t.Fatalf("template header:\n%.200s", kingpin.ManPageTemplate[strings.Index(kingpin.ManPageTemplate, ".TH"):])
 	}

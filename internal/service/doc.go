@@ -1,28 +1,29 @@
 // Package service owns the exporter's lifecycle, so that main only wires
-// flags, logging and HTTP. One Service holds the configuration (a
-// SafeConfig-style holder: the running *config.Config, replaced whole
-// under one lock by Reload), the device (transport, engine and hosted
-// agent) and the collector.Exporter, and is the one place where a reload
-// or a device change is applied.
+// flags, logging and HTTP. One Service holds the configuration (the
+// running *config.Config, replaced whole under one lock by Reload), the
+// device (transport, engine and hosted agent) and the
+// collector.Exporter, and is the one place where a reload or a device
+// change is applied: it hands the exporter both at once
+// (Exporter.Install with a collector.Runtime).
 //
 // The device is opened with backoff for the life of the process: at start,
 // and again whenever the engine reports the device lost (a send or
 // receive error, or a failed port read: ibsim killed, umad device gone).
-// While it is down the exporter is told so (Exporter.SetDevice(nil, nil,
-// err): device_up 0) and the destinations keep their schedule.
+// While it is down the exporter is told so (Exporter.Install with the
+// error: device_up 0) and the destinations keep their schedule.
 //
 // Reload rules, key by key. Every key takes effect on reload except those
 // fixed when the device is opened, whose change is refused:
 //
 //   - destinations (their paths and mlid keys included), interval, concurrency: the
-//     exporter starts, stops and reschedules destinations (Exporter.Apply).
+//     exporter starts, stops and reschedules destinations (Exporter.Install).
 //   - timeout, retries, sl, validate, share_validation, agent_support_ttl,
 //     resolve_ttl, discovery, oui: a new tracer
 //     is built; every request of a trace carries the timeout and retries,
 //     so the engine's own defaults play no part.
 //   - health (enabled, expect_width, expect_speed, counters, limits,
 //     threshold_file): the new tracer gets a new health checker
-//     (linkhealth.NewChecker, which the collector's Exporter.setHealth
+//     (linkhealth.NewChecker, which the collector's Exporter.Install
 //     calls); the ports' counters are read afresh, so the first interval
 //     after a reload reports no increments.
 //   - evidence (enabled, latency_threshold, max_links): the collector
@@ -46,9 +47,10 @@
 //
 // A refused or unreadable file never changes anything that runs.
 //
-// What each file holds:
-//   - service.go: Options and Service (New, Run, Reload, ReloadHandler,
-//     Collectors), the device (opening it with backoff, the hosted
-//     agent, closing it on loss), and the keys a reload may not change
-//     (restartKeys) or that replace the agent (agentChanged).
+// Use:
+//
+//	svc, err := service.New(service.Options{ConfigFile: path, Logger: logger, IB: ib, HostAgent: true})
+//	reg := collector.NewRegistry(svc.Collectors()...)
+//	go svc.Run(ctx)   // opens the device, reopens it when lost
+//	_ = svc.Reload()  // on SIGHUP, or POST /-/reload (svc.ReloadHandler())
 package service

@@ -52,9 +52,10 @@ type Service struct {
 	reloadOK, reloadTime prometheus.Gauge
 	losses               prometheus.Counter
 
-	mu  sync.Mutex // serialises reloads and device changes
-	cfg *config.Config
-	dev *device
+	mu     sync.Mutex // guards cfg, dev and devErr, and serialises reloads and device changes
+	cfg    *config.Config
+	dev    *device // nil: none open
+	devErr error   // why there is no device (dev nil; nil: not opened yet)
 }
 
 // device is one open transport with its engine and hosted agent.
@@ -92,8 +93,18 @@ func New(o Options) (*Service, error) {
 		Help: "Times the open InfiniBand device (or simulator) was lost and had to be reopened."})
 	s.reloadOK.Set(1)
 	s.reloadTime.SetToCurrentTime()
-	s.exp.Apply(cfg)
+	s.exp.Install(collector.Runtime{Config: cfg})
 	return s, nil
+}
+
+// install hands the exporter the configuration and the device whole
+// (s.mu held): the one place the exporter learns of either.
+func (s *Service) install() {
+	r := collector.Runtime{Config: s.cfg, DeviceErr: s.devErr}
+	if s.dev != nil && s.devErr == nil {
+		r.Engine, r.Agent = s.dev.engine, s.dev.agent
+	}
+	s.exp.Install(r)
 }
 
 // Collectors returns the service's metrics: the exporter's, the MAD RTT
@@ -104,16 +115,6 @@ func (s *Service) Collectors() []prometheus.Collector {
 
 // Exporter returns the collector.
 func (s *Service) Exporter() *collector.Exporter { return s.exp }
-
-// Engine returns the open device's engine, or nil while there is none.
-func (s *Service) Engine() *ibmad.Engine {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.dev == nil {
-		return nil
-	}
-	return s.dev.engine
-}
 
 // Run keeps the device open until ctx ends: it opens it, retrying with
 // backoff while it is missing, watches it, and reopens it when it is lost.
@@ -146,7 +147,10 @@ func (s *Service) Run(ctx context.Context) {
 			said = err.Error()
 			lvl(s.logger).Log("msg", "cannot open the InfiniBand device; the exporter keeps serving and retries",
 				"transport", s.o.IB.Transport, "err", err, "retry_in", next)
-			s.exp.SetDevice(nil, nil, err)
+			s.mu.Lock()
+			s.devErr = err
+			s.install()
+			s.mu.Unlock()
 		} else {
 			said = ""
 			select {
@@ -158,7 +162,8 @@ func (s *Service) Run(ctx context.Context) {
 			s.losses.Inc()
 			level.Error(s.logger).Log("msg", "InfiniBand device lost; reopening it", "err", err, "retry_in", wait)
 			s.mu.Lock() // a reload must not hand the exporter this engine again
-			s.exp.SetDevice(nil, nil, err)
+			s.devErr = err
+			s.install()
 			if s.dev == d {
 				s.closeDevice()
 			}
@@ -209,8 +214,8 @@ func (s *Service) open() (*device, error) {
 	s.exp.SetSeed(port.PortGUID.String())
 	level.Info(s.logger).Log("msg", "device open", "ca", port.CA, "port", port.PortNum, "lid", port.LID,
 		"port_guid", port.PortGUID, "agent", d.agent != nil)
-	s.dev = d
-	s.exp.SetDevice(e, d.agent, nil)
+	s.dev, s.devErr = d, nil
+	s.install()
 	if s.o.SimFaults && opened.Fabric != nil {
 		ctx, cancel := context.WithCancel(context.Background())
 		d.stop = cancel
@@ -282,7 +287,7 @@ func (s *Service) Reload() error {
 		return err
 	}
 	s.cfg = c
-	s.exp.Apply(c)
+	s.install()
 	s.reloadOK.Set(1)
 	s.reloadTime.SetToCurrentTime()
 	level.Info(s.logger).Log("msg", "configuration reloaded", "file", s.o.ConfigFile, "destinations", len(c.Destinations))
@@ -301,8 +306,7 @@ func (s *Service) replaceAgent(c *config.Config) error {
 		d.agent, _ = s.startAgent(d.engine, s.cfg)
 		return fmt.Errorf("hosted agent: %w", err)
 	}
-	d.agent = ag
-	s.exp.SetDevice(d.engine, ag, nil)
+	d.agent = ag // Reload installs it with c
 	return nil
 }
 

@@ -5,6 +5,11 @@ import (
 	"time"
 )
 
+// Size is the bound of every cache of the tracer and of the link health:
+// a subnet has fewer than 49152 unicast LIDs, and a cache holds at most
+// one entry per LID, node or port end of one subnet.
+const Size = 1 << 16
+
 // Cache is a map, safe for concurrent use, whose entries expire a fixed
 // time after they were put (never, when the time is 0 or less), read
 // through an injected clock.

@@ -181,6 +181,24 @@ func TestFleetAlerts(t *testing.T) {
 	const lifetime = 6 * time.Minute
 	fab := ibsimtest.Start(t, filepath.Join(topoDir, "fattree-4x2x4.net"),
 		ibsimtest.Options{KeepSM: true, SMHost: true, SweepSeconds: 1, Lifetime: lifetime})
+	exps, targets := startFleetExporters(t, fab, lifetime)
+	promAddr := startFleetPrometheus(t, prom, lifetime, targets)
+	checkHealthyFabric(t, promAddr)
+	checkCablePulled(t, fab, promAddr)
+	checkHostRebooting(t, fab, promAddr, exps["H3-2"])
+	checkLinkErrorsWhilePathsMove(t, fab, promAddr)
+}
+
+// fleetExporterHosts are the hosts of the fleet's exporters: two under
+// each leaf.
+var fleetExporterHosts = []string{"H0-0", "H0-2", "H1-0", "H1-2", "H2-0", "H2-2", "H3-0", "H3-2"}
+
+// startFleetExporters starts an exporter on each of fleetExporterHosts,
+// each tracing the 15 other hosts every 2 s with link health and evidence
+// on, and waits for their first traces; it returns them by host, and
+// their addresses quoted, as Prometheus's targets.
+func startFleetExporters(t *testing.T, fab *ibsimtest.Fabric, lifetime time.Duration) (map[string]*exporterProc, []string) {
+	t.Helper()
 	lids := lidsOf(t, fab, "H0-0")
 	var hosts []string
 	for n := range lids {
@@ -192,11 +210,9 @@ func TestFleetAlerts(t *testing.T) {
 	if len(hosts) != 16 {
 		t.Fatalf("%d hosts in fattree-4x2x4.net, want 16: %v", len(hosts), lids)
 	}
-	// The exporters: two hosts under each leaf.
-	exporterHosts := []string{"H0-0", "H0-2", "H1-0", "H1-2", "H2-0", "H2-2", "H3-0", "H3-2"}
 	exps := map[string]*exporterProc{}
 	var targets []string
-	for _, h := range exporterHosts {
+	for _, h := range fleetExporterHosts {
 		var b strings.Builder
 		b.WriteString("interval: 2s\ntimeout: 300ms\nretries: 1\n")
 		b.WriteString("health: {enabled: true, expect_width: 4x, expect_speed: SDR}\nevidence: {enabled: true}\ndestinations:\n")
@@ -210,7 +226,7 @@ func TestFleetAlerts(t *testing.T) {
 		exps[h] = e
 		targets = append(targets, fmt.Sprintf("%q", e.addr))
 	}
-	for _, h := range exporterHosts {
+	for _, h := range fleetExporterHosts {
 		var others []string
 		for _, d := range hosts {
 			if d != h {
@@ -219,7 +235,15 @@ func TestFleetAlerts(t *testing.T) {
 		}
 		exps[h].waitFor(90*time.Second, "first traces from "+h, allTraced(others...))
 	}
+	return exps, targets
+}
 
+// startFleetPrometheus starts Prometheus scraping targets every second
+// and evaluating the shipped rules (or IBTRACER_FLEET_RULES) scaled by
+// fleetScale, and waits until it has scraped every exporter a few times;
+// it returns its address.
+func startFleetPrometheus(t *testing.T, prom string, lifetime time.Duration, targets []string) string {
+	t.Helper()
 	dir := t.TempDir()
 	rulesFile := filepath.Join(root, "dashboards/ibtracer.rules.yml")
 	if f := os.Getenv("IBTRACER_FLEET_RULES"); f != "" {
@@ -254,13 +278,18 @@ scrape_configs:
 		"--web.listen-address="+promAddr)
 	if !poll(30*time.Second, 500*time.Millisecond, func() bool {
 		n, err := promtest.Query(promAddr, `count_over_time(up[1m]) >= 5`)
-		return err == nil && n == len(exporterHosts)
+		return err == nil && n == len(fleetExporterHosts)
 	}) {
-		t.Fatalf("Prometheus did not scrape the %d exporters", len(exporterHosts))
+		t.Fatalf("Prometheus did not scrape the %d exporters", len(fleetExporterHosts))
 	}
+	return promAddr
+}
 
-	// A healthy fabric: nothing fires over 35 s, longer than the longest
-	// scaled for: (10m / fleetScale); what was pending is logged.
+// checkHealthyFabric: on a healthy fabric nothing fires over 35 s,
+// longer than the longest scaled for: (10m / fleetScale); what was
+// pending is logged.
+func checkHealthyFabric(t *testing.T, promAddr string) {
+	t.Helper()
 	healthy := newPhase(t, promAddr, "healthy fabric")
 	pendingSeen := map[string]string{}
 	poll(35*time.Second, time.Second, func() bool {
@@ -288,8 +317,13 @@ scrape_configs:
 	if len(healthy.fired) > 0 || firingNow > 0 {
 		t.Errorf("healthy fabric: %d alert(s) fired, want none", max(len(healthy.fired), firingNow))
 	}
+}
 
-	// A leaf-spine cable pulled: L0 port 5 - S0 port 1.
+// checkCablePulled: a leaf-spine cable pulled (L0 port 5 - S0 port 1)
+// fires at most 3 alerts, one naming both ends, no alert name more than
+// once; the cable is put back at the end.
+func checkCablePulled(t *testing.T, fab *ibsimtest.Fabric, promAddr string) {
+	t.Helper()
 	cable := newPhase(t, promAddr, "leaf-spine cable L0[5]-S0[1] pulled")
 	if err := fab.Console(`Unlink "L0"[5]`); err != nil {
 		t.Fatal(err)
@@ -323,11 +357,15 @@ scrape_configs:
 	if err := fab.Console(`Link "L0"[5] "S0"[1]`); err != nil {
 		t.Fatal(err)
 	}
+}
 
-	// A host every exporter traces reboots: H3-2's exporter stops and its
-	// cable (L3 port 3) is pulled, for longer than every scaled for:.
+// checkHostRebooting: a host every exporter traces reboots: H3-2's
+// exporter (e) stops and its cable (L3 port 3) is pulled, for longer than
+// every scaled for:. No critical alert, at most 2, IBTracerNodeDown once.
+func checkHostRebooting(t *testing.T, fab *ibsimtest.Fabric, promAddr string, e *exporterProc) {
+	t.Helper()
 	reboot := newPhase(t, promAddr, "host H3-2 rebooting")
-	stopProcess(exps["H3-2"].cmd)
+	stopProcess(e.cmd)
 	if err := fab.Console(`Unlink "L3"[3]`); err != nil {
 		t.Fatal(err)
 	}
@@ -344,93 +382,119 @@ scrape_configs:
 	if reboot.byName()["IBTracerNodeDown"] != 1 {
 		t.Errorf("%s: IBTracerNodeDown fired %d times, want once", reboot.name, reboot.byName()["IBTracerNodeDown"])
 	}
+}
 
-	// A link losing errors (L1 port 6 - S1 port 2, about 2 symbol errors
-	// a second at L1's end) while the paths move: L1's other spine cable
-	// (L1 port 5 - S0) is pulled first, so that every path to and from
-	// L1's hosts crosses the erroring link, and once the alert fires it
-	// is put back (paths move to S0 again) and pulled again, 20 s apart.
-	// IBTracerLinkErrorsRising fires once and stays firing to the end.
+// linkErrorsAlert follows IBTracerLinkErrorsRising for the L1-S1 link
+// in the phase errs: the first time it fires, and whether it fires again
+// (another alert, or another activeAt) afterwards.
+type linkErrorsAlert struct {
+	errs        *fleetPhase
+	start       time.Time
+	firstKey    string
+	firstActive time.Time
+	firedAt     time.Time
+}
+
+// firing polls the alerts once and says whether the link's alert is
+// firing. Not errs.before: one run found the link's alert firing when
+// the phase began (it had been read erroring before); it must then stay
+// firing, with the same activeAt.
+func (l *linkErrorsAlert) firing(t *testing.T, promAddr string) bool {
+	t.Helper()
+	firing := false
+	for _, a := range promAlerts(t, promAddr) {
+		if a.Labels["alertname"] != "IBTracerLinkErrorsRising" || a.State != "firing" {
+			continue
+		}
+		if !strings.Contains(a.Annotations["summary"], "L1") || !strings.Contains(a.Annotations["summary"], "S1") {
+			continue
+		}
+		firing = true
+		l.errs.fired[a.key()] = a
+		if l.firstKey == "" {
+			l.firstKey, l.firstActive, l.firedAt = a.key(), a.ActiveAt, time.Now()
+			t.Logf("%s: %s fires at +%v (active since %v before the phase; firing when it began: %v)", l.errs.name, a.Annotations["summary"],
+				time.Since(l.start).Round(time.Second), l.start.Sub(a.ActiveAt).Round(time.Second), l.errs.before[a.key()])
+		} else if a.key() != l.firstKey || !a.ActiveAt.Equal(l.firstActive) {
+			t.Errorf("%s: fired again: %s active at %v, first %s at %v", l.errs.name, a.key(), a.ActiveAt, l.firstKey, l.firstActive)
+		}
+	}
+	return firing
+}
+
+// checkLinkErrorsWhilePathsMove: a link losing errors (L1 port 6 - S1
+// port 2, about 2 symbol errors a second at L1's end) while the paths
+// move: L1's other spine cable (L1 port 5 - S0) is pulled first, so that
+// every path to and from L1's hosts crosses the erroring link, and once
+// the alert fires it is put back (paths move to S0 again) and pulled
+// again, 20 s apart. IBTracerLinkErrorsRising fires once and stays
+// firing to the end.
+func checkLinkErrorsWhilePathsMove(t *testing.T, fab *ibsimtest.Fabric, promAddr string) {
+	t.Helper()
 	errs := newPhase(t, promAddr, "link L1[6]-S1[2] losing errors while paths move")
 	if err := fab.Console(`Unlink "L1"[5]`); err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now()
-	var firstKey string
-	var firstActive, firedAt time.Time
+	l := &linkErrorsAlert{errs: errs, start: time.Now()}
 	gaps, step, moves := 0, 0, 0
 	for {
 		step++
 		if err := fab.Console(fmt.Sprintf(`PerformanceSet "L1"[6] PortCounters.SymbolErrorCounter=%d`, 2*step)); err != nil {
 			t.Fatal(err)
 		}
-		firing := false
-		for _, a := range promAlerts(t, promAddr) {
-			// Not errs.before: one run found the link's alert firing
-			// when the phase began (it had been read erroring before);
-			// it must then stay firing, with the same activeAt.
-			if a.Labels["alertname"] != "IBTracerLinkErrorsRising" || a.State != "firing" {
-				continue
-			}
-			if !strings.Contains(a.Annotations["summary"], "L1") || !strings.Contains(a.Annotations["summary"], "S1") {
-				continue
-			}
-			firing = true
-			errs.fired[a.key()] = a
-			if firstKey == "" {
-				firstKey, firstActive, firedAt = a.key(), a.ActiveAt, time.Now()
-				t.Logf("%s: %s fires at +%v (active since %v before the phase; firing when it began: %v)", errs.name, a.Annotations["summary"],
-					time.Since(start).Round(time.Second), start.Sub(a.ActiveAt).Round(time.Second), errs.before[a.key()])
-			} else if a.key() != firstKey || !a.ActiveAt.Equal(firstActive) {
-				t.Errorf("%s: fired again: %s active at %v, first %s at %v", errs.name, a.key(), a.ActiveAt, firstKey, firstActive)
-			}
-		}
-		if firstKey != "" && !firing {
+		firing := l.firing(t, promAddr)
+		if l.firstKey != "" && !firing {
 			gaps++
 		}
 		switch {
-		case firstKey == "" && time.Since(start) > 90*time.Second:
-		case firstKey == "":
+		case l.firstKey == "" && time.Since(l.start) > 90*time.Second:
+		case l.firstKey == "":
 			time.Sleep(time.Second)
 			continue
-		case moves == 0 && time.Since(firedAt) > 5*time.Second:
+		case moves == 0 && time.Since(l.firedAt) > 5*time.Second:
 			if err := fab.Console(`Link "L1"[5] "S0"[2]`); err != nil {
 				t.Fatal(err)
 			}
 			moves++
-		case moves == 1 && time.Since(firedAt) > 25*time.Second:
+		case moves == 1 && time.Since(l.firedAt) > 25*time.Second:
 			if err := fab.Console(`Unlink "L1"[5]`); err != nil {
 				t.Fatal(err)
 			}
 			moves++
-		case moves == 2 && time.Since(firedAt) > 45*time.Second:
+		case moves == 2 && time.Since(l.firedAt) > 45*time.Second:
 			moves++
 		}
-		if firstKey == "" || moves == 3 {
+		if l.firstKey == "" || moves == 3 {
 			break
 		}
 		time.Sleep(time.Second)
 	}
 	errs.report(t)
-	if firstKey == "" {
-		// What Prometheus holds of the link's error readings, to tell a
-		// reading that never came from a rule that did not fire.
-		for _, q := range []string{
-			`max by (instance) (max_over_time(ibtracer_link_errors{node_guid=~".*"}[2m])) > 0`,
-			`count by (state, node_guid, port) (ibtracer_link_counters_state{node_guid="0x0000000000200003"} == 1)`,
-			`ALERTS{alertname="IBTracerLinkErrorsRising"}`,
-		} {
-			resp, err := http.Get("http://" + promAddr + "/api/v1/query?query=" + url.QueryEscape(q))
-			if err != nil {
-				t.Logf("%s: %v", q, err)
-				continue
-			}
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			t.Logf("%s:\n%s", q, b)
-		}
+	if l.firstKey == "" {
+		logLinkErrorReadings(t, promAddr)
 		t.Errorf("%s: IBTracerLinkErrorsRising never fired for L1-S1", errs.name)
 	} else if gaps > 0 {
 		t.Errorf("%s: IBTracerLinkErrorsRising was not firing in %d polls after it first fired", errs.name, gaps)
+	}
+}
+
+// logLinkErrorReadings logs what Prometheus holds of the link's error
+// readings, to tell a reading that never came from a rule that did not
+// fire.
+func logLinkErrorReadings(t *testing.T, promAddr string) {
+	t.Helper()
+	for _, q := range []string{
+		`max by (instance) (max_over_time(ibtracer_link_errors{node_guid=~".*"}[2m])) > 0`,
+		`count by (state, node_guid, port) (ibtracer_link_counters_state{node_guid="0x0000000000200003"} == 1)`,
+		`ALERTS{alertname="IBTracerLinkErrorsRising"}`,
+	} {
+		resp, err := http.Get("http://" + promAddr + "/api/v1/query?query=" + url.QueryEscape(q))
+		if err != nil {
+			t.Logf("%s: %v", q, err)
+			continue
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		t.Logf("%s:\n%s", q, b)
 	}
 }

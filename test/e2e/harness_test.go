@@ -24,7 +24,7 @@ import (
 	"time"
 
 	"github.com/ibtracer/ibtracer_exporter/agent"
-	"github.com/ibtracer/ibtracer_exporter/collector"
+	"github.com/ibtracer/ibtracer_exporter/collector/pages"
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 	"github.com/ibtracer/ibtracer_exporter/ibmad/ibsim/ibsimtest"
 	"github.com/ibtracer/ibtracer_exporter/ibmad/madtest"
@@ -287,10 +287,10 @@ func (p *exporterProc) await(d time.Duration, cond func(metrics string) bool) (s
 }
 
 // traces returns /traces.
-func (p *exporterProc) traces() []collector.TraceView {
+func (p *exporterProc) traces() []pages.TraceView {
 	p.t.Helper()
 	_, body := p.get("/traces")
-	var views []collector.TraceView
+	var views []pages.TraceView
 	if err := json.Unmarshal([]byte(body), &views); err != nil {
 		p.t.Fatalf("/traces: %v", err)
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ibtracer/ibtracer_exporter/collector"
+	"github.com/ibtracer/ibtracer_exporter/collector/pages"
 )
 
 // TestPagesNameThePulledCableOnIbsim: on ibsim with OpenSM sweeping, the
@@ -63,7 +63,7 @@ func TestPagesNameThePulledCableOnIbsim(t *testing.T) {
 	}
 	list := func(q string) string {
 		code, body := exp.get("/traces?" + q)
-		var v []collector.TraceView
+		var v []pages.TraceView
 		if err := json.Unmarshal([]byte(body), &v); err != nil || code != 200 {
 			return fmt.Sprintf("%d %s", code, body)
 		}

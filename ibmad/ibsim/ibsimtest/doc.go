@@ -4,17 +4,17 @@
 // as oracles. Every process gets its own temporary directory, its own
 // IBSIM_SOCKNAME, a bounded lifetime, and is stopped by t.Cleanup.
 //
+// A test starts a fabric on a topology file and attaches an engine to one
+// of its nodes:
+//
+//	fab := ibsimtest.Start(t, "testdata/fattree-mini.net", ibsimtest.Options{})
+//	e := ibmad.NewEngine(fab.Dial("H0-0", false), ibmad.Options{})
+//	defer e.Close()
+//	out, err := fab.Tool("H0-0", "ibnetdiscover") // the oracle, as a node
+//
+// Start (through Require) skips the test under -short: go test -short
+// starts no peer.
+//
 // Outside CI a missing Debian package skips the test with a message
 // naming it; with CI=true it fails the test.
-//
-// What each file holds:
-//   - ibsimtest.go: Require and Umad2sim (the Debian packages), Options and
-//     Fabric: Start (ibsim, then OpenSM, waiting for its socket and for the
-//     SM), Restart, Resume and Kill, the tools run as a node (Env, Tool,
-//     ToolEnv, StartTool), Console, and Options and Dial for an ibmad/ibsim
-//     transport on a node.
-//   - restart.go: KillSM, StartSM and StartSMArgs, the SM stopped and
-//     started again on a running fabric.
-//   - mcast.go: MGID and Fabric.Join, multicast groups joined from one
-//     ibsim client per member, so that OpenSM programs the MFTs.
 package ibsimtest

@@ -50,7 +50,7 @@ func (f *Fabric) joinFrom(node string, mgid ibmad.GID) (uint16, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	rec, err := sa.Join(ctx, e, sa.Address(p), mgid, p.GID())
+	rec, err := Join(ctx, e, sa.Address(p), mgid, p.GID())
 	if err != nil {
 		return 0, err
 	}

@@ -5,9 +5,4 @@
 // the client against the real ibsim, the server against the stock
 // infiniband-diags under libumad2sim (docs/protocol.md, "Serving the
 // simulated fabric over ibsim's sockets").
-//
-// The package is one file:
-//   - simwire.go: the layouts of struct sim_ctl, struct sim_request and
-//     struct sim_client_info as sizes and offsets, MaxClients, ETimedOut,
-//     and the control message types.
 package simwire

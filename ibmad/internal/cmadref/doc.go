@@ -4,9 +4,4 @@
 // the product binaries stay free of cgo. It builds only with the ibcref
 // build tag (make test sets it): go build ./... and go vet ./... need no
 // C header.
-//
-// Its files (cgo, ibcref tag):
-//   - cmadref.go: Available, Decode and Encode (mad_decode_field and
-//     mad_encode_field), and the MAD_FIELDS identifiers the tests use.
-//   - vlxmitwait.go: PortVLXmitWaitCounters' attribute ID and fields.
 package cmadref

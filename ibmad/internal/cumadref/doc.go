@@ -4,11 +4,4 @@
 // and Debian's libibumad-dev and linux-libc-dev; only tests import it, and
 // it builds only with the ibcref build tag (make test sets it), so that
 // go build ./... and go vet ./... need no C header.
-//
-// The package is one Go file (cgo, ibcref tag) and its C helpers:
-//   - cumadref.go: the sizes of struct ib_user_mad_hdr (current and old)
-//     and of the agent registration requests (HdrSize, RegSize, ...),
-//     their field offsets (HdrOffsets, RegOffsets, Reg2Offsets), the ioctl
-//     numbers (IoctlRegisterAgent, ...), and Fill, a header written by
-//     libibumad's setters; kernel_abi.c and libibumad.c are the C side.
 package cumadref

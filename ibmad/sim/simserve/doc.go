@@ -4,11 +4,20 @@
 // (package ibsim), and the stock C tools under libumad2sim
 // (docs/protocol.md, "Serving the simulated fabric over ibsim's sockets").
 //
-// A Server binds the control socket @NAME:ctl in the abstract Unix
-// namespace. Every client that connects is attached to the node it names
+// Listen binds the control socket @NAME:ctl in the abstract Unix
+// namespace and Serve answers it until Close:
+//
+//	s, err := simserve.Listen(f, simserve.Options{SockName: "sim"})
+//	go s.Serve()
+//	defer s.Close()
+//
+// A client (ibsim.Dial in Go, or a stock tool under libumad2sim with
+// IBSIM_SOCKNAME=sim and SIM_HOST=node) is attached to the node it names
 // (by name, else by node description) or to the server's default node,
 // through a sim.Transport of its own, and gets a data socket @NAME:outID
-// connected to its @NAME:inPID; MADs are forwarded both ways.
+// connected to its @NAME:inPID; MADs are forwarded both ways. A client
+// that asks to take requests (ibsim's "issm" flag) gets every request
+// for its node that the fabric does not answer itself.
 //
 // Differences from ibsim: the number of clients is not limited (ibsim
 // serves 10); the default node is the one the server is given (ibsim
@@ -22,13 +31,4 @@
 // simulated SMA is read-only (no OpenSM: LIDs and routes are the
 // fabric's own). Clients that went away without disconnecting are
 // detached when a write to them fails or when a new client connects.
-//
-// What each file holds:
-//   - server.go: Options, Server (Listen, Serve, Close, SockName,
-//     DefaultNode, Clients), the control messages (connect, node and port
-//     queries, disconnect) and the detaching of clients that went away.
-//   - client.go: client, one connected process: its sim.Transport, its data
-//     socket and the two loops that forward MADs each way, with its TIDs.
-//   - wire.go: the control message (ctlMsg) and the data request read and
-//     written with the layouts of ibmad/ibsim/simwire.
 package simserve

@@ -13,7 +13,7 @@ import (
 
 // TestDiagsPerfqueryXmitWait: the stock perfquery reads from the
 // simulated PMA, over this server, the waits a congestion fault puts on
-// a switch port (ibmad/sim/congestion.go): PortXmitWait in PortCounters,
+// a switch port (ibmad/sim/counters.go): PortXmitWait in PortCounters,
 // and the one VL's PortVLXmitWait, every other VL 0. The sim's PMA encoding is so checked by a decoder that is not
 // ours.
 func TestDiagsPerfqueryXmitWait(t *testing.T) {

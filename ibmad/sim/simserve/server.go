@@ -78,13 +78,6 @@ func (s *Server) SockName() string { return s.opts.SockName }
 // DefaultNode returns the node clients that name none are attached to.
 func (s *Server) DefaultNode() string { return s.def.Name }
 
-// Clients returns the number of attached clients.
-func (s *Server) Clients() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.clients)
-}
-
 func (s *Server) logf(format string, args ...any) {
 	if s.opts.Logf != nil {
 		s.opts.Logf(format, args...)

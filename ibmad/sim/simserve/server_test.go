@@ -96,8 +96,8 @@ func TestTraceOverSocketEqualsInProcess(t *testing.T) {
 			if remote.NodeName() != o.Node {
 				t.Fatalf("client attached at %q, want the default node %q", remote.NodeName(), o.Node)
 			}
-			inProc := trace.New(engine(t, local), trace.Options{NoFastPath: true})
-			overSock := trace.New(engine(t, remote), trace.Options{NoFastPath: true})
+			inProc := trace.New(engine(t, local), trace.Options{NoFastPath: true, Validate: trace.ValidateAgent})
+			overSock := trace.New(engine(t, remote), trace.Options{NoFastPath: true, Validate: trace.ValidateAgent})
 			self, _ := o.Fabric.LIDOf(o.Node, 0)
 			n := 0
 			for _, lid := range o.Fabric.CALIDs() {
@@ -142,7 +142,7 @@ func TestAgentOverSocket(t *testing.T) {
 	if _, err := agent.New(engine(t, host), agent.Config{Hostname: "hostB"}); err != nil {
 		t.Fatal(err)
 	}
-	tr := trace.New(engine(t, dial(t, s, "hostA", false)), trace.Options{NoFastPath: true})
+	tr := trace.New(engine(t, dial(t, s, "hostA", false)), trace.Options{NoFastPath: true, Validate: trace.ValidateAgent})
 	lid, _ := o.Fabric.LIDOf("hostB", 0)
 	r := tr.Trace(context.Background(), trace.Destination{LID: lid})
 	if r.Status != trace.StatusOK {

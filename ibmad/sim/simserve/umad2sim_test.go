@@ -145,7 +145,7 @@ func TestDiagsSMP(t *testing.T) {
 		}
 	}
 
-	tr := trace.New(engine(t, dial(t, s, "", false)), trace.Options{NoValidate: true})
+	tr := trace.New(engine(t, dial(t, s, "", false)), trace.Options{Validate: trace.ValidateOff})
 	line := regexp.MustCompile(`^\[(\d+)\] -> (?:switch|ca) port \{(0x[0-9a-f]+)\}\[(\d+)\] lid (\d+)-\d+ "([^"]*)"$`)
 	n := 0
 	for _, lid := range f.CALIDs() {

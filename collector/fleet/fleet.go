@@ -1,0 +1,250 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/go-kit/log"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ibtracer/ibtracer_exporter/collector/config"
+	"github.com/ibtracer/ibtracer_exporter/ibmad"
+)
+
+// Inventory lists the ports the SA knows (NodeRecords joined with
+// PortInfoRecords; docs/architecture.md, "Discovered destinations").
+type Inventory interface {
+	Ports(ctx context.Context) ([]InventoryPort, error)
+}
+
+// ErrNoInventory: the SA cannot be asked (no device yet, or no SA
+// inventory in this build).
+var ErrNoInventory = errors.New("no SA inventory: the device is not open or the SA cannot be queried")
+
+// refreshTimeout bounds one refresh of a selector.
+const refreshTimeout = 30 * time.Second
+
+// retry is how often a loop without an inventory looks again.
+const retry = time.Second
+
+// Host is what the discovery loops ask of the exporter.
+type Host interface {
+	// WaitSeed blocks until the seed of the samples is known (false: ctx
+	// ended first).
+	WaitSeed(ctx context.Context) (string, bool)
+	// CurrentSeed is the seed now ("" while none is known).
+	CurrentSeed() string
+	// Inventory returns the inventory of the open device (nil: none),
+	// the exporter's own port GUID (0: unknown), which no selector
+	// picks, and a channel closed when the device, the seed, the
+	// configuration or the inventory changes.
+	Inventory() (inv Inventory, self uint64, changed <-chan struct{})
+}
+
+// Fleet keeps the destinations of the discover: selectors: one loop per
+// selector asks the host's inventory and draws the sample (selection.go);
+// the exporter traces the union of their sets (Current) and the
+// configured destinations.
+type Fleet struct {
+	logger  log.Logger
+	clock   *ibmad.Clock // the exporter's (tests swap the clock it points to)
+	host    Host
+	changed func()          // told when a selector's set changed (the exporter reconciles)
+	ctx     context.Context // the exporter's: cancelled when it stops
+	wg      sync.WaitGroup  // the loops (Wait)
+
+	mu        sync.Mutex             // guards the fields below
+	sets      [][]config.Destination // per selector, its current set
+	cancel    context.CancelFunc     // the running loops'
+	refreshes [2]uint64              // refreshes ok, failed
+}
+
+// New returns a Fleet whose loops run under ctx, ask host, and call
+// changed whenever a selector's set changes. Restart starts them.
+func New(ctx context.Context, logger log.Logger, clock *ibmad.Clock, host Host, changed func()) *Fleet {
+	return &Fleet{ctx: ctx, logger: logger, clock: clock, host: host, changed: changed}
+}
+
+// Wait waits for the loops to end (once ctx is cancelled).
+func (f *Fleet) Wait() { f.wg.Wait() }
+
+// selectorKey identifies a selector's settings, to tell whether a reload
+// changed it (then its discovered set is dropped and found again).
+func selectorKey(s config.Selector) string {
+	return fmt.Sprintf("%v|%s|%s|%q|%d|%v|%v|%v|%v|%v", s.All, s.NodeType, s.NodeDesc, s.NodeNames, s.Sample,
+		s.Rotate, s.Refresh, s.Interval, s.HopSeries(), s.Labels)
+}
+
+// Restart stops the discovery loops of the previous configuration (old)
+// and starts one per selector of c; a selector that did not change keeps
+// the set it found until its first refresh.
+func (f *Fleet) Restart(old, c *config.Config) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.cancel != nil {
+		f.cancel()
+		f.cancel = nil
+	}
+	prev := f.sets
+	f.sets = make([][]config.Destination, len(c.Discover))
+	for i := range c.Discover {
+		if old != nil && i < len(old.Discover) && i < len(prev) && selectorKey(old.Discover[i]) == selectorKey(c.Discover[i]) {
+			f.sets[i] = prev[i]
+		}
+	}
+	if len(c.Discover) == 0 {
+		return
+	}
+	ctx, cancel := context.WithCancel(f.ctx)
+	f.cancel = cancel
+	for i := range c.Discover {
+		sel := c.Discover[i]
+		f.wg.Add(1)
+		go func() {
+			defer f.wg.Done()
+			f.loop(ctx, i, &sel, c)
+		}()
+	}
+}
+
+// loop keeps selector i's destinations: it asks the SA every refresh
+// period (a failed refresh keeps the ports of the last good one) and
+// draws the sample again at every rotation.
+func (f *Fleet) loop(ctx context.Context, i int, sel *config.Selector, c *config.Config) {
+	seed, ok := f.host.WaitSeed(ctx)
+	if !ok {
+		return
+	}
+	var (
+		ports       []InventoryPort
+		have        bool
+		nextRefresh = (*f.clock).Now()
+		logged      refreshLog
+	)
+	for {
+		now := (*f.clock).Now()
+		inv, self, changed := f.host.Inventory()
+		if !now.Before(nextRefresh) {
+			got, err := f.refresh(ctx, inv)
+			if inv != nil && ctx.Err() != nil {
+				return // stopped while asking
+			}
+			if err == nil {
+				ports, have = got, true
+			}
+			f.countRefresh(err)
+			logged.observe(f.logger, i, now, err)
+			if inv == nil {
+				nextRefresh = now.Add(retry)
+			} else {
+				nextRefresh = now.Add(time.Duration(sel.Refresh))
+			}
+		}
+		if s := f.host.CurrentSeed(); s != "" {
+			seed = s
+		}
+		if have {
+			all := Destinations(sel, MatchPorts(sel, ports, self), c.NodeNames)
+			if f.set(ctx, i, Sample(all, sel.Sample, seed, i, now, time.Duration(sel.Rotate))) {
+				f.changed()
+			}
+		}
+		wake := nextRefresh
+		if sel.Sample > 0 {
+			if nr := now.Add(resampleEvery(time.Duration(sel.Rotate), sel.Sample)); nr.Before(wake) {
+				wake = nr
+			}
+		}
+		t, stop := (*f.clock).Timer(wake.Sub(now))
+		select {
+		case <-ctx.Done():
+			stop()
+			return
+		case <-t:
+		case <-changed:
+			if inv == nil {
+				nextRefresh = (*f.clock).Now() // a device (or inventory) may be there now
+			}
+		}
+		stop()
+	}
+}
+
+// refresh asks inv (nil: none yet) for its ports, within refreshTimeout.
+func (f *Fleet) refresh(ctx context.Context, inv Inventory) ([]InventoryPort, error) {
+	if inv == nil {
+		return nil, ErrNoInventory
+	}
+	rctx, cancel := context.WithTimeout(ctx, refreshTimeout)
+	defer cancel()
+	return inv.Ports(rctx)
+}
+
+// set installs selector i's destinations, unless its loop (ctx) was
+// stopped meanwhile (a reload); it reports whether they changed.
+func (f *Fleet) set(ctx context.Context, i int, ds []config.Destination) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if ctx.Err() != nil || i >= len(f.sets) || sameDestinations(f.sets[i], ds) {
+		return false
+	}
+	f.sets[i] = ds
+	return true
+}
+
+// Current returns every selector's current set.
+func (f *Fleet) Current() [][]config.Destination {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([][]config.Destination(nil), f.sets...)
+}
+
+func (f *Fleet) countRefresh(err error) {
+	f.mu.Lock()
+	if err == nil {
+		f.refreshes[0]++
+	} else {
+		f.refreshes[1]++
+	}
+	f.mu.Unlock()
+}
+
+var (
+	dRefreshes  = prometheus.NewDesc("ibtracer_discover_refreshes_total", "Refreshes of the discovered destinations from the SA, by result (ok, error: the previous set is kept).", []string{"result"}, nil)
+	dDiscovered = prometheus.NewDesc("ibtracer_discovered_destinations", "Destinations a discover selector currently gives (after sampling), by its index in the configuration.", []string{"selector"}, nil)
+)
+
+// Collect emits the discovery's series: refreshes by result and each
+// selector's destinations.
+func (f *Fleet) Collect(ch chan<- prometheus.Metric) {
+	f.mu.Lock()
+	ok, failed := f.refreshes[0], f.refreshes[1]
+	counts := make([]int, len(f.sets))
+	for i, s := range f.sets {
+		counts[i] = len(s)
+	}
+	f.mu.Unlock()
+	ch <- prometheus.MustNewConstMetric(dRefreshes, prometheus.CounterValue, float64(ok), "ok")
+	ch <- prometheus.MustNewConstMetric(dRefreshes, prometheus.CounterValue, float64(failed), "error")
+	for i, n := range counts {
+		ch <- prometheus.MustNewConstMetric(dDiscovered, prometheus.GaugeValue, float64(n), strconv.Itoa(i))
+	}
+}
+
+// sameDestinations reports whether two discovered sets are equal (names
+// and LIDs; the rest comes from the selector).
+func sameDestinations(a, b []config.Destination) bool {
+	if len(a) != len(b) || (a == nil) != (b == nil) {
+		return false
+	}
+	for i := range a {
+		if a[i].Name != b[i].Name || a[i].LID != b[i].LID {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,84 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/ibtracer/ibtracer_exporter/ibmad"
+	"github.com/ibtracer/ibtracer_exporter/ibmad/sa"
+)
+
+// saInventory asks the SA for its NodeRecords: one per switch and one
+// per CA port with a LID, which carry the port's LID, GUIDs, number and
+// the node's description (docs/architecture.md, "Discovered
+// destinations").
+type saInventory struct{ e *ibmad.Engine }
+
+// SAInventory is the SA inventory of engine (nil: no device open).
+func SAInventory(engine *ibmad.Engine) Inventory {
+	if engine == nil {
+		return nil
+	}
+	return saInventory{engine}
+}
+
+// scanGap is how many LIDs without a record end a scan by LID.
+const scanGap = 64
+
+func (s saInventory) Ports(ctx context.Context) ([]InventoryPort, error) {
+	p, err := s.e.Port()
+	if err != nil {
+		return nil, err
+	}
+	if p.SMLID == 0 {
+		return nil, errors.New("SA: the local port knows no SM (SMLID 0)")
+	}
+	addr := sa.Address(p)
+	recs, err := sa.NodeRecords(ctx, s.e, addr)
+	if errors.Is(err, ibmad.ErrTableTruncated) {
+		// The table came back cut to its first MAD (ibsim, see
+		// docs/protocol.md "RMPP"): ask one LID at a time instead.
+		recs, err = nodeRecordsByLID(ctx, s.e, addr)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("SA NodeRecord table: %w", err)
+	}
+	seen := map[[2]uint64]bool{}
+	out := make([]InventoryPort, 0, len(recs))
+	for _, r := range recs {
+		ni := r.NodeInfo
+		ip := InventoryPort{NodeGUID: uint64(ni.NodeGUID), PortGUID: uint64(ni.PortGUID), LID: r.LID, Port: ni.LocalPortNum,
+			NodeType: ni.NodeType, NodeDesc: r.NodeDescription.String()}
+		if ni.NodeType == ibmad.NodeTypeSwitch {
+			ip.Port = 0
+		}
+		k := [2]uint64{ip.PortGUID, uint64(ip.Port)}
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		out = append(out, ip)
+	}
+	return out, nil
+}
+
+// nodeRecordsByLID asks for the NodeRecord of each unicast LID from 1 on,
+// until scanGap LIDs in a row have none.
+func nodeRecordsByLID(ctx context.Context, e *ibmad.Engine, addr ibmad.Address) ([]ibmad.NodeRecord, error) {
+	var out []ibmad.NodeRecord
+	misses := 0
+	for lid := uint16(1); lid < 0xC000 && misses < scanGap; lid++ {
+		r, err := sa.NodeRecordOf(ctx, e, addr, lid)
+		if sa.IsNoRecords(err) {
+			misses++
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		misses = 0
+		out = append(out, r)
+	}
+	return out, nil
+}

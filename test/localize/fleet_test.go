@@ -1,0 +1,190 @@
+package localizeeval
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ibtracer/ibtracer_exporter/agent"
+	"github.com/ibtracer/ibtracer_exporter/collector/config"
+	"github.com/ibtracer/ibtracer_exporter/collector/fleet"
+	"github.com/ibtracer/ibtracer_exporter/ibmad"
+	"github.com/ibtracer/ibtracer_exporter/ibmad/sim"
+	"github.com/ibtracer/ibtracer_exporter/internal/fakeclock"
+	"github.com/ibtracer/ibtracer_exporter/linkhealth"
+	"github.com/ibtracer/ibtracer_exporter/trace"
+)
+
+// The fleet localization evaluation (docs/metrics.md, "Fleet verdict"):
+// many exporters on one in-process fat tree, each tracing and checking
+// the health of the sample of destinations a `discover: [{all: true,
+// sample: N}]` selector draws, one interval after another on a fake
+// clock. This file builds the fleet and runs its intervals; the faults,
+// the scoring and the table are in localize_eval_test.go.
+
+// locParams size a localization fleet.
+type locParams struct {
+	leaves, spines, hostsPerLeaf, linksPerPair int
+	exporters, sample                          int
+	interval                                   time.Duration
+	workers                                    int // exporters tracing at once
+}
+
+// locFleet is the fabric and its exporters.
+type locFleet struct {
+	tb   testing.TB
+	p    locParams
+	f    *sim.Fabric
+	clk  *fakeclock.Clock
+	exps []*locExporter
+}
+
+// locExporter is one exporter: its tracer and health checker, and the
+// seed its sample is drawn with (its port GUID, as Exporter.SetSeed).
+type locExporter struct {
+	host string
+	seed string
+	self uint64 // port GUID, never in its own sample
+	tr   *trace.Tracer
+	hc   *linkhealth.Checker
+	sel  config.Selector
+	// dests: every CA port but its own, as discover: all: true names them.
+	dests []config.Destination
+}
+
+// locPath is what one exporter's trace of one destination found in one
+// interval.
+type locPath struct {
+	dest string
+	res  *trace.Result
+	ph   *linkhealth.PathHealth
+}
+
+func newLocFleet(tb testing.TB, p locParams) *locFleet {
+	tb.Helper()
+	topo, err := sim.FatTree2(p.leaves, p.spines, p.hostsPerLeaf, p.linksPerPair)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	f, err := sim.New(topo, sim.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	lf := &locFleet{tb: tb, p: p, f: f, clk: fakeclock.New(time.Unix(1_800_000_000, 0))}
+	ports := simPorts(f)
+	cfg, err := config.Parse("test.yml", []byte(fmt.Sprintf("interval: %s\ntimeout: 50ms\nretries: 1\nhealth:\n  enabled: true\n  xmit_wait_limit: 0.05\ndiscover:\n  - all: true\n    sample: %d\n",
+		p.interval, p.sample)))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	sel := cfg.Discover[0]
+	hosts, isExporter := fleetHosts(tb, f, p.exporters)
+	for _, h := range hosts {
+		tr, err := f.Attach(h, 0)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		// The wall clock times the MADs out (a dropped MAD costs 50 ms);
+		// the fake clock ages the caches, one interval per round.
+		eng := ibmad.NewEngine(tr, ibmad.Options{Timeout: 50 * time.Millisecond, Retries: 1})
+		tb.Cleanup(func() { eng.Close() })
+		if _, err := agent.New(eng, agent.Config{RatePerSource: 1e6}); err != nil {
+			tb.Fatal(err)
+		}
+		if !isExporter[h] {
+			continue
+		}
+		o := cfg.TraceOptions()
+		o.Clock = lf.clk
+		tracer := trace.New(eng, o)
+		ho := cfg.Health.Options
+		ho.Share = p.interval
+		pa, err := eng.Port()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		lf.exps = append(lf.exps, &locExporter{host: h, seed: pa.PortGUID.String(), self: uint64(pa.PortGUID),
+			tr: tracer, hc: linkhealth.NewChecker(tracer, ho), sel: sel,
+			dests: fleet.Destinations(&sel, fleet.MatchPorts(&sel, ports, uint64(pa.PortGUID)), nil)})
+	}
+	return lf
+}
+
+// sampleOf is the destinations exporter e traces now: the ports the
+// selector matches but its own, sampled with its seed as
+// package fleet does.
+func (lf *locFleet) sampleOf(e *locExporter) []config.Destination {
+	return fleet.Sample(e.dests, e.sel.Sample, e.seed, 0, lf.clk.Now(), time.Duration(e.sel.Rotate))
+}
+
+// round advances the clock one interval and has every exporter trace
+// (and check the health of) each destination of its sample once. It
+// returns the paths per exporter, in the exporters' order.
+func (lf *locFleet) round(ctx context.Context) [][]locPath {
+	lf.clk.Add(lf.p.interval)
+	out := make([][]locPath, len(lf.exps))
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < lf.p.workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				e := lf.exps[i]
+				for _, d := range lf.sampleOf(e) {
+					r := e.tr.Trace(ctx, d.Target())
+					var ph *linkhealth.PathHealth
+					if len(r.Hops) >= 2 {
+						ph = e.hc.Check(ctx, r)
+					}
+					out[i] = append(out[i], locPath{dest: d.Name, res: r, ph: ph})
+				}
+			}
+		}()
+	}
+	for i := range lf.exps {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	return out
+}
+
+// fleetHosts lists the fabric's hosts and picks exporters of them, evenly
+// spread.
+func fleetHosts(tb testing.TB, f *sim.Fabric, exporters int) ([]string, map[string]bool) {
+	tb.Helper()
+	var hosts []string
+	for _, n := range f.Nodes() {
+		if !n.IsSwitch() {
+			hosts = append(hosts, n.Name)
+		}
+	}
+	if len(hosts) < exporters+1 {
+		tb.Fatalf("%d hosts for %d exporters", len(hosts), exporters)
+	}
+	step := len(hosts) / exporters
+	isExporter := map[string]bool{}
+	for i := 0; i < exporters; i++ {
+		isExporter[hosts[i*step]] = true
+	}
+	return hosts, isExporter
+}
+
+// simPorts is the SA's view of a simulated fabric: every active port, as
+// NodeRecords joined with PortInfoRecords would give it.
+func simPorts(f *sim.Fabric) []fleet.InventoryPort {
+	var ports []fleet.InventoryPort
+	for _, n := range f.Nodes() {
+		for num, p := range n.Ports {
+			if p == nil || (num == 0 && !n.IsSwitch()) || p.LID == 0 {
+				continue
+			}
+			ports = append(ports, fleet.InventoryPort{NodeGUID: uint64(n.GUID), PortGUID: uint64(p.GUID), LID: p.LID,
+				Port: uint8(num), NodeType: n.Type, NodeDesc: n.Desc})
+		}
+	}
+	return ports
+}
