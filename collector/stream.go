@@ -30,7 +30,7 @@ import (
 // series) one render added some 345 MiB of RSS. The exporter's series
 // (the per-destination families, nearly all of them) are instead rendered
 // a family at a time: the exporter's Collect is run once and its metrics
-// are grouped by family name (its samples copied, 64 bytes a series),
+// are grouped by family name (its samples copied, 32 bytes a series),
 // and each family is gathered by a registry of its own (the same checks,
 // the same sorting: client_golang's code) and encoded by expfmt's
 // encoder straight into the answer (gzip'd when asked), so that only one
@@ -42,9 +42,9 @@ import (
 // gathered as before. promhttp negotiates the format and the encoding (an
 // empty render of its own, whose headers are kept); anything this path
 // does not reproduce exactly (a family name the exporter shares with
-// another collector, a histogram's suffix collision across collectors, a
-// ?name[] filter, an encoding other than gzip) is rendered by promhttp
-// whole, as before.
+// another collector, a family named like a series of a histogram or
+// summary of another, a ?name[] filter, an encoding other than gzip) is
+// rendered by promhttp whole, as before.
 
 // streamRenderer renders /metrics with the streamed collectors' families
 // encoded one at a time.
@@ -361,7 +361,7 @@ type packed struct {
 }
 
 func (f *family) add(m prometheus.Metric) {
-	if sm, ok := m.(*sample); ok && uint64(len(sm.labels)) <= math.MaxUint32 && sm.typ >= 0 && sm.typ <= math.MaxUint8 {
+	if sm, ok := m.(*sample); ok && sm.desc != nil && uint64(len(sm.labels)) <= math.MaxUint32 && sm.typ >= 0 && sm.typ <= math.MaxUint8 {
 		f.metrics = append(f.metrics, packed{desc: sm.desc, labels: unsafe.SliceData(sm.labels), n: uint32(len(sm.labels)),
 			val: sm.val, typ: uint8(sm.typ)})
 		return
