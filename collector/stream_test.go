@@ -221,3 +221,28 @@ func TestStreamedExpositionLeavesTheRestToPromhttp(t *testing.T) {
 		t.Fatalf("?name[]: rendered whole %d times:\n%s", sr.whole.Load(), rec.Body.String())
 	}
 }
+
+// A collector registered on the Registry after NewRegistry is in the
+// streamed render too, as in the registry's Gather: Register reaches both
+// parts, and Unregister both.
+func TestRegistryRegisterReachesTheStreamedRender(t *testing.T) {
+	d := prometheus.NewDesc("ibtracer_zz_after", "A family after scrape_errors_total.", nil, nil)
+	reg := newRegistry([]prometheus.Collector{streamedBad{badLabels{d}}})
+	g := prometheus.NewGauge(prometheus.GaugeOpts{Name: "test_registered_later", Help: "Registered after NewRegistry."})
+	g.Set(7)
+	reg.MustRegister(g)
+	if err := reg.Register(g); err == nil {
+		t.Fatal("a second Register of the same collector succeeded")
+	}
+	h := promHandler(reg, log.NewNopLogger())
+	_, _, body := renderWith(t, h, "", "")
+	if !strings.Contains(body, "test_registered_later 7\n") || h.(*streamRenderer).whole.Load() != 0 {
+		t.Fatalf("the streamed render lacks the collector registered later:\n%s", stable(body))
+	}
+	if !reg.Unregister(g) {
+		t.Fatal("Unregister: not registered")
+	}
+	if _, _, body := renderWith(t, h, "", ""); strings.Contains(body, "test_registered_later") {
+		t.Fatalf("unregistered, still rendered:\n%s", stable(body))
+	}
+}
