@@ -2,7 +2,6 @@ package collector
 
 import (
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -151,7 +150,6 @@ func collectDestinations(ch chan<- prometheus.Metric, names []string, dests []*d
 		dHopRTT    = desc("hop_rtt_seconds", helpHopRTT, lab("hop", "validated_by")...)
 		pd         = newPathDescs(lab) // paths.go
 	)
-	shared := &hopPairs{m: map[[2]string]*dto.LabelPair{}}
 	for _, s := range dests {
 		s.mu.Lock()
 		// One allocation per destination for its fixed-label samples.
@@ -231,7 +229,7 @@ func collectDestinations(ch chan<- prometheus.Metric, names []string, dests []*d
 		if s.cfg.AllPaths() {
 			hd = hopFamilies{pd.hopInfo, pd.hopStatus, pd.hopRTT}
 		}
-		collectHops(ch, hd, s, shared)
+		collectHops(ch, hd, s)
 		s.mu.Unlock()
 	}
 }
@@ -246,9 +244,8 @@ type hopFamilies [3]*prometheus.Desc
 // (hopSample), not kept: at 10,000 destinations they were 27 MB that a
 // scrape built and the exporter kept while the paths lasted, all alive
 // during every scrape (docs/exporter.md, "Scrape memory"). A trace's
-// result is not modified once recorded, so its hops are read later. The
-// pairs that name a switch are shared by the scrape's series (shared).
-func collectHops(ch chan<- prometheus.Metric, d hopFamilies, s *destState, shared *hopPairs) {
+// result is not modified once recorded, so its hops are read later.
+func collectHops(ch chan<- prometheus.Metric, d hopFamilies, s *destState) {
 	type path struct {
 		base labelSet
 		r    *trace.Result
@@ -268,7 +265,7 @@ func collectHops(ch chan<- prometheus.Metric, d hopFamilies, s *destState, share
 		for i := range p.r.Hops[1:] {
 			h := &p.r.Hops[i+1]
 			for kind, desc := range d {
-				hs = append(hs, hopSample{desc: desc, base: p.base, hop: h, kind: uint8(kind), pairs: shared})
+				hs = append(hs, hopSample{desc: desc, base: p.base, hop: h, kind: uint8(kind)})
 			}
 		}
 		for i := range hs {
@@ -280,31 +277,10 @@ func collectHops(ch chan<- prometheus.Metric, d hopFamilies, s *destState, share
 // hopSample is a series of a hop (hop_info, hop_verdict or
 // hop_rtt_seconds, by kind), its label set built when it is written.
 type hopSample struct {
-	desc  *prometheus.Desc
-	base  labelSet
-	hop   *trace.Hop
-	kind  uint8 // an index of hopFamilies
-	pairs *hopPairs
-}
-
-// hopPairs are the label pairs that name the switches of one scrape's
-// hops, one per name and value: a few leaves and spines are in thousands
-// of paths. They go with the scrape's hop series.
-type hopPairs struct {
-	mu sync.Mutex
-	m  map[[2]string]*dto.LabelPair
-}
-
-func (p *hopPairs) pair(name, value string) *dto.LabelPair {
-	k := [2]string{name, value}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	lp := p.m[k]
-	if lp == nil {
-		lp = pair(name, value)
-		p.m[k] = lp
-	}
-	return lp
+	desc *prometheus.Desc
+	base labelSet
+	hop  *trace.Hop
+	kind uint8 // an index of hopFamilies
 }
 
 func (m *hopSample) Desc() *prometheus.Desc { return m.desc }
@@ -315,12 +291,8 @@ func (m *hopSample) Write(out *dto.Metric) error {
 	s := sample{desc: m.desc, typ: prometheus.GaugeValue, val: 1}
 	switch m.kind {
 	case 0:
-		p := m.pairs.pair
-		if h.NodeType != ibmad.NodeTypeSwitch {
-			p = pair // a CA, in few paths
-		}
-		s.labels = m.base.with(hop, p("node_guid", h.NodeGUID.String()), p("port_guid", h.PortGUID.String()),
-			p("node_desc", h.NodeDesc), sharedPair("node_type", h.NodeType.String()), p("lid", strconv.Itoa(int(h.LID))),
+		s.labels = m.base.with(hop, pair("node_guid", h.NodeGUID.String()), pair("port_guid", h.PortGUID.String()),
+			pair("node_desc", h.NodeDesc), sharedPair("node_type", h.NodeType.String()), pair("lid", strconv.Itoa(int(h.LID))),
 			sharedPair("in_port", strconv.Itoa(int(h.InPort))), sharedPair("out_port", strconv.Itoa(int(h.OutPort))))
 	case 1:
 		s.labels = m.base.with(hop, sharedPair("verdict", string(h.Agent)), sharedPair("validated_by", validator(h.ValidatedBy)))
