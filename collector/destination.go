@@ -2,7 +2,6 @@ package collector
 
 import (
 	"hash/fnv"
-	"strconv"
 	"sync"
 	"time"
 	"unique"
@@ -66,13 +65,12 @@ type destState struct {
 	atPhase bool
 	hists   *hists
 
-	// Label pairs of its series (see labels.go): fixed ones and the
-	// per-hop ones of the last trace (nil: build them at the next scrape).
+	// Label pairs of its series (see labels.go): the fixed ones (the
+	// per-hop ones are built when a scrape writes them, metrics.go).
 	// The failure reasons' are built by the scrape that shows them: kept,
 	// they would grow the heap with every kind of failure a destination
 	// meets (docs/metrics.md, "Memory").
 	base, info labelSet
-	hopSets    []hopLabels
 
 	sch  schedState    // schedule.go, guarded by scheduler.mu
 	done chan struct{} // closed once stopped and no trace of it runs
@@ -131,7 +129,6 @@ func (s *destState) record(r *trace.Result) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.last, s.lastTime = r, r.Start.Add(r.Duration)
-	s.hopSets = nil
 	if (r.Status == trace.StatusOK || r.Status == trace.StatusMismatch) && len(r.Hops) > 0 {
 		h := r.Hops[len(r.Hops)-1]
 		s.lastPort = &trace.Hop{NodeGUID: h.NodeGUID, PortGUID: h.PortGUID, NodeDesc: h.NodeDesc, NodeName: h.NodeName}
@@ -265,47 +262,6 @@ func validator(v trace.Validator) string {
 		return validatorNone
 	}
 	return string(v)
-}
-
-// hopLabels are the label sets of one hop's series.
-type hopLabels struct {
-	info, status, rtt labelSet
-	rttSeconds        float64
-}
-
-// hopLabelsLocked returns the label sets of the last trace's hops (none
-// unless it reached the destination), building them once per trace; with
-// paths: all, the hops of every path of the set (paths.go).
-func (s *destState) hopLabelsLocked() []hopLabels {
-	if s.set != nil {
-		return s.setHopLabelsLocked()
-	}
-	r := s.last
-	if s.hopSets != nil || r == nil || len(r.Hops) < 2 || !r.Status.Walked() {
-		return s.hopSets
-	}
-	s.hopSets = appendHopLabels(make([]hopLabels, 0, len(r.Hops)-1), s.base, r)
-	return s.hopSets
-}
-
-// appendHopLabels appends the label sets of r's hops, base labels first.
-func appendHopLabels(out []hopLabels, base labelSet, r *trace.Result) []hopLabels {
-	for _, h := range r.Hops[1:] {
-		hop := sharedPair("hop", strconv.Itoa(h.Hop))
-		rtt, rttBy := h.RTT, validatorNone
-		if h.AgentRTT > 0 {
-			rtt, rttBy = h.AgentRTT, validator(h.ValidatedBy)
-		}
-		out = append(out, hopLabels{
-			info: base.with(hop, pair("node_guid", h.NodeGUID.String()), pair("port_guid", h.PortGUID.String()),
-				pair("node_desc", h.NodeDesc), sharedPair("node_type", h.NodeType.String()), pair("lid", strconv.Itoa(int(h.LID))),
-				sharedPair("in_port", strconv.Itoa(int(h.InPort))), sharedPair("out_port", strconv.Itoa(int(h.OutPort)))),
-			status:     base.with(hop, sharedPair("verdict", string(h.Agent)), sharedPair("validated_by", validator(h.ValidatedBy))),
-			rtt:        base.with(hop, sharedPair("validated_by", rttBy)),
-			rttSeconds: rtt.Seconds(),
-		})
-	}
-	return out
 }
 
 // infoAddress is the address and ibtracer arguments of the info series.

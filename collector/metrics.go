@@ -225,23 +225,85 @@ func collectDestinations(ch chan<- prometheus.Metric, names []string, dests []*d
 		g(dCoverage, cover)
 		c(dMADs, float64(s.mads))
 		g(dLastMADs, lastMADs)
-		if hl := s.hopLabelsLocked(); len(hl) > 0 {
-			dHopInfo, dHopStatus, dHopRTT := dHopInfo, dHopStatus, dHopRTT
-			if s.cfg.AllPaths() {
-				dHopInfo, dHopStatus, dHopRTT = pd.hopInfo, pd.hopStatus, pd.hopRTT
-			}
-			hs := make([]sample, 0, 3*len(hl))
-			for _, h := range hl {
-				hs = append(hs, sample{desc: dHopInfo, labels: h.info, typ: prometheus.GaugeValue, val: 1},
-					sample{desc: dHopStatus, labels: h.status, typ: prometheus.GaugeValue, val: 1},
-					sample{desc: dHopRTT, labels: h.rtt, typ: prometheus.GaugeValue, val: h.rttSeconds})
-			}
-			for i := range hs {
-				ch <- &hs[i]
-			}
+		hd := hopFamilies{dHopInfo, dHopStatus, dHopRTT}
+		if s.cfg.AllPaths() {
+			hd = hopFamilies{pd.hopInfo, pd.hopStatus, pd.hopRTT}
 		}
+		collectHops(ch, hd, s)
 		s.mu.Unlock()
 	}
+}
+
+// hopFamilies are the per-hop families: hop_info, hop_verdict and
+// hop_rtt_seconds.
+type hopFamilies [3]*prometheus.Desc
+
+// collectHops sends the per-hop series of s's last trace, or of every
+// path of its last set that reached the destination, each labelled with
+// its LID offset. Their label sets are built when the series is written
+// (hopSample), not kept: at 10,000 destinations they were 27 MB that a
+// scrape built and the exporter kept while the paths lasted, all alive
+// during every scrape (docs/exporter.md, "Scrape memory"). A trace's
+// result is not modified once recorded, so its hops are read later.
+func collectHops(ch chan<- prometheus.Metric, d hopFamilies, s *destState) {
+	type path struct {
+		base labelSet
+		r    *trace.Result
+	}
+	var paths []path
+	if s.set != nil {
+		for i, r := range s.set.Paths {
+			if len(r.Hops) >= 2 && r.Status.Walked() {
+				paths = append(paths, path{s.base.with(pair("lid_offset", strconv.Itoa(s.set.Offset(i)))), r})
+			}
+		}
+	} else if r := s.last; r != nil && len(r.Hops) >= 2 && r.Status.Walked() {
+		paths = append(paths, path{s.base, r})
+	}
+	for _, p := range paths {
+		hs := make([]hopSample, 0, 3*(len(p.r.Hops)-1))
+		for i := range p.r.Hops[1:] {
+			h := &p.r.Hops[i+1]
+			for kind, desc := range d {
+				hs = append(hs, hopSample{desc: desc, base: p.base, hop: h, kind: uint8(kind)})
+			}
+		}
+		for i := range hs {
+			ch <- &hs[i]
+		}
+	}
+}
+
+// hopSample is a series of a hop (hop_info, hop_verdict or
+// hop_rtt_seconds, by kind), its label set built when it is written.
+type hopSample struct {
+	desc *prometheus.Desc
+	base labelSet
+	hop  *trace.Hop
+	kind uint8 // an index of hopFamilies
+}
+
+func (m *hopSample) Desc() *prometheus.Desc { return m.desc }
+
+func (m *hopSample) Write(out *dto.Metric) error {
+	h := m.hop
+	hop := sharedPair("hop", strconv.Itoa(h.Hop))
+	s := sample{desc: m.desc, typ: prometheus.GaugeValue, val: 1}
+	switch m.kind {
+	case 0:
+		s.labels = m.base.with(hop, pair("node_guid", h.NodeGUID.String()), pair("port_guid", h.PortGUID.String()),
+			pair("node_desc", h.NodeDesc), sharedPair("node_type", h.NodeType.String()), pair("lid", strconv.Itoa(int(h.LID))),
+			sharedPair("in_port", strconv.Itoa(int(h.InPort))), sharedPair("out_port", strconv.Itoa(int(h.OutPort))))
+	case 1:
+		s.labels = m.base.with(hop, sharedPair("verdict", string(h.Agent)), sharedPair("validated_by", validator(h.ValidatedBy)))
+	default:
+		rtt, rttBy := h.RTT, validatorNone
+		if h.AgentRTT > 0 {
+			rtt, rttBy = h.AgentRTT, validator(h.ValidatedBy)
+		}
+		s.labels, s.val = m.base.with(hop, sharedPair("validated_by", rttBy)), rtt.Seconds()
+	}
+	return s.Write(out)
 }
 
 // outcomePairs returns the label pairs name=v of values, in their order.

@@ -28,27 +28,7 @@ func (s *destState) recordSet(ps *trace.PathSet) {
 			s.lastTime = end
 		}
 	}
-	s.last, s.set, s.hopSets = ps.Worst(), ps, nil
-}
-
-// setHopLabelsLocked builds the hop label sets of every path of the last
-// set that reached the destination, each labelled with its LID offset.
-func (s *destState) setHopLabelsLocked() []hopLabels {
-	if s.hopSets != nil {
-		return s.hopSets
-	}
-	var out []hopLabels
-	for i, r := range s.set.Paths {
-		if len(r.Hops) < 2 || !r.Status.Walked() {
-			continue
-		}
-		out = appendHopLabels(out, s.base.with(pair("lid_offset", strconv.Itoa(s.set.Offset(i)))), r)
-	}
-	s.hopSets = out
-	if s.hopSets == nil {
-		s.hopSets = []hopLabels{}
-	}
-	return s.hopSets
+	s.last, s.set = ps.Worst(), ps
 }
 
 // distinctLocked is ibtracer_path_distinct_routes: the distinct paths of

@@ -16,29 +16,68 @@ import (
 	"github.com/ibtracer/ibtracer_exporter/internal/webserve"
 )
 
+// Registry is the registry /metrics serves (NewRegistry). It is a
+// prometheus.Registry with everything registered, for Gather; apart, it
+// keeps the exporters, whose families a scrape renders one at a time
+// (stream.go), and a registry of the rest, gathered whole.
+type Registry struct {
+	*prometheus.Registry
+	rest     *prometheus.Registry
+	streamed []prometheus.Collector
+}
+
 // NewRegistry returns the registry /metrics serves: the exporter, the
 // other collectors given (the engine's RTT histogram, the reload gauges),
 // build info, and the Go runtime and process collectors.
-//
-// The scrape renders the exporter's families one at a time (stream.go):
-// the registry's parts are kept apart for it.
-func NewRegistry(cs ...prometheus.Collector) *prometheus.Registry {
-	reg, rest := prometheus.NewRegistry(), prometheus.NewRegistry()
-	base := []prometheus.Collector{versioncollector.NewCollector(namespace), newGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})}
-	reg.MustRegister(base...)
-	rest.MustRegister(base...)
-	reg.MustRegister(cs...)
-	parts := &regParts{rest: rest}
+func NewRegistry(cs ...prometheus.Collector) *Registry {
+	var streamed, rest []prometheus.Collector
 	for _, c := range cs {
-		if b, ok := c.(streamed); ok {
-			parts.big = append(parts.big, b)
+		if e, ok := c.(*Exporter); ok {
+			streamed = append(streamed, e)
 		} else {
-			rest.MustRegister(c)
+			rest = append(rest, c)
 		}
 	}
-	registryParts.Store(reg, parts)
-	return reg
+	return newRegistry(streamed, rest...)
+}
+
+// newRegistry is NewRegistry with the collectors rendered a family at a
+// time given apart.
+func newRegistry(streamed []prometheus.Collector, cs ...prometheus.Collector) *Registry {
+	r := &Registry{Registry: prometheus.NewRegistry(), rest: prometheus.NewRegistry(), streamed: streamed}
+	r.MustRegister(versioncollector.NewCollector(namespace), newGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	r.MustRegister(cs...)
+	r.Registry.MustRegister(streamed...)
+	return r
+}
+
+// Register registers c with the registry and with the rest, gathered
+// whole by a scrape.
+func (r *Registry) Register(c prometheus.Collector) error {
+	if err := r.Registry.Register(c); err != nil {
+		return err
+	}
+	if err := r.rest.Register(c); err != nil {
+		r.Registry.Unregister(c)
+		return err
+	}
+	return nil
+}
+
+// MustRegister registers cs as Register does, and panics on an error.
+func (r *Registry) MustRegister(cs ...prometheus.Collector) {
+	for _, c := range cs {
+		if err := r.Register(c); err != nil {
+			panic(err)
+		}
+	}
+}
+
+// Unregister unregisters c from the registry and the rest.
+func (r *Registry) Unregister(c prometheus.Collector) bool {
+	r.rest.Unregister(c)
+	return r.Registry.Unregister(c)
 }
 
 // DefaultMetricsInFlight is the suggested limit of concurrent /metrics
@@ -53,30 +92,17 @@ const DefaultMetricsInFlight = 4
 // The answers waiting on their clients hold at most DefaultSendBudget
 // bytes; past that the oldest is cut off (senders). A series the scrape
 // must leave out is counted and logged (checkedGatherer).
-func MetricsHandler(reg *prometheus.Registry, maxInFlight int, logger log.Logger) http.Handler {
+func MetricsHandler(reg *Registry, maxInFlight int, logger log.Logger) http.Handler {
 	return metricsHandler(reg, maxInFlight, webserve.DefaultSendBudget, logger)
 }
 
-// promHandler renders reg: the exporter's families one at a time when
-// NewRegistry built reg (stream.go), else by promhttp.
-func promHandler(reg *prometheus.Registry, logger log.Logger) http.Handler {
+// promHandler renders reg, the exporters' families one at a time
+// (stream.go).
+func promHandler(reg *Registry, logger log.Logger) http.Handler {
 	checked := newCheckedGatherer(reg, logger)
 	full := promhttp.HandlerFor(checked, promhttp.HandlerOpts{
 		ErrorHandling: promhttp.ContinueOnError, ErrorLog: promLogger{logger}, EnableOpenMetrics: true})
-	p, ok := registryParts.Load(reg)
-	if !ok {
-		return full
-	}
-	return &streamRenderer{parts: p.(*regParts), checked: checked, full: full, logger: logger}
-}
-
-// register registers c on reg and, when NewRegistry built reg, on the
-// part the scrape gathers whole.
-func register(reg *prometheus.Registry, c prometheus.Collector) {
-	reg.MustRegister(c)
-	if p, ok := registryParts.Load(reg); ok {
-		p.(*regParts).rest.MustRegister(c)
-	}
+	return newStreamRenderer(reg, checked, full, logger)
 }
 
 // promLogger logs promhttp's errors (a collector that failed) through

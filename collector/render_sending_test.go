@@ -80,7 +80,7 @@ func TestStalledAnswersAreBoundedInMemory(t *testing.T) {
 			t.Errorf("stalled client %d (one of the oldest) was not cut off", i)
 		}
 	}
-	if n := gathered(t, reg, "ibtracer_http_answers_cut_total"); n != 5 {
+	if n := gathered(t, reg.Registry, "ibtracer_http_answers_cut_total"); n != 5 {
 		t.Errorf("ibtracer_http_answers_cut_total %v, want 5", n)
 	}
 }

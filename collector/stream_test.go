@@ -21,7 +21,7 @@ import (
 // counters, link evidence, hop series, failed traces with their reasons, a
 // dead link and label values to escape, beside the other collectors of
 // the daemon (an RTT histogram, a reload gauge).
-func streamState(t *testing.T) (*prometheus.Registry, func()) {
+func streamState(t *testing.T) (*Registry, func()) {
 	t.Helper()
 	topo, _ := sim.FatTree2(2, 2, 3, 1)
 	f, err := sim.New(topo, sim.Options{})
@@ -171,7 +171,6 @@ func around(s string, i int) string {
 // duplicate series and a family of the exporter's beside it.
 type streamedBad struct{ badLabels }
 
-func (streamedBad) streamedCollector() {}
 func (b streamedBad) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(desc("zz_after", "A family after scrape_errors_total."), prometheus.GaugeValue, 1)
 	ch <- prometheus.MustNewConstMetric(b.d, prometheus.GaugeValue, 2, "good")
@@ -184,7 +183,7 @@ func (b streamedBad) Collect(ch chan<- prometheus.Metric) {
 // the same.
 func TestStreamedExpositionCountsLeftOutSeries(t *testing.T) {
 	d := prometheus.NewDesc("test_bad_labels", "A collector with a bad label value.", []string{"dest"}, nil)
-	reg := NewRegistry(streamedBad{badLabels{d}})
+	reg := newRegistry([]prometheus.Collector{streamedBad{badLabels{d}}})
 	streamedH := promHandler(reg, log.NewNopLogger())
 	if _, ok := streamedH.(*streamRenderer); !ok {
 		t.Fatal("not rendered a family at a time")
@@ -208,7 +207,7 @@ func TestStreamedExpositionCountsLeftOutSeries(t *testing.T) {
 // ?name[] filter.
 func TestStreamedExpositionLeavesTheRestToPromhttp(t *testing.T) {
 	d := prometheus.NewDesc("ibtracer_zz_after", "A family after scrape_errors_total.", nil, nil)
-	reg := NewRegistry(streamedBad{badLabels{d}})
+	reg := newRegistry([]prometheus.Collector{streamedBad{badLabels{d}}})
 	h := promHandler(reg, log.NewNopLogger())
 	sr := h.(*streamRenderer)
 	_, _, body := renderWith(t, h, "", "")
@@ -220,5 +219,30 @@ func TestStreamedExpositionLeavesTheRestToPromhttp(t *testing.T) {
 	h.ServeHTTP(rec, req)
 	if sr.whole.Load() != 1 || strings.Contains(rec.Body.String(), "go_") {
 		t.Fatalf("?name[]: rendered whole %d times:\n%s", sr.whole.Load(), rec.Body.String())
+	}
+}
+
+// A collector registered on the Registry after NewRegistry is in the
+// streamed render too, as in the registry's Gather: Register reaches both
+// parts, and Unregister both.
+func TestRegistryRegisterReachesTheStreamedRender(t *testing.T) {
+	d := prometheus.NewDesc("ibtracer_zz_after", "A family after scrape_errors_total.", nil, nil)
+	reg := newRegistry([]prometheus.Collector{streamedBad{badLabels{d}}})
+	g := prometheus.NewGauge(prometheus.GaugeOpts{Name: "test_registered_later", Help: "Registered after NewRegistry."})
+	g.Set(7)
+	reg.MustRegister(g)
+	if err := reg.Register(g); err == nil {
+		t.Fatal("a second Register of the same collector succeeded")
+	}
+	h := promHandler(reg, log.NewNopLogger())
+	_, _, body := renderWith(t, h, "", "")
+	if !strings.Contains(body, "test_registered_later 7\n") || h.(*streamRenderer).whole.Load() != 0 {
+		t.Fatalf("the streamed render lacks the collector registered later:\n%s", stable(body))
+	}
+	if !reg.Unregister(g) {
+		t.Fatal("Unregister: not registered")
+	}
+	if _, _, body := renderWith(t, h, "", ""); strings.Contains(body, "test_registered_later") {
+		t.Fatalf("unregistered, still rendered:\n%s", stable(body))
 	}
 }

@@ -10,6 +10,7 @@
 # Loopback and abstract sockets only; everything it starts it stops.
 #   usage: scripts/bench-scrape-memory.sh [destinations=10000] [seconds-to-trace=300] [scrapes=4]
 #   SRC=<checkout> builds the exporter from another tree (before/after).
+#   GZIPPED=1 asks the answers gzip'd, as Prometheus does (default: text).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 here=$PWD
@@ -64,8 +65,10 @@ sleep "$wait"
 idle=$(mib "$pid" VmRSS)
 echo 5 > "/proc/$pid/clear_refs" # VmHWM := VmRSS
 pids=()
+enc=()
+[ -n "${GZIPPED:-}" ] && enc=(-H 'Accept-Encoding: gzip')
 for ((i = 0; i < scrapes; i++)); do
-	curl -s -o "$work/m$i.txt" "127.0.0.1:$port/metrics" &
+	curl -s "${enc[@]}" -o "$work/m$i.txt" "127.0.0.1:$port/metrics" &
 	pids+=($!)
 done
 wait "${pids[@]}"
@@ -74,6 +77,10 @@ sleep 10
 curl -s -o "$work/metrics.txt" "127.0.0.1:$port/metrics"
 traced=$(awk '/^ibtracer_traces_total[{ ]/ { t += $NF } END { print t + 0 }' "$work/metrics.txt")
 echo "destinations: $n (hop series, health with counters, evidence), $traced traces after ${wait}s"
+if [ -n "${GZIPPED:-}" ]; then
+	echo "gzip'd /metrics: $(wc -c < "$work/m0.txt") bytes"
+	gzip -dc < "$work/m0.txt" > "$work/m0.txt.d" && mv "$work/m0.txt.d" "$work/m0.txt"
+fi
 echo "series: $(grep -vc '^#' "$work/m0.txt"), /metrics: $(wc -c < "$work/m0.txt") bytes"
 echo "$scrapes concurrent scrape(s): RSS idle $idle MiB, peak $peak MiB: +$((peak - idle)) MiB"
 awk '/^go_memstats_heap_inuse_bytes / {printf "heap in use 10 s after: %.0f MiB\n", $2 / 1048576}' "$work/metrics.txt"

@@ -58,7 +58,7 @@ func runSoakService(t *testing.T, body string, faults bool, ib ibopen.Config) *p
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := collector.NewRegistry(s.Collectors()...)
+	reg := collector.NewRegistry(s.Collectors()...).Registry
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { s.Run(ctx); close(done) }()
