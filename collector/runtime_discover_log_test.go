@@ -3,45 +3,14 @@ package collector
 import (
 	"errors"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
+
+	"github.com/ibtracer/ibtracer_exporter/internal/logtest"
 )
-
-// lineLog keeps every line a logger writes, as key/value maps.
-type lineLog struct {
-	mu    sync.Mutex
-	lines []map[string]any
-}
-
-func (l *lineLog) Log(kv ...any) error {
-	m := map[string]any{}
-	for i := 0; i+1 < len(kv); i += 2 {
-		m[fmt.Sprint(kv[i])] = kv[i+1]
-	}
-	l.mu.Lock()
-	l.lines = append(l.lines, m)
-	l.mu.Unlock()
-	return nil
-}
-
-// with returns the lines whose msg is one of msgs.
-func (l *lineLog) with(msgs ...string) []map[string]any {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var out []map[string]any
-	for _, m := range l.lines {
-		for _, msg := range msgs {
-			if m["msg"] == msg {
-				out = append(out, m)
-			}
-		}
-	}
-	return out
-}
 
 func first(lines []map[string]any) map[string]any {
 	if len(lines) == 0 {
@@ -68,7 +37,7 @@ var discoveryMsgs = []string{
 func TestDiscoveryLogsStateChanges(t *testing.T) {
 	start := time.Unix(1800000000, 0)
 	fc := newFakeClock(start)
-	rec := &lineLog{}
+	rec := &logtest.Lines{}
 	e := New(level.NewFilter(log.Logger(rec), level.AllowInfo()), "seed")
 	e.clock = fc
 	defer e.Stop()
@@ -94,16 +63,16 @@ func TestDiscoveryLogsStateChanges(t *testing.T) {
 	if ok, failed := refreshes(); ok != 0 || failed != 61 {
 		t.Fatalf("refreshes ok %d, failed %d: want 0 and 61 (the outage was not simulated)", ok, failed)
 	}
-	if got := rec.with(discoveryMsgs...); len(got) != 1 || got[0]["msg"] != discoveryMsgs[1] || got[0]["err"] == nil {
+	if got := rec.With(discoveryMsgs...); len(got) != 1 || got[0]["msg"] != discoveryMsgs[1] || got[0]["err"] == nil {
 		t.Fatalf("61 failed attempts over 60 s logged %d lines, want 1 (failing, with err); the first: %v", len(got), first(got))
 	}
 	// The device is back: the next attempt succeeds and says so, once.
 	inv := &fakeInventory{ports: testInventory()}
 	e.setInventory(inv)
 	armed(start.Add(70*time.Second), "recovery")
-	rs := rec.with(discoveryMsgs[3])
+	rs := rec.With(discoveryMsgs[3])
 	if len(rs) != 1 || rs[0]["failed_refreshes"] != uint64(61) || rs[0]["failed_for"] != 60*time.Second {
-		t.Fatalf("after recovery: %v, want one %q line with failed_refreshes 61 and failed_for 1m0s", rec.with(discoveryMsgs...), discoveryMsgs[3])
+		t.Fatalf("after recovery: %v, want one %q line with failed_refreshes 61 and failed_for 1m0s", rec.With(discoveryMsgs...), discoveryMsgs[3])
 	}
 	// The SA fails for a minute: refreshes every 10 s, one line.
 	inv.set(nil, errors.New("SA: timeout"))
@@ -114,14 +83,14 @@ func TestDiscoveryLogsStateChanges(t *testing.T) {
 	if ok, failed := refreshes(); ok != 1 || failed != 61+7 {
 		t.Fatalf("refreshes ok %d, failed %d: want 1 and 68", ok, failed)
 	}
-	if got := rec.with(discoveryMsgs...); len(got) != 3 {
+	if got := rec.With(discoveryMsgs...); len(got) != 3 {
 		t.Fatalf("after 7 failed SA refreshes: %d lines, want 3 (failing, recovered, failing): %v", len(got), got)
 	}
 	inv.set(testInventory(), nil)
 	fc.Add(10 * time.Second)
 	armed(start.Add(150*time.Second), "SA recovery")
-	rs = rec.with(discoveryMsgs[3])
+	rs = rec.With(discoveryMsgs[3])
 	if len(rs) != 2 || rs[1]["failed_refreshes"] != uint64(7) || rs[1]["failed_for"] != 70*time.Second {
-		t.Fatalf("after the SA recovered: %v, want a second %q line with failed_refreshes 7 and failed_for 1m10s", rec.with(discoveryMsgs...), discoveryMsgs[3])
+		t.Fatalf("after the SA recovered: %v, want a second %q line with failed_refreshes 7 and failed_for 1m10s", rec.With(discoveryMsgs...), discoveryMsgs[3])
 	}
 }
