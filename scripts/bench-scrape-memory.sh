@@ -27,8 +27,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-python3 /work/shared/tools/gen_fattree.py 128 64 80 > "$work/fabric.net" 2>/dev/null ||
-	python3 ../shared/tools/gen_fattree.py 128 64 80 > "$work/fabric.net"
 {
 	echo "interval: 600s"
 	echo "timeout: 500ms"
@@ -44,7 +42,7 @@ CGO_ENABLED=0 go build -o "$work/ibtracer-fabric" ./cmd/ibtracer-fabric
 mib() { awk -v k="$2:" '$1 == k {printf "%.0f", $2 / 1024}' "/proc/$1/status"; }
 export IBSIM_SOCKNAME="scrmem$$_$RANDOM"
 
-"$work/ibtracer-fabric" --sim.topology="$work/fabric.net" --sim.agents=all > "$work/fabric.log" 2>&1 &
+"$work/ibtracer-fabric" --sim.fattree=128,64,80 --sim.agents=all > "$work/fabric.log" 2>&1 &
 fpid=$!
 for ((i = 0; i < 600; i++)); do
 	grep -q '^ibtracer-fabric: serving' "$work/fabric.log" && break

@@ -29,12 +29,6 @@ import (
 
 func TestExporterHeapOverSocket(t *testing.T) {
 	dir := t.TempDir()
-	topo := filepath.Join(dir, "fabric.net")
-	out, err := exec.Command("python3", "../../../shared/tools/gen_fattree.py", "128", "64", "80").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	write(t, topo, string(out))
 	n := 10000
 	var b strings.Builder
 	b.WriteString("interval: 60s\ntimeout: 500ms\nretries: 1\nconcurrency: 32\ndestinations:\n")
@@ -52,7 +46,7 @@ func TestExporterHeapOverSocket(t *testing.T) {
 	t.Setenv("IBSIM_SOCKNAME", sock)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
-	fab := exec.CommandContext(ctx, bin, "--sim.topology="+topo, "--sim.agents=all")
+	fab := exec.CommandContext(ctx, bin, "--sim.fattree=128,64,80", "--sim.agents=all")
 	stdout, err := fab.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

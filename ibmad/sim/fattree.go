@@ -6,9 +6,10 @@ import (
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 )
 
-// FatTree2 builds the two-level fat tree that shared/tools/gen_fattree.py
-// writes, with the same names: spines S<j>, leaves L<i>, hosts H<leaf>-<n>,
-// and linksPerPair parallel cables between every leaf and spine.
+// FatTree2 builds a two-level fat tree: spines S<j>, leaves L<i>, hosts
+// H<leaf>-<n>, and linksPerPair parallel cables between every leaf and
+// spine, port for port as testdata/topologies/fattree-4x2x4.net lays one
+// out (TestSimFatTreeIsTheFile, internal/ibopen). --sim.fattree builds it.
 func FatTree2(leaves, spines, hostsPerLeaf, linksPerPair int) (*Topology, error) {
 	if leaves < 1 || spines < 1 || hostsPerLeaf < 1 || linksPerPair < 1 {
 		return nil, fmt.Errorf("fat tree: leaves, spines, hosts and links per pair must be >= 1")

@@ -1,6 +1,7 @@
 package ibopen
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
@@ -23,10 +24,13 @@ type Config struct {
 	Port        int
 	IbsimNode   string
 	SimTopology string
-	SimNode     string
-	SimAgents   string
-	SimLMC      int
-	SimSeed     uint64
+	// SimFatTree builds a two-level fat tree instead of reading a
+	// topology: LEAVES,SPINES,HOSTS[,LINKS] (sim.FatTree2).
+	SimFatTree string
+	SimNode    string
+	SimAgents  string
+	SimLMC     int
+	SimSeed    uint64
 	// SimSwitchSMA is what the simulated switches' SMAs answer as
 	// LocalPortNum to a LID-routed SMP: real (the arrival port) or ibsim (0).
 	SimSwitchSMA string
@@ -64,6 +68,9 @@ func AddFlags(app *kingpin.Application, c *Config, short bool) {
 func AddSimFlags(app *kingpin.Application, c *Config) {
 	app.Flag("sim.topology", "Topology file (ibnetdiscover/ibsim format) for --ib.transport=sim; default: a built-in demo fat tree.").
 		StringVar(&c.SimTopology)
+	app.Flag("sim.fattree", "A two-level fat tree for --ib.transport=sim instead of a topology file: LEAVES,SPINES,HOSTS[,LINKS] "+
+		"(hosts per leaf, parallel links per leaf and spine, default 1), such as 128,64,80 for 10,240 hosts; nodes S<n>, L<n>, H<leaf>-<n>.").
+		StringVar(&c.SimFatTree)
 	app.Flag("sim.node", "Node of the simulated fabric this program runs on; default: the first CA.").StringVar(&c.SimNode)
 	app.Flag("sim.agents", "Where the simulated fabric runs the vendor agent: all, hosts, none, a percentage of hosts such as 80% (with every switch), "+
 		"or hosts:80% (a percentage of hosts, no switch, as on a real fabric).").
@@ -154,11 +161,17 @@ func (c *Config) openSim() (*Opened, error) {
 // processes instead.
 func (c *Config) OpenFabric() (*Opened, error) {
 	topo := DemoTopology()
-	if c.SimTopology != "" {
-		var err error
-		if topo, err = sim.LoadTopology(c.SimTopology); err != nil {
-			return nil, err
-		}
+	var err error
+	switch {
+	case c.SimTopology != "" && c.SimFatTree != "":
+		return nil, errors.New("--sim.topology and --sim.fattree: give one")
+	case c.SimTopology != "":
+		topo, err = sim.LoadTopology(c.SimTopology)
+	case c.SimFatTree != "":
+		topo, err = fatTree(c.SimFatTree)
+	}
+	if err != nil {
+		return nil, err
 	}
 	if c.SimLMC < 0 || c.SimLMC > 7 {
 		return nil, fmt.Errorf("--sim.lmc %d: want 0..7", c.SimLMC)
@@ -254,4 +267,25 @@ func parseAgentPolicy(policy string) (frac float64, hostsOnly bool, err error) {
 		return v / 100, hostsOnly, nil
 	}
 	return 0, false, fmt.Errorf("--sim.agents %q: want all, hosts, none, a percentage such as 80%% or hosts:80%%", policy)
+}
+
+// fatTree is --sim.fattree's LEAVES,SPINES,HOSTS[,LINKS] as a topology.
+func fatTree(spec string) (*sim.Topology, error) {
+	parts := strings.Split(spec, ",")
+	if len(parts) != 3 && len(parts) != 4 {
+		return nil, fmt.Errorf("--sim.fattree %q: want LEAVES,SPINES,HOSTS[,LINKS]", spec)
+	}
+	n := []int{0, 0, 0, 1}
+	for i, p := range parts {
+		v, err := strconv.Atoi(strings.TrimSpace(p))
+		if err != nil || v < 1 {
+			return nil, fmt.Errorf("--sim.fattree %q: %q is not a count of at least 1", spec, p)
+		}
+		n[i] = v
+	}
+	t, err := sim.FatTree2(n[0], n[1], n[2], n[3])
+	if err != nil {
+		return nil, fmt.Errorf("--sim.fattree %q: %w", spec, err)
+	}
+	return t, nil
 }
