@@ -27,8 +27,20 @@ type Options struct {
 	SMNode string
 	// HopLatency is added for every link a MAD crosses.
 	HopLatency time.Duration
-	// Seed makes drop decisions reproducible.
+	// Seed varies the drop decisions of lossy ports (SetDropRate). The
+	// same seed loses the same MADs in every run, whatever order
+	// concurrent senders reach the fabric in (loss.go).
 	Seed uint64
+	// ReportLoss reports every request the fabric loses (dropped on a
+	// lossy or dead link, unroutable, unanswered by the node it reached)
+	// to its sender at once, as a timeout report (ibmad.Packet.TimedOut),
+	// and the loss of an answer to the requester: what the kernel reports
+	// when a request's timeout runs out, without the wait. A test can then
+	// give its engines a timeout far longer than any scheduling delay, so
+	// that only the fabric's losses time out, never a busy machine. A
+	// request that reached a transport that never answers still waits
+	// for the engine's timeout.
+	ReportLoss bool
 	// GIDPrefix of every port; default fe80::/64.
 	GIDPrefix uint64
 	// SwitchLocalPortZero makes every switch's SMA answer LocalPortNum 0

@@ -15,14 +15,14 @@ const maxLIDHops = 64
 // madWords is what one MAD adds to the data counters, in 4-octet units.
 const madWords = ibmad.MADSize / 4
 
-// cross moves a MAD over the link from egress port out to its peer:
-// counters move, and the port's drop fault may eat it. The caller checked
-// that the link is up.
-func (f *Fabric) cross(out *Port) bool {
+// cross moves the MAD of fl over the link from egress port out to its
+// peer: counters move, and the port's drop fault may eat it (loss.go says
+// how it draws). The caller checked that the link is up.
+func (f *Fabric) cross(out *Port, fl *flight) bool {
 	in := out.Remote
 	out.ctr.xmitPkts.Add(1)
 	out.ctr.xmitData.Add(madWords)
-	if ppm := out.dropPPM.Load(); ppm != 0 && f.random()%1_000_000 < ppm {
+	if ppm := out.dropPPM.Load(); ppm != 0 && f.lossDraw(fl, out) < ppm {
 		in.ctr.rcvErrors.Add(1)
 		in.ctr.symbolErrors.Add(1)
 		return false
@@ -46,7 +46,8 @@ func (f *Fabric) deliver(t *Transport, p *ibmad.Packet, hops int) {
 // the reverse path (IBA 14.2.2; ibsim direct_route_out_MAD). A bad path, a
 // link that is down or a node that cannot forward drops the SMP, so the
 // requester times out, as on a real fabric.
-func (f *Fabric) sendDR(t *Transport, p *ibmad.Packet, tid uint64) {
+func (f *Fabric) sendDR(fl *flight, tid uint64) {
+	t, p := fl.t, fl.p
 	m := &p.MAD
 	hops := int(m.DRHopCount())
 	if hops > ibmad.MaxDRHops || m.DRHopPointer() != 0 ||
@@ -71,7 +72,7 @@ func (f *Fabric) sendDR(t *Transport, p *ibmad.Packet, tid uint64) {
 			out.ctr.xmitDiscards.Add(1)
 			return
 		}
-		if !f.cross(out) {
+		if !f.cross(out, fl) {
 			return
 		}
 		egress[i] = out
@@ -85,7 +86,7 @@ func (f *Fabric) sendDR(t *Transport, p *ibmad.Packet, tid uint64) {
 	// The way back crosses the same links in reverse.
 	for i := hops; i >= 1; i-- {
 		back := egress[i].Remote
-		if !back.linkUp() || !f.cross(back) {
+		if !back.linkUp() || !f.cross(back, fl) {
 			return
 		}
 	}
@@ -97,17 +98,20 @@ func (f *Fabric) sendDR(t *Transport, p *ibmad.Packet, tid uint64) {
 	rm[4] |= 0x80 // D bit: on its way back (IBA 14.2.2)
 	rm[6] = byte(hops)
 	copy(rm[192:256], rpath[:])
+	fl.delivered = true
 	f.deliver(t, r, 2*hops)
 }
 
 // deliverResponse hands response p from t, which reached node through
 // port in after hops links, to the transport there whose request it
 // answers (by the upper 32 bits of tid); slid is the port it leaves from.
-func (f *Fabric) deliverResponse(t *Transport, p *ibmad.Packet, tid uint64, slid uint16, node *Node, in *Port, hops int) {
+func (f *Fabric) deliverResponse(fl *flight, tid uint64, slid uint16, node *Node, in *Port, hops int) {
+	t, p := fl.t, fl.p
 	dst := node.transportByHiTID(uint32(tid >> 32))
 	if dst == nil {
 		return
 	}
+	fl.delivered = true
 	r := dst.packet()
 	*r = ibmad.Packet{MAD: p.MAD, Addr: ibmad.Address{LID: slid, QPN: p.Addr.QPN, QKey: p.Addr.QKey, SL: p.Addr.SL,
 		PKeyIndex: p.Addr.PKeyIndex}, InPort: in.Num, InPortKnown: true}
@@ -118,7 +122,8 @@ func (f *Fabric) deliverResponse(t *Transport, p *ibmad.Packet, tid uint64, slid
 // deliverToAgent hands request p from t, which reached node through port
 // in after hops links, to the first transport there registered for it,
 // and reports whether there was one.
-func (f *Fabric) deliverToAgent(t *Transport, p *ibmad.Packet, tid uint64, slid uint16, node *Node, in *Port, hops int) bool {
+func (f *Fabric) deliverToAgent(fl *flight, tid uint64, slid uint16, node *Node, in *Port, hops int) bool {
+	t, p := fl.t, fl.p
 	for _, dst := range node.transportList() {
 		if !dst.accepts(&p.MAD) {
 			continue
@@ -131,6 +136,7 @@ func (f *Fabric) deliverToAgent(t *Transport, p *ibmad.Packet, tid uint64, slid 
 		if in != dst.port && !node.IsSwitch() {
 			dst.askedThrough(tid, in.LID)
 		}
+		fl.delivered = true
 		f.deliver(dst, r, hops)
 		return true
 	}
@@ -141,7 +147,8 @@ func (f *Fabric) deliverToAgent(t *Transport, p *ibmad.Packet, tid uint64, slid 
 // switches' data planes (ibsim lid_route_MAD). It returns the node that
 // accepts dlid, the port it arrived on (for a switch, the external port;
 // from itself when dlid is local), and the links crossed.
-func (f *Fabric) lidRoute(from *Port, dlid uint16) (node *Node, in *Port, hops int, ok bool) {
+// fl is the MAD's flight (nil: draws from the shared generator).
+func (f *Fabric) lidRoute(from *Port, dlid uint16, fl *flight) (node *Node, in *Port, hops int, ok bool) {
 	if dlid == 0 || dlid >= 0xC000 {
 		return nil, nil, 0, false // no multicast or permissive here
 	}
@@ -154,7 +161,7 @@ func (f *Fabric) lidRoute(from *Port, dlid uint16) (node *Node, in *Port, hops i
 			from.ctr.xmitDiscards.Add(1)
 			return nil, nil, 0, false
 		}
-		if !f.cross(from) {
+		if !f.cross(from, fl) {
 			return nil, nil, 0, false
 		}
 		in = from.Remote
@@ -183,7 +190,7 @@ func (f *Fabric) lidRoute(from *Port, dlid uint16) (node *Node, in *Port, hops i
 			out.ctr.xmitDiscards.Add(1)
 			return nil, nil, 0, false
 		}
-		if !f.cross(out) {
+		if !f.cross(out, fl) {
 			return nil, nil, 0, false
 		}
 		in = out.Remote
@@ -195,22 +202,24 @@ func (f *Fabric) lidRoute(from *Port, dlid uint16) (node *Node, in *Port, hops i
 // sendLID forwards a LID-routed MAD from t. Requests go to the destination
 // node's SMA, SA, PMA or to a transport registered for their class there;
 // responses go to the transport whose request they answer.
-func (f *Fabric) sendLID(t *Transport, p *ibmad.Packet, tid uint64, isResp bool) {
+func (f *Fabric) sendLID(fl *flight, tid uint64, isResp bool) {
+	t, p := fl.t, fl.p
 	slid := t.port.LID
 	if isResp {
 		slid = t.answerFrom(tid)
 	}
-	node, in, hops, ok := f.lidRoute(t.port, p.Addr.LID)
+	node, in, hops, ok := f.lidRoute(t.port, p.Addr.LID, fl)
 	if !ok || node.silent.Load() || !f.admits(&p.Addr, hops, node, in, p.MAD.MgmtClass().IsSMP()) {
 		return
 	}
 	m := &p.MAD
 	if isResp {
-		f.deliverResponse(t, p, tid, slid, node, in, hops)
+		f.deliverResponse(fl, tid, slid, node, in, hops)
 		return
 	}
 	if node.Type == ibmad.NodeTypeRouter && f.leavesSubnet(&p.Addr) {
 		if r := f.routerOfNode(node); r != nil {
+			fl.delivered = true           // the far side's losses are not reported
 			r.forward(f, t, p, tid, hops) // to the other subnet (router.go)
 		}
 		return // a router that joins nothing here drops it
@@ -228,7 +237,7 @@ func (f *Fabric) sendLID(t *Transport, p *ibmad.Packet, tid uint64, isResp bool)
 		if node.muteAgents.Load() { // fault: its agents answer nothing (chaos.go)
 			return
 		}
-		if f.deliverToAgent(t, p, tid, slid, node, in, hops) {
+		if f.deliverToAgent(fl, tid, slid, node, in, hops) {
 			return
 		}
 		// No agent: the kernel answers a Get or Set itself with
@@ -249,9 +258,10 @@ func (f *Fabric) sendLID(t *Transport, p *ibmad.Packet, tid uint64, isResp bool)
 		back = node.Ports[0]
 	}
 	if class == ibmad.ClassSubnAdm && node == f.sm && f.sa.rmppTake(t, m, tid, p.Addr, back, slid, hops) {
+		fl.delivered = true
 		return // a GetTable transfer (sa_rmpp.go) took it
 	}
-	rnode, _, rhops, ok := f.lidRoute(back, slid)
+	rnode, _, rhops, ok := f.lidRoute(back, slid, fl)
 	if !ok || rnode != t.node {
 		return
 	}
@@ -263,6 +273,7 @@ func (f *Fabric) sendLID(t *Transport, p *ibmad.Packet, tid uint64, isResp bool)
 		t.pool.Put(r)
 		return
 	}
+	fl.delivered = true
 	f.deliver(t, r, hops+rhops)
 }
 

@@ -148,7 +148,7 @@ func (r *Router) pass(t *Transport, m ibmad.MAD, tid uint64, slid uint16, hops i
 	}
 	f := near.f
 	f.mu.RLock()
-	node, _, backHops, ok := f.lidRoute(routerPort(near.node), slid)
+	node, _, backHops, ok := f.lidRoute(routerPort(near.node), slid, nil)
 	f.mu.RUnlock()
 	if !ok || node != t.node {
 		r.dropped.Add(1)
@@ -174,7 +174,7 @@ func (s routerSide) answer(t *Transport, m *ibmad.MAD, tid uint64, guid ibmad.GU
 		return ibmad.MAD{}, 0, false // only the SA answers across the router here
 	}
 	out := routerPort(rt)
-	node, in, there, ok := f.lidRoute(out, smLID)
+	node, in, there, ok := f.lidRoute(out, smLID, nil)
 	if !ok || node != f.sm || node.silent.Load() {
 		return ibmad.MAD{}, 0, false
 	}
@@ -188,7 +188,7 @@ func (s routerSide) answer(t *Transport, m *ibmad.MAD, tid uint64, guid ibmad.GU
 	if node.IsSwitch() {
 		back = node.Ports[0]
 	}
-	rnode, _, home, ok := f.lidRoute(back, out.LID)
+	rnode, _, home, ok := f.lidRoute(back, out.LID, nil)
 	if !ok || rnode != rt {
 		return ibmad.MAD{}, 0, false
 	}

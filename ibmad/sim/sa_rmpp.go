@@ -141,7 +141,7 @@ func (sa *subnetAdmin) rmppAck(t *Transport, m *ibmad.MAD, tid uint64) {
 // sendSegment delivers DATA segment i (1-based) of ss to its requester.
 func (sa *subnetAdmin) sendSegment(ss *rmppSession, i uint32) {
 	f := sa.f
-	rnode, _, rhops, ok := f.lidRoute(ss.back, ss.slid)
+	rnode, _, rhops, ok := f.lidRoute(ss.back, ss.slid, nil)
 	if !ok || rnode != ss.t.node {
 		return // lost on the way back
 	}

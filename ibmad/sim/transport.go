@@ -41,6 +41,10 @@ type Transport struct {
 	// cleared when it holds askedOnMax requests nobody answered.
 	amu     sync.Mutex
 	askedOn map[uint64]uint16
+
+	// sent counts the sendings of each MAD for drop keys (loss.go).
+	smu  sync.Mutex
+	sent map[uint64]uint32
 }
 
 const askedOnMax = 4096
@@ -254,18 +258,23 @@ func (t *Transport) Send(p *ibmad.Packet) error {
 		// The kernel owns the upper 32 bits of a request's TID (docs/protocol.md).
 		tid = uint64(t.hiTID)<<32 | uint64(m.TIDLow())
 	}
-	if f.smpRefused(t, m, isResp) {
-		return nil // dropped: the sender times out
-	}
 	f.mu.RLock()
 	defer f.mu.RUnlock()
-	if m.MgmtClass() == ibmad.ClassSubnDR {
-		if !isResp {
-			f.sendDR(t, p, tid)
+	fl := flight{t: t, p: p}
+	switch {
+	case f.smpRefused(t, m, isResp):
+		// dropped: the sender times out
+	case m.MgmtClass() == ibmad.ClassSubnDR:
+		if isResp {
+			return nil // the fabric's SMAs answer directed-route SMPs themselves
 		}
-		return nil
+		f.sendDR(&fl, tid)
+	default:
+		f.sendLID(&fl, tid, isResp)
 	}
-	f.sendLID(t, p, tid, isResp)
+	if !fl.delivered && f.opts.ReportLoss {
+		f.reportLoss(t, p, tid, isResp)
+	}
 	return nil
 }
 
