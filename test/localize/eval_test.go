@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"hash/fnv"
 	"math/rand/v2"
 	"sort"
 	"strings"
@@ -292,7 +293,7 @@ func TestFleetLocalization(t *testing.T) {
 				checkRulesAgree(t, st, intervals[len(intervals)-1], kind)
 			}
 			if testing.Verbose() {
-				t.Logf("trial %d %s %s", n, kind, fault.what)
+				t.Logf("trial %d %s %s: evidence %s", n, kind, fault.what, fingerprint(intervals))
 			}
 			for _, s := range schemes {
 				o := evaluate(s, fault.truth, intervals)
@@ -341,6 +342,25 @@ func TestFleetLocalization(t *testing.T) {
 	if float64(right) < 0.95*float64(all) {
 		t.Errorf("fleet verdict: top-1 right in %d of %d trials, want at least 95%%", right, all)
 	}
+}
+
+// fingerprint is a digest of a trial's evidence, interval by interval:
+// equal in two runs when they saw the same paths, losses and counters
+// (the fabric's drop decisions do not depend on goroutine order).
+func fingerprint(intervals []map[localize.Link]*fleetLinkEvidence) string {
+	h := fnv.New64a()
+	for i, ev := range intervals {
+		keys := make([]localize.Link, 0, len(ev))
+		for l := range ev {
+			keys = append(keys, l)
+		}
+		sort.Slice(keys, func(a, b int) bool { return fmt.Sprint(keys[a]) < fmt.Sprint(keys[b]) })
+		for _, l := range keys {
+			e := ev[l]
+			fmt.Fprintf(h, "%d %v %g %g %.6f %g;", i, l, e.paths, e.bad, e.suspicion, e.votes)
+		}
+	}
+	return fmt.Sprintf("%016x", h.Sum64())
 }
 
 func describeKeys(lf *locFleet, keys []localize.Link, n int) string {

@@ -29,8 +29,14 @@ type locParams struct {
 	leaves, spines, hostsPerLeaf, linksPerPair int
 	exporters, sample                          int
 	interval                                   time.Duration
-	workers                                    int // exporters tracing at once
+	workers                                    int    // exporters tracing at once
+	seed                                       uint64 // the fabric's drop decisions
 }
+
+// locTimeout is the exporters' MAD timeout: long enough that no MAD times
+// out because the machine is busy (the race detector, other tests on the
+// same cores). The fabric reports its losses at once (sim.Options.ReportLoss).
+const locTimeout = 10 * time.Second
 
 // locFleet is the fabric and its exporters.
 type locFleet struct {
@@ -68,14 +74,19 @@ func newLocFleet(tb testing.TB, p locParams) *locFleet {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	f, err := sim.New(topo, sim.Options{})
+	// The fabric's drop decisions depend on the seed and the MADs, not on
+	// which exporter's goroutine gets there first, and it reports what it
+	// loses at once: the exporters' timeout (locTimeout) is far longer than
+	// any scheduling delay of a loaded machine, so only the injected
+	// faults lose MADs, and a trial's evidence is the same in every run.
+	f, err := sim.New(topo, sim.Options{Seed: p.seed, ReportLoss: true})
 	if err != nil {
 		tb.Fatal(err)
 	}
 	lf := &locFleet{tb: tb, p: p, f: f, clk: fakeclock.New(time.Unix(1_800_000_000, 0))}
 	ports := simPorts(f)
-	cfg, err := config.Parse("test.yml", []byte(fmt.Sprintf("interval: %s\ntimeout: 50ms\nretries: 1\nhealth:\n  enabled: true\n  xmit_wait_limit: 0.05\ndiscover:\n  - all: true\n    sample: %d\n",
-		p.interval, p.sample)))
+	cfg, err := config.Parse("test.yml", []byte(fmt.Sprintf("interval: %s\ntimeout: %s\nretries: 1\nhealth:\n  enabled: true\n  xmit_wait_limit: 0.05\ndiscover:\n  - all: true\n    sample: %d\n",
+		p.interval, locTimeout, p.sample)))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -86,11 +97,15 @@ func newLocFleet(tb testing.TB, p locParams) *locFleet {
 		if err != nil {
 			tb.Fatal(err)
 		}
-		// The wall clock times the MADs out (a dropped MAD costs 50 ms);
-		// the fake clock ages the caches, one interval per round.
-		eng := ibmad.NewEngine(tr, ibmad.Options{Timeout: 50 * time.Millisecond, Retries: 1})
+		// The fabric reports a lost MAD at once; the wall clock would time
+		// out only a MAD that reached a node that never answers (none
+		// here). The fake clock ages the caches, one interval per round.
+		eng := ibmad.NewEngine(tr, ibmad.Options{Timeout: locTimeout, Retries: 1})
 		tb.Cleanup(func() { eng.Close() })
-		if _, err := agent.New(eng, agent.Config{RatePerSource: 1e6}); err != nil {
+		// The agents stamp their answers with the fake clock's time, so
+		// that an answer is the same bytes in every run (the fabric's drop
+		// decisions hash them).
+		if _, err := agent.New(eng, agent.Config{RatePerSource: 1e6, Clock: lf.clk}); err != nil {
 			tb.Fatal(err)
 		}
 		if !isExporter[h] {

@@ -12,7 +12,7 @@ import (
 // spines, two cables between every leaf and spine, so that a spine can
 // send a LID out of the wrong one), 24 sampled destinations each.
 var locFleetParams = locParams{leaves: 8, spines: 4, hostsPerLeaf: 16, linksPerPair: 2,
-	exporters: 64, sample: 24, interval: time.Minute, workers: 8}
+	exporters: 64, sample: 24, interval: time.Minute, workers: 8, seed: 1}
 
 // fleetLinkEvidence is one link's evidence summed over the exporters, as
 // sum by (link) of ibtracer_link_paths, ibtracer_link_bad_paths and
