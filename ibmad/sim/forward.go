@@ -22,7 +22,7 @@ func (f *Fabric) cross(out *Port, fl *flight) bool {
 	in := out.Remote
 	out.ctr.xmitPkts.Add(1)
 	out.ctr.xmitData.Add(madWords)
-	if ppm := out.dropPPM.Load(); ppm != 0 && f.lossDraw(fl, out) < ppm {
+	if ppm := out.dropPPM.Load(); ppm != 0 && drawFor(f, fl, out) < ppm {
 		in.ctr.rcvErrors.Add(1)
 		in.ctr.symbolErrors.Add(1)
 		return false
@@ -30,6 +30,16 @@ func (f *Fabric) cross(out *Port, fl *flight) bool {
 	in.ctr.rcvPkts.Add(1)
 	in.ctr.rcvData.Add(madWords)
 	return true
+}
+
+// drawFor is the drop draw of the MAD of fl at port out (loss.go); a MAD
+// without a flight (an RMPP segment, a router's far side) draws from the
+// fabric's shared generator.
+func drawFor(f *Fabric, fl *flight, out *Port) uint32 {
+	if fl == nil {
+		return f.random() % 1_000_000
+	}
+	return fl.draw(out)
 }
 
 // deliver hands p to t after hops link crossings' worth of latency.

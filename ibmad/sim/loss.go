@@ -27,16 +27,11 @@ type flight struct {
 	delivered bool   // handed to a transport (or to the SA's RMPP sender)
 }
 
-// lossDraw is a number below one million for the MAD of fl leaving
-// through port out, to compare with the port's drop rate in parts per
-// million. Without a flight (an RMPP segment, a router's far side), the
-// fabric's shared generator draws it.
-func (f *Fabric) lossDraw(fl *flight, out *Port) uint32 {
-	if fl == nil {
-		return f.random() % 1_000_000
-	}
+// draw is a number below one million for the MAD of fl leaving through
+// port out, to compare with the port's drop rate in parts per million.
+func (fl *flight) draw(out *Port) uint32 {
 	if fl.key == 0 {
-		fl.key = fl.t.sendingKey(f.opts.Seed, fl.p)
+		fl.key = fl.t.sendingKey(fl.t.f.opts.Seed, fl.p)
 	}
 	z := mix64(fl.key ^ mix64(uint64(out.Node.GUID)^uint64(out.Num)<<56))
 	return uint32(z>>32) % 1_000_000
@@ -81,16 +76,16 @@ func mix64(z uint64) uint64 {
 	return z ^ (z >> 31)
 }
 
-// reportLoss tells the requester at once that the fabric lost its
-// request, or the answer to it, as the kernel reports a request whose
-// timeout ran out (umad status ETIMEDOUT; Packet.TimedOut). p is what t
-// sent and tid its TID as the fabric sees it. Under f.mu's read lock.
-func (f *Fabric) reportLoss(t *Transport, p *ibmad.Packet, tid uint64, isResp bool) {
-	to := t
+// reportLoss tells the requester at once that the fabric lost the MAD
+// of fl, its request or the answer to it, as the kernel reports a request
+// whose timeout ran out (umad status ETIMEDOUT; Packet.TimedOut). tid is
+// the MAD's TID as the fabric sees it. Under the fabric's read lock.
+func (fl *flight) reportLoss(tid uint64, isResp bool) {
+	to, f := fl.t, fl.t.f
 	if isResp {
 		// The answer of a request of the transport at its destination
 		// LID, whose kernel bits are the TID's upper half.
-		dlid := p.Addr.LID
+		dlid := fl.p.Addr.LID
 		if int(dlid) >= len(f.lids) || f.lids[dlid] == nil {
 			return
 		}
@@ -99,7 +94,7 @@ func (f *Fabric) reportLoss(t *Transport, p *ibmad.Packet, tid uint64, isResp bo
 		}
 	}
 	r := to.packet()
-	*r = ibmad.Packet{MAD: p.MAD, TimedOut: true}
+	*r = ibmad.Packet{MAD: fl.p.MAD, TimedOut: true}
 	r.MAD.SetTID(tid)
 	to.enqueue(r)
 }

@@ -273,7 +273,7 @@ func (t *Transport) Send(p *ibmad.Packet) error {
 		f.sendLID(&fl, tid, isResp)
 	}
 	if !fl.delivered && f.opts.ReportLoss {
-		f.reportLoss(t, p, tid, isResp)
+		fl.reportLoss(tid, isResp)
 	}
 	return nil
 }
