@@ -300,14 +300,25 @@ func (t *Transport) Recv(p *ibmad.Packet) error {
 			switch {
 			case errors.Is(err, unix.ENOSPC) && len(t.rbuf) >= hs:
 				// An RMPP message longer than the buffer: the kernel copied
-				// the header with the full length and requeued the message.
+				// the header with the full length and requeued the message
+				// at the head of the queue (docs/protocol.md, "RMPP").
 				var h header
 				h.unmarshal(t.rbuf, hs)
-				if int(h.length) > len(t.rbuf) && h.length < 1<<20 {
+				if int(h.length) <= len(t.rbuf) {
+					return fmt.Errorf("%s: read: %w", t.devPath, err)
+				}
+				if int(h.length) <= hs+ibmad.DefaultMaxTableBytes {
 					t.rbuf = make([]byte, h.length)
 					continue
 				}
-				return fmt.Errorf("%s: read: %w", t.devPath, err)
+				// Longer than any table the engine takes: read it out of
+				// the queue, or every later read fails the same way, and
+				// drop it.
+				if err := t.drain(dev, int(h.length)); err != nil {
+					return err
+				}
+				return &ibmad.DropError{Reason: ibmad.DropTruncated,
+					Err: fmt.Errorf("%s: a %d-byte message, over the %d bytes a table may have", t.devPath, h.length-uint32(hs), ibmad.DefaultMaxTableBytes)}
 			case errors.Is(err, unix.EIO), errors.Is(err, unix.ENODEV), errors.Is(err, os.ErrClosed):
 				t.markLost()
 				return fmt.Errorf("%w: %s: %v", ibmad.ErrDeviceLost, t.devPath, err)
@@ -316,10 +327,36 @@ func (t *Transport) Recv(p *ibmad.Packet) error {
 			}
 			return fmt.Errorf("%s: read: %w", t.devPath, err)
 		}
-		if t.decode(t.rbuf[:n], hs, p) {
+		ok := t.decode(t.rbuf[:n], hs, p)
+		if len(t.rbuf) > keptReadBuffer {
+			t.rbuf = make([]byte, hs+ibmad.MADSize) // a large table's buffer goes
+		}
+		if ok {
 			return nil
 		}
 	}
+}
+
+// keptReadBuffer is the largest read buffer Recv keeps between reads; a
+// larger message (an SA table of thousands of records) gets a buffer of
+// its own size for its read.
+const keptReadBuffer = 1 << 20
+
+// maxDrained is the longest message drain reads out of the queue to drop
+// it; a longer one fails the read (the engine then reopens the device,
+// which empties the queue).
+const maxDrained = 256 << 20
+
+// drain reads a message of length bytes (header included) off dev and
+// discards it.
+func (t *Transport) drain(dev device, length int) error {
+	if length > maxDrained {
+		return fmt.Errorf("%s: read: a %d-byte message, too long to read out of the queue", t.devPath, length)
+	}
+	if _, err := dev.Read(make([]byte, length)); err != nil {
+		return fmt.Errorf("%s: read: %w", t.devPath, err)
+	}
+	return nil
 }
 
 // decode fills p from one read; false means the read held no MAD.

@@ -525,3 +525,52 @@ func TestUmadPassesTheRMPPTail(t *testing.T) {
 		t.Fatalf("Len %d, tail of %d bytes (want %d and %d)", p.Len, len(p.RMPPTail), msgLen, msgLen-256)
 	}
 }
+
+// TestUmadENOSPCLargeTable: a reassembled SA table over 1 MiB (about
+// 9,300 NodeRecords) is read whole, as any up to ibmad.DefaultMaxTableBytes
+// is; the buffer goes back to its usual size afterwards.
+func TestUmadENOSPCLargeTable(t *testing.T) {
+	full := reassembled(2 << 20)
+	full[len(full)-1] = 0x5a
+	var sawLen int
+	tr := regrowing(t, full, &sawLen)
+	var p ibmad.Packet
+	if err := tr.Recv(&p); err != nil {
+		t.Fatalf("a %d-byte table: %v", len(full), err)
+	}
+	if sawLen != len(full) || len(p.RMPPTail) != len(full)-hdrSize-ibmad.MADSize || p.RMPPTail[len(p.RMPPTail)-1] != 0x5a {
+		t.Fatalf("second read with %d bytes, tail %d bytes", sawLen, len(p.RMPPTail))
+	}
+	if len(tr.rbuf) > 1<<20 {
+		t.Errorf("the read buffer keeps %d bytes after the table", len(tr.rbuf))
+	}
+}
+
+// TestUmadENOSPCOverLimitDropped: a message longer than the transport
+// takes is read out of the kernel's queue and dropped (counted), and the
+// next MAD is received: the device is not taken for lost, and nothing
+// waiting fails.
+func TestUmadENOSPCOverLimitDropped(t *testing.T) {
+	full := reassembled(ibmad.DefaultMaxTableBytes + 4096)
+	next := reassembled(ibmad.MADSize)
+	next[hdrSize+8+7] = 0x42 // TID
+	dev := &scriptedDevice{closed: make(chan struct{}), reads: []func([]byte) (int, error){
+		func(b []byte) (int, error) { copy(b, full[:hdrSize+256]); return 0, unix.ENOSPC },
+		func(b []byte) (int, error) { return copy(b, full), nil },
+		func(b []byte) (int, error) { return copy(b, next), nil },
+	}}
+	tr := newTransport(Options{}, CA{Name: "fake0"}, Port{CA: "fake0", Num: 1})
+	if err := tr.attach(dev); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tr.Close() })
+	var p ibmad.Packet
+	err := tr.Recv(&p)
+	var de *ibmad.DropError
+	if !errors.As(err, &de) || de.Reason != ibmad.DropTruncated {
+		t.Fatalf("a %d-byte message: %v, want a DropError (truncated)", len(full), err)
+	}
+	if err := tr.Recv(&p); err != nil || p.MAD.TID() != 0x42 {
+		t.Fatalf("the MAD after it: %v, TID %#x", err, p.MAD.TID())
+	}
+}
