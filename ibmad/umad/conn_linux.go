@@ -342,9 +342,8 @@ func (t *Transport) Recv(p *ibmad.Packet) error {
 // its own size for its read.
 const keptReadBuffer = 1 << 20
 
-// maxDrained is the longest message drain reads out of the queue to drop
-// it; a longer one fails the read (the engine then reopens the device,
-// which empties the queue).
+// maxDrained is the longest message drain reads out of the queue; a
+// longer one fails the read (a reopen of the device empties the queue).
 const maxDrained = 256 << 20
 
 // drain reads a message of length bytes (header included) off dev and
