@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/exporter-toolkit/web"
 	"go.yaml.in/yaml/v3"
+	"golang.org/x/sys/unix"
 
 	"github.com/ibtracer/ibtracer_exporter/internal/readlimit"
 )
@@ -26,10 +27,14 @@ import (
 // a private directory: the file read with readlimit.WebConfig's bound,
 // the files it names read with the same bound and put inline (cert, key,
 // client_ca: no path is left for the toolkit to read), and the result
-// checked by web.Validate. The copy is made again only when the original
-// or a file it names changes; a change that is over the bound,
-// unreadable or invalid keeps the last good copy, is logged once and is
-// counted in ibtracer_web_config_refused_total.
+// checked by web.Validate. Each must be a regular file: a FIFO, a device
+// or a directory is refused at once, by name (a FIFO without a writer
+// blocked the exporter in open(2) for ever). The copy is made again only
+// when the original or a file it names changes, in content, identity,
+// rights or owner (a file refused as unreadable is taken once chmod or
+// chown lets the exporter read it); a change that is over the bound, not
+// a regular file, unreadable or invalid keeps the last good copy, is
+// logged once and is counted in ibtracer_web_config_refused_total.
 
 // webConfigPoll is how often the original and the files it names are
 // looked at (a stat each; they are read only when one changed).
@@ -50,9 +55,9 @@ type webConfigCopy struct {
 	refused prometheus.Counter
 
 	mu       sync.Mutex
-	stamps   map[string]os.FileInfo // of the files the copy was made from
-	lastErr  string                 // of the last refused change, logged once
-	lastSeen map[string]os.FileInfo // the refused change's, so it is not read again
+	stamps   map[string]*fileStamp // of the files the copy was made from
+	lastErr  string                // of the last refused change, logged once
+	lastSeen map[string]*fileStamp // the refused change's, so it is not read again
 }
 
 // newWebConfigCopy makes the first copy of src, or says why it cannot:
@@ -67,7 +72,7 @@ func newWebConfigCopy(src string, logger log.Logger) (*webConfigCopy, error) {
 	}
 	w := &webConfigCopy{src: src, dir: dir, path: filepath.Join(dir, "web.yml"), logger: logger,
 		refused: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "ibtracer", Name: "web_config_refused_total",
-			Help: "Changes of --web.config.file, or of a file it names, that were refused (over the size bound, unreadable or invalid); the last good web configuration stays in force."})}
+			Help: "Changes of --web.config.file, or of a file it names, that were refused (over the size bound, not a regular file, unreadable or invalid); the last good web configuration stays in force."})}
 	if err := w.refresh(); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
@@ -129,7 +134,7 @@ func (w *webConfigCopy) refresh() error {
 // it in place. On error the copy in place is untouched and lastSeen holds
 // the stamps of what was refused.
 func (w *webConfigCopy) refreshLocked() error {
-	stamps := map[string]os.FileInfo{}
+	stamps := map[string]*fileStamp{}
 	err := w.build(stamps)
 	if err != nil {
 		w.lastSeen = stamps
@@ -139,7 +144,7 @@ func (w *webConfigCopy) refreshLocked() error {
 	return nil
 }
 
-func (w *webConfigCopy) build(stamps map[string]os.FileInfo) error {
+func (w *webConfigCopy) build(stamps map[string]*fileStamp) error {
 	b, err := readStamped(w.src, stamps)
 	if err != nil {
 		return err
@@ -181,30 +186,52 @@ func (w *webConfigCopy) build(stamps map[string]os.FileInfo) error {
 	return os.Rename(cand, w.path)
 }
 
-// readStamped reads path with the web configuration's bound and records
-// its stamp (taken before the read: a change during it is seen next time).
-func readStamped(path string, stamps map[string]os.FileInfo) ([]byte, error) {
-	if fi, err := os.Stat(path); err == nil {
-		stamps[path] = fi
-	} else {
-		stamps[path] = nil
+// readStamped reads path with the web configuration's bound, as a
+// regular file, and records its stamp (taken before the read: a change
+// during it is seen next time).
+func readStamped(path string, stamps map[string]*fileStamp) ([]byte, error) {
+	st, err := stampOf(path)
+	stamps[path] = st
+	if err != nil {
 		return nil, err
 	}
-	return readlimit.ReadFile(path, readlimit.WebConfig)
+	return readlimit.ReadRegularFile(path, readlimit.WebConfig)
 }
 
-// changed says whether any file of stamps is another file now, or has
-// another size or modification time.
-func changed(stamps map[string]os.FileInfo) bool {
+// fileStamp is what stat(2) says of a file that can change whether the
+// exporter may read it or what it would read: which file it is, its
+// size and modification time, its type and rights, its owner, and the
+// time of its inode's last change (ctime, which chmod, chown and ACL
+// changes set as well). A refused change is read again when any of them
+// changes.
+type fileStamp struct {
+	dev, ino     uint64
+	size         int64
+	mtime, ctime unix.Timespec
+	mode         uint32 // type and permission bits
+	uid, gid     uint32
+}
+
+// stampOf stats path (following links); nil when it cannot.
+func stampOf(path string) (*fileStamp, error) {
+	var st unix.Stat_t
+	err := unix.Stat(path, &st)
+	for err == unix.EINTR { // as os.Stat: a signal (the runtime's preemption) may interrupt it
+		err = unix.Stat(path, &st)
+	}
+	if err != nil {
+		return nil, &os.PathError{Op: "stat", Path: path, Err: err}
+	}
+	return &fileStamp{dev: uint64(st.Dev), ino: uint64(st.Ino), size: st.Size, mtime: st.Mtim, ctime: st.Ctim,
+		mode: uint32(st.Mode), uid: st.Uid, gid: st.Gid}, nil
+}
+
+// changed says whether any file of stamps has appeared, gone, or has
+// another stamp now.
+func changed(stamps map[string]*fileStamp) bool {
 	for path, old := range stamps {
-		fi, err := os.Stat(path)
-		if err != nil || old == nil {
-			if (err != nil) != (old == nil) {
-				return true
-			}
-			continue
-		}
-		if !os.SameFile(old, fi) || fi.Size() != old.Size() || !fi.ModTime().Equal(old.ModTime()) {
+		now, _ := stampOf(path)
+		if (now == nil) != (old == nil) || (now != nil && *now != *old) {
 			return true
 		}
 	}

@@ -9,9 +9,14 @@
 // Every such file is read through ReadFile: a regular file larger than
 // the bound is refused from its size, and any file is read through an
 // io.LimitReader of bound+1 bytes, so that one that keeps producing data
-// is refused after bound+1 bytes.
+// is refused after bound+1 bytes. A file that must be a regular file
+// (the web configuration and the files it names, read again while the
+// exporter runs) is read through ReadRegularFile, which refuses a FIFO,
+// a device, a directory or a socket at once, without opening a device or
+// waiting for a FIFO's writer.
 //
 // The package is one file:
 //   - readlimit.go: Kind and the kinds with their bounds, ReadFile,
-//     TooLargeError, and Size, which writes a bound for a person.
+//     ReadRegularFile, TooLargeError, NotRegularError, and Size, which
+//     writes a bound for a person.
 package readlimit

@@ -3,7 +3,9 @@ package readlimit
 import (
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"syscall"
 )
 
 // Kind is a kind of file and the most bytes such a file may hold.
@@ -50,6 +52,65 @@ func ReadFile(path string, k Kind) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
+	return read(f, path, k)
+}
+
+// NotRegularError is a file that must be a regular file and is not.
+type NotRegularError struct {
+	File string
+	Mode fs.FileMode // its type bits say what it is
+	Kind Kind
+}
+
+func (e *NotRegularError) Error() string {
+	return fmt.Sprintf("%s: not a regular file but a %s; a %s must be a regular file", e.File, typeName(e.Mode), e.Kind.Name)
+}
+
+// typeName says what a file that is not regular is, for a person.
+func typeName(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "named pipe"
+	case m.IsDir():
+		return "directory"
+	case m&fs.ModeDevice != 0:
+		return "device"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	}
+	return "special file"
+}
+
+// ReadRegularFile is ReadFile for a file that must be a regular file
+// (after symbolic links): anything else (a FIFO, a device, a directory, a
+// socket) is a *NotRegularError, returned at once. The file is looked at
+// before it is opened, so a device is never opened, and opened without
+// waiting (O_NONBLOCK), so a FIFO put in its place meanwhile cannot block
+// open(2) for want of a writer; what was opened is looked at again.
+func ReadRegularFile(path string, k Kind) ([]byte, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, &NotRegularError{File: path, Mode: st.Mode(), Kind: k}
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st, err = f.Stat(); err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, &NotRegularError{File: path, Mode: st.Mode(), Kind: k}
+	}
+	return read(f, path, k) // O_NONBLOCK does nothing to a regular file's reads
+}
+
+// read reads f, opened from path, with k's bound.
+func read(f *os.File, path string, k Kind) ([]byte, error) {
 	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > k.Limit {
 		return nil, &TooLargeError{File: path, Kind: k}
 	}

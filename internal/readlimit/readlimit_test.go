@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 )
 
 var small = Kind{Name: "test file", Limit: 1000}
@@ -77,6 +78,53 @@ func TestReadFileMissing(t *testing.T) {
 	_, err := ReadFile(filepath.Join(t.TempDir(), "nope"), small)
 	if !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("got %v, want not-exist", err)
+	}
+}
+
+// ReadRegularFile reads a regular file (through a symbolic link too) with
+// the bound, and refuses anything else at once, by name: a FIFO without a
+// writer (open(2) would wait for one for ever), a directory, a device.
+func TestReadRegularFile(t *testing.T) {
+	dir := t.TempDir()
+	at, over, link := filepath.Join(dir, "at"), filepath.Join(dir, "over"), filepath.Join(dir, "link")
+	if err := os.WriteFile(at, make([]byte, small.Limit), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(over, make([]byte, small.Limit+1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(at, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{at, link} {
+		if b, err := ReadRegularFile(p, small); err != nil || int64(len(b)) != small.Limit {
+			t.Fatalf("%s: %d bytes, %v", p, len(b), err)
+		}
+	}
+	var tl *TooLargeError
+	if _, err := ReadRegularFile(over, small); !errors.As(err, &tl) || tl.File != over {
+		t.Fatalf("one byte over the bound: %v", err)
+	}
+	if _, err := ReadRegularFile(filepath.Join(dir, "nope"), small); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("missing: %v, want not-exist", err)
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for p, what := range map[string]string{fifo: "named pipe", dir: "directory", "/dev/zero": "device"} {
+		done := make(chan error, 1)
+		go func() { _, err := ReadRegularFile(p, small); done <- err }()
+		select {
+		case err := <-done:
+			var nr *NotRegularError
+			want := p + ": not a regular file but a " + what + "; a test file must be a regular file"
+			if !errors.As(err, &nr) || nr.File != p || err.Error() != want {
+				t.Fatalf("got %v, want %s", err, want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: still reading after 5 s", p)
+		}
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -38,8 +39,9 @@ func TestReloadEndlessNodeNameMap(t *testing.T) {
 }
 
 // TestWebConfigEndless: --web.config.file=/dev/zero stops the exporter at
-// start-up with exit 1 and an error naming the file and the bound (it was
-// killed by memory exhaustion); so does a file one byte over the bound.
+// start-up with exit 1 and an error naming the file (it was killed by
+// memory exhaustion); so does a file one byte over the bound, naming the
+// bound, and a FIFO, at once (it blocked the start for ever in open(2)).
 func TestWebConfigEndless(t *testing.T) {
 	skipShort(t)
 	bin, _ := binaries(t)
@@ -57,19 +59,27 @@ func TestWebConfigEndless(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	for _, web := range []string{"/dev/zero", big} {
-		t.Run(filepath.Base(web), func(t *testing.T) {
+	fifo := filepath.Join(dir, "web-fifo.yml")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ web, want string }{
+		{"/dev/zero", "/dev/zero: not a regular file but a device; a web configuration file must be a regular file"},
+		{big, big + ": larger than 1 MiB, the most a web configuration file may hold"},
+		{fifo, fifo + ": not a regular file but a named pipe; a web configuration file must be a regular file"},
+	} {
+		t.Run(filepath.Base(c.web), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, bin, "--config.file="+cfg, "--web.listen-address="+freePort(t),
-				"--ib.transport=sim", "--web.config.file="+web)
+				"--ib.transport=sim", "--web.config.file="+c.web)
 			cmd.Dir = dir
 			cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
+			start := time.Now()
 			out, err := cmd.CombinedOutput()
 			var ee *exec.ExitError
-			want := web + ": larger than 1 MiB, the most a web configuration file may hold"
-			if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(string(out), want) {
-				t.Fatalf("exit %v, want 1 and %q in:\n%s", err, want, out)
+			if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(string(out), c.want) {
+				t.Fatalf("exit %v after %v, want 1 and %q in:\n%s", err, time.Since(start), c.want, out)
 			}
 		})
 	}
