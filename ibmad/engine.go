@@ -52,6 +52,13 @@ type Request struct {
 	// Target identifies the node the request goes to, for the per-target
 	// window. Zero derives it from the address (LID) or directed route.
 	Target uint64
+	// DestLMC is the LMC of the port a LID-routed request goes to, as
+	// the SA or a walk read it (its PortInfo): an answer from any of
+	// that port's 2^DestLMC LIDs is the port's, since a responder may
+	// answer from its base LID whichever of its LIDs was asked. 0, also
+	// when it is not known, takes an answer only from the LID asked
+	// (docs/protocol.md, "Which answer is ours").
+	DestLMC uint8
 }
 
 // Response is a received response.
@@ -169,7 +176,7 @@ func (e *Engine) Do(ctx context.Context, req *Request, resp *Response) error {
 	defer e.stats.outstanding.Add(-1)
 
 	c := e.pending.get()
-	c.class, c.resp, c.want = class, resp, expect(&req.MAD, &req.Addr)
+	c.class, c.resp, c.want = class, resp, expect(&req.MAD, &req.Addr, req.DestLMC)
 	defer e.pending.put(c)
 
 	pkt := e.packets.Get().(*Packet)

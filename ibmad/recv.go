@@ -152,7 +152,7 @@ func (e *Engine) dispatch(pkt, resp *Packet) {
 		e.stats.delivery(e.pending.timeoutReport(pkt))
 		return
 	case meth.IsResponse() || meth == MethodTrapRepress:
-		e.stats.delivery(e.pending.answer(pkt, e.localLMC()))
+		e.stats.delivery(e.pending.answer(pkt))
 		return
 	}
 	class := m.MgmtClass()
