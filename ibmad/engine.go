@@ -175,9 +175,8 @@ func (e *Engine) Do(ctx context.Context, req *Request, resp *Response) error {
 	e.stats.outstanding.Add(1)
 	defer e.stats.outstanding.Add(-1)
 
-	c := e.pending.get()
-	c.class, c.resp, c.want = class, resp, expect(&req.MAD, &req.Addr, req.DestLMC)
-	defer e.pending.put(c)
+	c := newCall(class, expect(&req.MAD, &req.Addr, req.DestLMC), resp)
+	defer e.pending.unmap(c)
 
 	pkt := e.packets.Get().(*Packet)
 	defer e.packets.Put(pkt)
@@ -210,11 +209,11 @@ func (e *Engine) Do(ctx context.Context, req *Request, resp *Response) error {
 			lastErr = fmt.Errorf("send: %w", err)
 			continue
 		} else {
-			c.timer.Reset(timeout)
+			timer := time.NewTimer(timeout)
 			select {
 			case <-c.done:
-				c.timer.Stop()
-			case <-c.timer.C:
+				timer.Stop()
+			case <-timer.C:
 				if e.pending.expire(c) {
 					cs.timeouts.Add(1)
 					lastErr = fmt.Errorf("%w after %v", ErrTimeout, timeout)
@@ -222,7 +221,7 @@ func (e *Engine) Do(ctx context.Context, req *Request, resp *Response) error {
 				}
 				<-c.done
 			case <-ctx.Done():
-				c.timer.Stop()
+				timer.Stop()
 				return ctx.Err()
 			}
 		}

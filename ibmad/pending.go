@@ -24,13 +24,15 @@ const (
 	resultError
 )
 
-// call is one request in flight: Do's, or a GetTable's stream.
+// call is one request in flight: Do's, or a GetTable's stream. Each
+// request has its own, dropped when it returns: a token still on done
+// then goes with it.
 type call struct {
 	done    chan struct{}
-	timer   *time.Timer
 	class   MgmtClass
 	want    expected // what an answer must carry
 	tids    []uint32
+	tidBuf  [4]uint32 // tids' first array: a request and its default retries
 	current uint32
 	result  int
 	err     error
@@ -42,42 +44,24 @@ type call struct {
 }
 
 // pendingTable maps the TIDs of the attempts in flight to their calls.
-// A token is sent on a call's done only under mu, and only while the
-// call is mapped.
+// A token is sent on a call's done only under mu, only while the call is
+// mapped and only when no result is set (result goes back to resultNone
+// after the waiter took the token: rearm), so done, of capacity 1, never
+// blocks the receive goroutine.
 type pendingTable struct {
 	mu     sync.Mutex
 	calls  map[uint32]*call
 	closed bool // no attempt is mapped any more (Engine.Close)
-	pool   sync.Pool
 }
 
-func (p *pendingTable) init() {
-	p.calls = make(map[uint32]*call)
-	p.pool.New = func() any {
-		t := time.NewTimer(time.Hour)
-		t.Stop()
-		return &call{done: make(chan struct{}, 1), timer: t, tids: make([]uint32, 0, 4)}
-	}
-}
+func (p *pendingTable) init() { p.calls = make(map[uint32]*call) }
 
-// get returns an idle call from the pool.
-func (p *pendingTable) get() *call { return p.pool.Get().(*call) }
-
-// put unmaps c's TIDs and returns it to the pool. Tokens are sent only
-// under p.mu to calls that are still mapped, so once c is unmapped a
-// non-blocking drain leaves its channel empty for good.
-func (p *pendingTable) put(c *call) {
-	p.mu.Lock()
-	p.unmapLocked(c)
-	select {
-	case <-c.done:
-	default:
-	}
-	p.mu.Unlock()
-	c.timer.Stop()
-	c.tids = c.tids[:0]
-	c.current, c.result, c.err, c.resp = 0, resultNone, nil, nil
-	p.pool.Put(c)
+// newCall is the call of one request of class whose answer must match
+// want, delivered into resp.
+func newCall(class MgmtClass, want expected, resp *Response) *call {
+	c := &call{done: make(chan struct{}, 1), class: class, want: want, resp: resp}
+	c.tids = c.tidBuf[:0]
+	return c
 }
 
 // unmap removes c's TIDs: answers to them that come later count as
