@@ -37,6 +37,10 @@ type Options struct {
 	// PortRefresh is how often the engine re-reads the local port's
 	// attributes in the background (default 1s).
 	PortRefresh time.Duration
+	// Log, if set, is told what the engine drops that a counter alone
+	// would not explain: a handler's replies dropped from a full reply
+	// queue, once per requester until its replies drain.
+	Log func(msg string, keyvals ...any)
 }
 
 // Request is one MAD to send and wait for.
@@ -107,7 +111,7 @@ type Engine struct {
 	lostErr  atomic.Pointer[error]
 
 	packets sync.Pool
-	replies chan *Packet // the handlers' replies, sent by replyLoop
+	replies replyQueue // the handlers' replies, sent by replyLoop
 }
 
 // NewEngine starts an engine on t. It owns t from now on: Close closes it.
@@ -131,13 +135,13 @@ func NewEngine(t Transport, opts Options) *Engine {
 		opts.PortRefresh = time.Second
 	}
 	e := &Engine{
-		lost:    make(chan struct{}),
-		t:       t,
-		opts:    opts,
-		done:    make(chan struct{}),
-		replies: make(chan *Packet, replyQueue),
+		lost: make(chan struct{}),
+		t:    t,
+		opts: opts,
+		done: make(chan struct{}),
 	}
 	e.pending.init()
+	e.replies.init()
 	e.window = newWindow(opts.MaxOutstanding, opts.MaxPerTarget, e.done)
 	e.handlers.init()
 	e.packets.New = func() any { return new(Packet) }
