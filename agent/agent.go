@@ -18,10 +18,13 @@ import (
 type Config struct {
 	// OUI of the ibtracer class; default 0x001405 (OpenIB).
 	OUI ibmad.OUI
-	// RatePerSource limits the requests answered per source (its GID
-	// when the request has a GRH, its LID otherwise) per
-	// second (a token bucket of Burst, in whole requests: a fraction is
-	// dropped); 0 means 200/s, burst 400.
+	// RatePerSource limits the requests answered per requester
+	// (ibmad.RequesterOf: its LID in our subnet, with a GRH or without;
+	// its GID without a LID or beyond a router) per second (a token
+	// bucket of Burst, in whole requests: a fraction is dropped); 0
+	// means 200/s, burst 400. The engine's reply queue, not the burst,
+	// keeps one requester's replies from crowding out another's
+	// (docs/protocol.md, "What the agent answers").
 	RatePerSource float64
 	Burst         float64
 	// Ping serves ibping (class 0x32) as well.
@@ -34,6 +37,10 @@ type Config struct {
 	// Clock is the time source of the rate limit and of SourceRoute's
 	// RecvTimeUnixNs (nil: the wall clock); tests give a fake one.
 	Clock ibmad.Clock
+	// Log, if set, is told when a requester goes over its rate limit
+	// and when it is back within it, with how many of its requests were
+	// dropped meanwhile.
+	Log func(msg string, keyvals ...any)
 }
 
 // Results of a request, used as metric label values.
@@ -58,7 +65,7 @@ type Agent struct {
 	now func() time.Time // cfg.Clock's
 
 	limMu   sync.Mutex
-	buckets map[source]*rate.Limiter // per source (sourceOf)
+	buckets map[ibmad.Requester]*bucket
 
 	mu       sync.Mutex
 	requests map[[2]string]uint64 // (attribute, result) -> count
@@ -95,7 +102,7 @@ func New(e *ibmad.Engine, cfg Config) (*Agent, error) {
 	if cfg.Hostname == "" {
 		cfg.Hostname = DefaultHostname()
 	}
-	a := &Agent{e: e, cfg: cfg, now: ibmad.ClockOr(cfg.Clock).Now, buckets: map[source]*rate.Limiter{}, requests: map[[2]string]uint64{}, drops: map[string]uint64{}}
+	a := &Agent{e: e, cfg: cfg, now: ibmad.ClockOr(cfg.Clock).Now, buckets: map[ibmad.Requester]*bucket{}, requests: map[[2]string]uint64{}, drops: map[string]uint64{}}
 	if _, err := e.Port(); err != nil {
 		return nil, fmt.Errorf("agent: %w", err)
 	}
@@ -121,41 +128,50 @@ func (a *Agent) Close() {
 	}
 }
 
-// maxSources bounds the per-source buckets: past it they all start again
-// full (bounded memory against a flood of forged GIDs).
+// maxSources bounds the per-requester buckets: past it they all start
+// again full (bounded memory against a flood of forged GIDs).
 const maxSources = 65536
 
-// source identifies a requester for the rate limit: its GID when the
-// request came with a GRH (a requester beyond a router arrives with the
-// router's LID, and one on a fabric without LIDs with LID 0), its LID
-// otherwise (docs/protocol.md, "What the agent answers").
-type source struct {
-	lid uint16
-	gid ibmad.GID
+// bucket is one requester's rate limit, and how many of its requests were
+// dropped since it went over it (0: it is within it).
+type bucket struct {
+	lim     *rate.Limiter
+	dropped uint64
 }
 
-func sourceOf(addr ibmad.Address) source {
-	if addr.GRHPresent && !addr.GID.IsZero() {
-		return source{gid: addr.GID}
-	}
-	return source{lid: addr.LID}
-}
-
-// allow takes a token from the source's bucket, made full on its first
-// request.
+// allow takes a token from the bucket of the requester of a request from
+// addr (ibmad.RequesterOf: one bucket however it addresses us), made full
+// on its first request. The log hears when a requester goes over its
+// limit and when it is back within it.
 func (a *Agent) allow(from ibmad.Address) bool {
-	src := sourceOf(from)
+	port, _ := a.e.CachedPort() // the subnet prefix; never the transport (receive goroutine)
+	who := ibmad.RequesterOf(from, port.GIDPrefix)
 	a.limMu.Lock()
-	defer a.limMu.Unlock()
-	b := a.buckets[src]
+	b := a.buckets[who]
 	if b == nil {
 		if len(a.buckets) > maxSources {
-			a.buckets = map[source]*rate.Limiter{} // bounded memory
+			a.buckets = map[ibmad.Requester]*bucket{} // bounded memory
 		}
-		b = rate.NewLimiter(rate.Limit(a.cfg.RatePerSource), int(min(a.cfg.Burst, math.MaxInt32)))
-		a.buckets[src] = b
+		b = &bucket{lim: rate.NewLimiter(rate.Limit(a.cfg.RatePerSource), int(min(a.cfg.Burst, math.MaxInt32)))}
+		a.buckets[who] = b
 	}
-	return b.AllowN(a.now(), 1)
+	ok := b.lim.AllowN(a.now(), 1)
+	dropped := b.dropped
+	if ok {
+		b.dropped = 0
+	} else {
+		b.dropped++
+	}
+	a.limMu.Unlock()
+	switch {
+	case a.cfg.Log == nil:
+	case !ok && dropped == 0:
+		a.cfg.Log("requester over the agent's rate limit: dropping its requests", "requester", who.String(),
+			"rate_per_source", a.cfg.RatePerSource, "burst", a.cfg.Burst, "counted_in", `ibtracer_agent_dropped_total{reason="rate_limited"}`)
+	case ok && dropped > 0:
+		a.cfg.Log("requester back within the agent's rate limit", "requester", who.String(), "dropped", dropped)
+	}
+	return ok
 }
 
 func (a *Agent) count(attr, result string) {

@@ -18,25 +18,11 @@ type rig struct {
 	clk *fakeclock.Clock
 }
 
-// newRig runs an agent on a fake transport that captures what it sends.
+// newRig runs an agent on a fake transport that captures what it sends
+// (newRigOnPort), on a port of nodeType.
 func newRig(t *testing.T, nodeType ibmad.NodeType, cfg Config) *rig {
-	r := &rig{t: t, out: make(chan *ibmad.Packet, 64), clk: fakeclock.New(time.Unix(1700000000, 0))}
-	r.tr = madtest.New(func(p *ibmad.Packet) []*ibmad.Packet {
-		cp := *p
-		r.out <- &cp
-		return nil
-	})
-	r.tr.Attrs = ibmad.PortAttributes{CA: "fake", PortNum: 1, NodeType: nodeType, NodeGUID: 0x1111, PortGUID: 0x1112,
-		NodeDesc: "node-a", LID: 42}
-	r.e = ibmad.NewEngine(r.tr, ibmad.Options{})
-	t.Cleanup(func() { r.e.Close() })
-	cfg.Clock = r.clk
-	a, err := New(r.e, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.a = a
-	return r
+	return newRigOnPort(t, ibmad.PortAttributes{CA: "fake", PortNum: 1, NodeType: nodeType, NodeGUID: 0x1111, PortGUID: 0x1112,
+		NodeDesc: "node-a", LID: 42}, cfg)
 }
 
 // ask injects a request and returns the response, or nil if none comes.

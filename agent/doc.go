@@ -8,8 +8,8 @@
 // that runs it.
 //
 // Host it on the engine of the port it answers for; it serves until
-// Close, rate-limits each source (its GID with a GRH, else its LID), and
-// counts what it answered and dropped:
+// Close, rate-limits each requester (one bucket however it addresses us:
+// ibmad.RequesterOf), and counts what it answered and dropped:
 //
 //	a, err := agent.New(engine, agent.Config{Ping: true})
 //	if err != nil {

@@ -111,14 +111,6 @@ func deviceErr(op string, err error) error {
 	return fmt.Errorf("%w: %s: %w", ErrDeviceLost, op, err)
 }
 
-// localLMC is the cached local port's LMC, 0 before the first read.
-func (e *Engine) localLMC() uint8 {
-	if p := e.port.Load(); p != nil {
-		return p.LMC
-	}
-	return 0
-}
-
 // What a failed send means (docs/protocol.md, "Send errors"): the kernel
 // refuses one request far more often than it loses the device, and only a
 // device that is gone may reset the engine.

@@ -37,6 +37,10 @@ type Options struct {
 	// PortRefresh is how often the engine re-reads the local port's
 	// attributes in the background (default 1s).
 	PortRefresh time.Duration
+	// Log, if set, is told what the engine drops that a counter alone
+	// would not explain: a handler's replies dropped from a full reply
+	// queue, once per requester until its replies drain.
+	Log func(msg string, keyvals ...any)
 }
 
 // Request is one MAD to send and wait for.
@@ -52,6 +56,13 @@ type Request struct {
 	// Target identifies the node the request goes to, for the per-target
 	// window. Zero derives it from the address (LID) or directed route.
 	Target uint64
+	// DestLMC is the LMC of the port a LID-routed request goes to, as
+	// the SA or a walk read it (its PortInfo): an answer from any of
+	// that port's 2^DestLMC LIDs is the port's, since a responder may
+	// answer from its base LID whichever of its LIDs was asked. 0, also
+	// when it is not known, takes an answer only from the LID asked
+	// (docs/protocol.md, "Which answer is ours").
+	DestLMC uint8
 }
 
 // Response is a received response.
@@ -100,7 +111,7 @@ type Engine struct {
 	lostErr  atomic.Pointer[error]
 
 	packets sync.Pool
-	replies chan *Packet // the handlers' replies, sent by replyLoop
+	replies replyQueue // the handlers' replies, sent by replyLoop
 }
 
 // NewEngine starts an engine on t. It owns t from now on: Close closes it.
@@ -124,13 +135,13 @@ func NewEngine(t Transport, opts Options) *Engine {
 		opts.PortRefresh = time.Second
 	}
 	e := &Engine{
-		lost:    make(chan struct{}),
-		t:       t,
-		opts:    opts,
-		done:    make(chan struct{}),
-		replies: make(chan *Packet, replyQueue),
+		lost: make(chan struct{}),
+		t:    t,
+		opts: opts,
+		done: make(chan struct{}),
 	}
 	e.pending.init()
+	e.replies.init()
 	e.window = newWindow(opts.MaxOutstanding, opts.MaxPerTarget, e.done)
 	e.handlers.init()
 	e.packets.New = func() any { return new(Packet) }
@@ -168,9 +179,8 @@ func (e *Engine) Do(ctx context.Context, req *Request, resp *Response) error {
 	e.stats.outstanding.Add(1)
 	defer e.stats.outstanding.Add(-1)
 
-	c := e.pending.get()
-	c.class, c.resp, c.want = class, resp, expect(&req.MAD, &req.Addr)
-	defer e.pending.put(c)
+	c := newCall(class, expect(&req.MAD, &req.Addr, req.DestLMC), resp)
+	defer e.pending.unmap(c)
 
 	pkt := e.packets.Get().(*Packet)
 	defer e.packets.Put(pkt)
@@ -203,11 +213,11 @@ func (e *Engine) Do(ctx context.Context, req *Request, resp *Response) error {
 			lastErr = fmt.Errorf("send: %w", err)
 			continue
 		} else {
-			c.timer.Reset(timeout)
+			timer := time.NewTimer(timeout)
 			select {
 			case <-c.done:
-				c.timer.Stop()
-			case <-c.timer.C:
+				timer.Stop()
+			case <-timer.C:
 				if e.pending.expire(c) {
 					cs.timeouts.Add(1)
 					lastErr = fmt.Errorf("%w after %v", ErrTimeout, timeout)
@@ -215,7 +225,7 @@ func (e *Engine) Do(ctx context.Context, req *Request, resp *Response) error {
 				}
 				<-c.done
 			case <-ctx.Done():
-				c.timer.Stop()
+				timer.Stop()
 				return ctx.Err()
 			}
 		}

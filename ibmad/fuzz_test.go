@@ -221,12 +221,11 @@ func FuzzEngineReceive(f *testing.F) {
 			out.MAD.SetMethod(MethodGetResp)
 			return inPort%2 == 0 // sometimes the handler declines (an agent's rate limit)
 		})
-		c := e.pending.get()
-		c.class = MgmtClass(0)
+		class := MgmtClass(0)
 		if len(b) > 1 {
-			c.class = MgmtClass(b[1])
+			class = MgmtClass(b[1])
 		}
-		c.resp = &Response{}
+		c := newCall(class, expected{}, &Response{})
 		var pkt Packet
 		copy(pkt.MAD[:], b)
 		tid := pkt.MAD.TIDLow()
@@ -263,6 +262,6 @@ func FuzzEngineReceive(f *testing.F) {
 			t.Fatalf("engine counted received %d delivered %d handled %d; the test saw 1, %d, %d",
 				after.Received-before.Received, after.Delivered-before.Delivered, after.Handled-before.Handled, delivered, handled)
 		}
-		e.pending.put(c)
+		e.pending.unmap(c)
 	})
 }

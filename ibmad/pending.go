@@ -24,13 +24,15 @@ const (
 	resultError
 )
 
-// call is one request in flight: Do's, or a GetTable's stream.
+// call is one request in flight: Do's, or a GetTable's stream. Each
+// request has its own, dropped when it returns: a token still on done
+// then goes with it.
 type call struct {
 	done    chan struct{}
-	timer   *time.Timer
 	class   MgmtClass
 	want    expected // what an answer must carry
 	tids    []uint32
+	tidBuf  [4]uint32 // tids' first array: a request and its default retries
 	current uint32
 	result  int
 	err     error
@@ -42,42 +44,24 @@ type call struct {
 }
 
 // pendingTable maps the TIDs of the attempts in flight to their calls.
-// A token is sent on a call's done only under mu, and only while the
-// call is mapped.
+// A token is sent on a call's done only under mu, only while the call is
+// mapped and only when no result is set (result goes back to resultNone
+// after the waiter took the token: rearm), so done, of capacity 1, never
+// blocks the receive goroutine.
 type pendingTable struct {
 	mu     sync.Mutex
 	calls  map[uint32]*call
 	closed bool // no attempt is mapped any more (Engine.Close)
-	pool   sync.Pool
 }
 
-func (p *pendingTable) init() {
-	p.calls = make(map[uint32]*call)
-	p.pool.New = func() any {
-		t := time.NewTimer(time.Hour)
-		t.Stop()
-		return &call{done: make(chan struct{}, 1), timer: t, tids: make([]uint32, 0, 4)}
-	}
-}
+func (p *pendingTable) init() { p.calls = make(map[uint32]*call) }
 
-// get returns an idle call from the pool.
-func (p *pendingTable) get() *call { return p.pool.Get().(*call) }
-
-// put unmaps c's TIDs and returns it to the pool. Tokens are sent only
-// under p.mu to calls that are still mapped, so once c is unmapped a
-// non-blocking drain leaves its channel empty for good.
-func (p *pendingTable) put(c *call) {
-	p.mu.Lock()
-	p.unmapLocked(c)
-	select {
-	case <-c.done:
-	default:
-	}
-	p.mu.Unlock()
-	c.timer.Stop()
-	c.tids = c.tids[:0]
-	c.current, c.result, c.err, c.resp = 0, resultNone, nil, nil
-	p.pool.Put(c)
+// newCall is the call of one request of class whose answer must match
+// want, delivered into resp.
+func newCall(class MgmtClass, want expected, resp *Response) *call {
+	c := &call{done: make(chan struct{}, 1), class: class, want: want, resp: resp}
+	c.tids = c.tidBuf[:0]
+	return c
 }
 
 // unmap removes c's TIDs: answers to them that come later count as
@@ -210,17 +194,16 @@ func (p *pendingTable) timeoutReport(pkt *Packet) (DropReason, bool) {
 }
 
 // answer hands a response to the call whose TID it carries, if it
-// answers exactly what that call asked (expected.match; lmc is the local
-// port's LMC). It reports whether the answer was delivered, and if not,
-// why it is dropped.
-func (p *pendingTable) answer(pkt *Packet, lmc uint8) (DropReason, bool) {
+// answers exactly what that call asked (expected.match). It reports
+// whether the answer was delivered, and if not, why it is dropped.
+func (p *pendingTable) answer(pkt *Packet) (DropReason, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	c := p.calls[pkt.MAD.TIDLow()]
 	if c == nil || c.class != pkt.MAD.MgmtClass() {
 		return DropUnknownTID, false
 	}
-	if why, ok := c.want.match(pkt, lmc); !ok {
+	if why, ok := c.want.match(pkt); !ok {
 		// Not the answer to what c asked: a forgery or a stray.
 		// The request waits on for its own.
 		return why, false
@@ -264,7 +247,8 @@ func (c *call) toStream(pkt *Packet) (DropReason, bool) {
 
 // Matching an answer to its request (docs/protocol.md, "Which answer is
 // ours"). A TID alone proves nothing: any node the engine asks sees it,
-// and the kernel checks the responder only for LID-routed answers. So an
+// and the kernel checks only that an answer came back to the requester's
+// own LID (its path bits) or GID, never who sent it. So an
 // answer completes a request only when it is the answer to exactly what
 // was asked: from the request's destination, of its class, with the
 // response method of its method, its attribute and modifier and, in
@@ -280,18 +264,21 @@ type expected struct {
 	oui    OUI // vendor range 2 only
 	// The responder. A directed-route SMP comes back along its own
 	// path: the hop count and the initial path must be the request's. A
-	// LID-routed MAD must come from the LID it was sent to, a MAD sent
-	// with a GRH from the GID it was sent to when the answer has a GRH.
+	// LID-routed MAD must come from the port it was sent to (one of the
+	// 2^lmc LIDs of lid's block, lmc the responder's: Request.DestLMC),
+	// a MAD sent with a GRH from the GID it was sent to when the answer
+	// has a GRH.
 	dr   bool
 	hops uint8
 	path [MaxDRHops + 1]byte
 	lid  uint16
+	lmc  uint8
 	grh  bool
 	gid  GID
 }
 
-// expect is what answers pkt's request.
-func expect(m *MAD, a *Address) expected {
+// expect is what answers a request of m to a, whose port has LMC lmc.
+func expect(m *MAD, a *Address, lmc uint8) expected {
 	x := expected{class: m.MgmtClass(), attr: m.AttrID(), mod: m.AttrMod()}
 	switch meth := m.Method(); meth {
 	case MethodTrap:
@@ -311,7 +298,7 @@ func expect(m *MAD, a *Address) expected {
 		}
 		copy(x.path[:], m[drInitialPath:drInitialPath+int(x.hops)+1])
 	default:
-		x.lid = a.LID
+		x.lid, x.lmc = a.LID, lmc
 		x.grh, x.gid = a.GRHPresent, a.GID
 	}
 	return x
@@ -321,8 +308,8 @@ func expect(m *MAD, a *Address) expected {
 const drInitialPath = 128
 
 // match says whether pkt answers the request x was taken from, and if
-// not, why it is dropped; lmc is the local port's LMC (sameLIDBlock).
-func (x *expected) match(pkt *Packet, lmc uint8) (DropReason, bool) {
+// not, why it is dropped.
+func (x *expected) match(pkt *Packet) (DropReason, bool) {
 	m := &pkt.MAD
 	if m.MgmtClass() != x.class {
 		return DropUnknownTID, false
@@ -339,12 +326,12 @@ func (x *expected) match(pkt *Packet, lmc uint8) (DropReason, bool) {
 		}
 	case x.grh:
 		// No GRH came back (ibsim carries none): the answer must then
-		// come from the LID the request was sent to, the router's
+		// come from the port the request was sent to, the router's
 		// for another subnet.
-		if !sameLIDBlock(pkt.Addr.LID, x.lid, lmc) {
+		if !sameLIDBlock(pkt.Addr.LID, x.lid, x.lmc) {
 			return DropWrongResponder, false
 		}
-	case x.lid != PermissiveLID && !sameLIDBlock(pkt.Addr.LID, x.lid, lmc):
+	case x.lid != PermissiveLID && !sameLIDBlock(pkt.Addr.LID, x.lid, x.lmc):
 		return DropWrongResponder, false
 	}
 	if m.Method() != x.method {
@@ -361,10 +348,14 @@ func (x *expected) match(pkt *Packet, lmc uint8) (DropReason, bool) {
 
 // sameLIDBlock says whether slid, the source LID of an answer to a
 // request sent to dlid, is dlid's port: dlid itself, or another LID of
-// the 2^lmc that the port's LMC gives it. A responder may answer from its
-// base LID (ibsim does, and so does the simulator) whichever of its LIDs
-// was asked. lmc is the local port's, as the kernel takes it for the same
-// check; a subnet gives every CA port one LMC (OpenSM's lmc).
+// the 2^lmc that the responder's LMC gives it. A responder may answer
+// from its base LID (ibsim and the simulator do, and so does an agent in
+// user space that sends without path bits) whichever of its LIDs was
+// asked. lmc is the responder's own (Request.DestLMC), never the local
+// port's: the kernel applies the local LMC only to the requester's own
+// path bits, and a subnet's LMC is not every port's (a switch's port 0
+// has LMC 0, and OpenSM without lmc_esp0 may put several switch LIDs in
+// one aligned block).
 func sameLIDBlock(slid, dlid uint16, lmc uint8) bool {
 	return slid>>(lmc&7) == dlid>>(lmc&7)
 }

@@ -15,6 +15,7 @@ type lossyTransport struct {
 	in   chan Packet
 	done chan struct{}
 	once sync.Once
+	port PortAttributes // what Port returns
 }
 
 func (l *lossyTransport) Send(p *Packet) error {
@@ -34,7 +35,7 @@ func (l *lossyTransport) Recv(p *Packet) error {
 }
 
 func (l *lossyTransport) Register(Registration) error   { return nil }
-func (l *lossyTransport) Port() (PortAttributes, error) { return PortAttributes{}, nil }
+func (l *lossyTransport) Port() (PortAttributes, error) { return l.port, nil }
 func (l *lossyTransport) Close() error                  { l.once.Do(func() { close(l.done) }); return nil }
 
 // A long-running exporter must not accumulate engine state: every attempt
@@ -196,7 +197,7 @@ func TestForgedAnswersDoNotComplete(t *testing.T) {
 }
 
 // An answer from another LID of the port asked (its base LID under the
-// local LMC) is the port's; outside the block it is not.
+// responder's LMC) is the port's; outside the block it is not.
 func TestSameLIDBlock(t *testing.T) {
 	for _, tc := range []struct {
 		slid, dlid uint16
@@ -209,6 +210,102 @@ func TestSameLIDBlock(t *testing.T) {
 		if got := sameLIDBlock(tc.slid, tc.dlid, tc.lmc); got != tc.want {
 			t.Errorf("sameLIDBlock(%d, %d, LMC %d) = %v, want %v", tc.slid, tc.dlid, tc.lmc, got, tc.want)
 		}
+	}
+}
+
+// firstSent waits for the first packet l is sent.
+func firstSent(t *testing.T, l *lossyTransport) Packet {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		l.mu.Lock()
+		n := len(l.sent)
+		var p Packet
+		if n > 0 {
+			p = l.sent[0]
+		}
+		l.mu.Unlock()
+		if n > 0 {
+			return p
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("nothing sent")
+		}
+	}
+}
+
+// TestResponderLMC: the responder check follows the responder's own LMC
+// (Request.DestLMC, as the SA or the walk read it), never the local
+// port's, which the kernel applies only to the requester's own path bits
+// (docs/protocol.md, "Which answer is ours"). An answer from outside the
+// responder's LIDs is dropped as wrong_responder and the request waits on
+// for its own; one from another LID of the responder's port completes it.
+func TestResponderLMC(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		localLMC uint8
+		dlid     uint16
+		destLMC  uint8
+		from     uint16
+		grh      bool
+		ok       bool
+	}{
+		{"local LMC 2, LMC-0 responder: another LID of the aligned block", 2, 9, 0, 8, false, false},
+		{"local LMC 2, LMC-0 responder: the LID asked", 2, 9, 0, 9, false, true},
+		{"local LMC 0, LMC-2 responder: its base LID", 0, 10, 2, 8, false, true},
+		{"local LMC 0, LMC-2 responder: another of its LIDs", 0, 10, 2, 11, false, true},
+		{"local LMC 0, LMC-2 responder: past its block", 0, 10, 2, 12, false, false},
+		{"local LMC 2, GRH sent and none back: an LMC-0 router's neighbour", 2, 5, 0, 4, true, false},
+		{"local LMC 0, GRH sent and none back: an LMC-1 router's base LID", 0, 5, 1, 4, true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := &lossyTransport{in: make(chan Packet), done: make(chan struct{}),
+				port: PortAttributes{CA: "lmc", PortNum: 1, LID: 1, LMC: tc.localLMC}}
+			e := NewEngine(l, Options{PortRefresh: time.Hour})
+			defer e.Close()
+			for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+				if p, ok := e.CachedPort(); ok && p.LMC == tc.localLMC {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("the local port was never read")
+				}
+			}
+			req := Request{Addr: GSIAddress(tc.dlid, 0), DestLMC: tc.destLMC, Timeout: 5 * time.Second, NoRetry: true}
+			if tc.grh {
+				req.Addr.GRHPresent, req.Addr.GID = true, MakeGID(0xfec0000000000002, 0x77)
+			}
+			_ = NewVendorGet(ClassIBTracer, OUIOpenIB, AttrSourceRoute, 0).MarshalTo(req.MAD[:])
+			done := make(chan error, 1)
+			var resp Response
+			go func() { done <- e.Do(context.Background(), &req, &resp) }()
+			sent := firstSent(t, l)
+			answer := answerOf(sent)
+			answer.Addr = Address{LID: tc.from, QPN: QP1} // no GRH back, as from ibsim
+			l.in <- answer
+			if tc.ok {
+				if err := <-done; err != nil || resp.Addr.LID != tc.from {
+					t.Fatalf("the answer from LID %d to a request for LID %d (responder LMC %d, local LMC %d): %v, from %d",
+						tc.from, tc.dlid, tc.destLMC, tc.localLMC, err, resp.Addr.LID)
+				}
+				return
+			}
+			for deadline := time.Now().Add(5 * time.Second); e.Stats().Drops[DropWrongResponder] == 0; time.Sleep(time.Millisecond) {
+				select {
+				case err := <-done:
+					t.Fatalf("the answer from LID %d completed the request for LID %d (responder LMC %d, local LMC %d): %v",
+						tc.from, tc.dlid, tc.destLMC, tc.localLMC, err)
+				default:
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the answer from LID %d was not counted as wrong_responder: drops %v", tc.from, e.Stats().Drops)
+				}
+			}
+			answer.Addr.LID = tc.dlid
+			l.in <- answer
+			if err := <-done; err != nil {
+				t.Fatalf("the genuine answer after the stray: %v", err)
+			}
+		})
 	}
 }
 
@@ -254,8 +351,8 @@ func FuzzMatch(f *testing.F) {
 		copy(resp.MAD[:], respb)
 		req.Addr = Address{LID: dlid, GRHPresent: reqGRH, GID: MakeGID(1, 2)}
 		resp.Addr = Address{LID: slid, GRHPresent: respGRH, GID: MakeGID(1, 3)}
-		x := expect(&req.MAD, &req.Addr)
-		why, ok := x.match(&resp, lmc)
+		x := expect(&req.MAD, &req.Addr, lmc)
+		why, ok := x.match(&resp)
 		if !ok {
 			if why < 0 || why >= numDropReasons {
 				t.Fatalf("drop reason %d out of range", why)

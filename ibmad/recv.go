@@ -152,7 +152,7 @@ func (e *Engine) dispatch(pkt, resp *Packet) {
 		e.stats.delivery(e.pending.timeoutReport(pkt))
 		return
 	case meth.IsResponse() || meth == MethodTrapRepress:
-		e.stats.delivery(e.pending.answer(pkt, e.localLMC()))
+		e.stats.delivery(e.pending.answer(pkt))
 		return
 	}
 	class := m.MgmtClass()
@@ -178,23 +178,117 @@ func (e *Engine) dispatch(pkt, resp *Packet) {
 // was seen on a RoCE port), and the receive goroutine must keep delivering
 // the answers other requests wait for. Several workers, so that one
 // reply that blocks does not hold up the others; a requester with as many
-// replies queued as there are workers, each blocking, still can, and a
-// full queue drops (counted).
+// replies in the workers' hands as there are workers, each blocking,
+// still can.
 const (
-	replyWorkers = 4
-	replyQueue   = 256
+	replyWorkers  = 4
+	replyQueueLen = 256
 )
 
-// reply queues a handler's reply; with the queue full it is dropped and
-// counted (the requester retries).
+// replyQueue holds the replies the workers have not taken yet: one FIFO
+// per requester (RequesterOf the reply's destination), served in turn,
+// at most replyQueueLen replies in all. When it is full, a reply takes
+// the place of the newest reply of the requester with the most queued,
+// and is dropped itself when that is its own requester (it would hold as
+// many as the most). So a requester's burst, whatever its size, displaces
+// only its own replies once the others' are fewer, and a requester that
+// holds fewer replies than another loses none (docs/protocol.md, "What
+// the agent answers").
+type replyQueue struct {
+	mu    sync.Mutex
+	fifo  map[Requester][]*Packet // oldest first; no empty FIFO is kept
+	turn  []Requester             // requesters with replies queued, the next served first
+	n     int                     // replies queued
+	ready chan struct{}           // one token per reply queued: never more than replyQueueLen
+	// dropped counts the replies dropped since the queue was last
+	// empty: the first is logged, and the sum when it empties.
+	dropped uint64
+}
+
+func (rq *replyQueue) init() {
+	rq.fifo = map[Requester][]*Packet{}
+	rq.ready = make(chan struct{}, replyQueueLen)
+}
+
+// push queues p for r. It returns the reply dropped to make room (p
+// itself when r would hold the most), nil when there was room, the
+// requester it was for, and whether it is the first drop since the
+// queue was last empty.
+func (rq *replyQueue) push(r Requester, p *Packet) (dropped *Packet, of Requester, first bool) {
+	rq.mu.Lock()
+	defer rq.mu.Unlock()
+	if rq.n == replyQueueLen {
+		longest := r
+		for k, q := range rq.fifo {
+			if len(q) > len(rq.fifo[longest]) {
+				longest = k
+			}
+		}
+		rq.dropped++
+		if len(rq.fifo[longest]) <= len(rq.fifo[r])+1 { // with p, r would hold the most
+			return p, r, rq.dropped == 1
+		}
+		// longest holds more than r with p: it keeps at least one.
+		q := rq.fifo[longest]
+		dropped, q[len(q)-1] = q[len(q)-1], nil
+		rq.fifo[longest] = q[:len(q)-1]
+		of, first = longest, rq.dropped == 1
+		rq.n--
+	}
+	q := rq.fifo[r]
+	if len(q) == 0 {
+		rq.turn = append(rq.turn, r)
+	}
+	rq.fifo[r] = append(q, p)
+	rq.n++
+	if dropped == nil {
+		rq.ready <- struct{}{} // else the dropped reply's token stands for p
+	}
+	return dropped, of, first
+}
+
+// pop takes the oldest reply of the requester whose turn it is (the
+// caller took a token from ready), and says how many replies were
+// dropped since the queue was last empty when this one empties it.
+func (rq *replyQueue) pop() (p *Packet, droppedBefore uint64) {
+	rq.mu.Lock()
+	defer rq.mu.Unlock()
+	r := rq.turn[0]
+	q := rq.fifo[r]
+	p, q[0] = q[0], nil
+	rq.turn = rq.turn[1:]
+	if len(q) == 1 {
+		delete(rq.fifo, r)
+	} else {
+		rq.fifo[r] = q[1:]
+		rq.turn = append(rq.turn, r)
+	}
+	if rq.n--; rq.n == 0 {
+		droppedBefore, rq.dropped = rq.dropped, 0
+	}
+	return p, droppedBefore
+}
+
+// reply queues a handler's reply for the reply workers. With the queue
+// full a reply is dropped (the newest of the requester with the most
+// queued) and counted; the log says so at the first drop and how many
+// when the queue is empty again. The requester retries.
 func (e *Engine) reply(resp *Packet) {
 	p := e.packets.Get().(*Packet)
 	*p = *resp
-	select {
-	case e.replies <- p:
-	default:
-		e.packets.Put(p)
-		e.stats.drops[DropSendFailed].Add(1)
+	var prefix uint64
+	if port := e.port.Load(); port != nil {
+		prefix = port.GIDPrefix
+	}
+	dropped, of, first := e.replies.push(RequesterOf(p.Addr, prefix), p)
+	if dropped == nil {
+		return
+	}
+	e.packets.Put(dropped)
+	e.stats.drops[DropReplyQueueFull].Add(1)
+	if first && e.opts.Log != nil {
+		e.opts.Log("the reply queue is full: dropping the newest replies of the requester with the most queued",
+			"requester", of.String(), "queue", replyQueueLen, "counted_in", `ibtracer_mad_dropped_total{reason="reply_queue_full"}`)
 	}
 }
 
@@ -203,9 +297,13 @@ func (e *Engine) replyLoop() {
 		select {
 		case <-e.done:
 			return
-		case p := <-e.replies:
+		case <-e.replies.ready:
+			p, dropped := e.replies.pop()
 			e.sendReply(p)
 			e.packets.Put(p)
+			if dropped > 0 && e.opts.Log != nil {
+				e.opts.Log("the reply queue is empty again", "replies_dropped", dropped)
+			}
 		}
 	}
 }

@@ -27,6 +27,10 @@ const (
 	DropWrongResponder
 	DropWrongMethod
 	DropWrongAttribute
+	// DropReplyQueueFull: a handler's reply that the reply queue had no
+	// room for, its requester's newest, the requester with the most
+	// replies queued (recv.go).
+	DropReplyQueueFull
 	numDropReasons
 )
 
@@ -86,6 +90,8 @@ func (r DropReason) String() string {
 		return "wrong_method"
 	case DropWrongAttribute:
 		return "wrong_attribute"
+	case DropReplyQueueFull:
+		return "reply_queue_full"
 	}
 	return "unknown"
 }

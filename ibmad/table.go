@@ -237,7 +237,7 @@ func (t *tableCall) result(err error) (*Table, error) {
 func tableWant(req *Request) expected {
 	m := req.MAD
 	m.SetMethod(MethodGetTable)
-	return expect(&m, &req.Addr)
+	return expect(&m, &req.Addr, req.DestLMC)
 }
 
 // GetTable errors.

@@ -81,6 +81,43 @@ func (a Address) String() string {
 	return b.String()
 }
 
+// Requester names whoever sent a request, the same however it addressed
+// us (docs/protocol.md, "What the agent answers"): its LID when it has
+// one in our subnet, with a GRH or without; its GID when it has no LID
+// (LID 0: a fabric without LIDs) or is beyond a router (a GID of another
+// subnet, whose LID is the router's, shared by everyone behind it). The
+// agent's rate limit and the engine's reply queue count by it.
+type Requester struct {
+	LID uint16
+	GID GID // when LID cannot tell
+}
+
+// RequesterOf is the requester of a MAD received from a, on a port whose
+// subnet prefix is prefix (0: the default, fe80::/64). A GRH whose source
+// GID has our prefix or the link-local one comes from our subnet: its
+// LID names the requester, as it does when the requester leaves the GRH
+// out.
+func RequesterOf(a Address, prefix uint64) Requester {
+	if !a.GRHPresent || a.GID.IsZero() {
+		return Requester{LID: a.LID}
+	}
+	if prefix == 0 {
+		prefix = DefaultGIDPrefix
+	}
+	if p := a.GID.Prefix(); a.LID != 0 && (p == prefix || p == DefaultGIDPrefix) {
+		return Requester{LID: a.LID}
+	}
+	return Requester{GID: a.GID}
+}
+
+// String is "lid N" or "gid G".
+func (r Requester) String() string {
+	if r.GID.IsZero() {
+		return fmt.Sprintf("lid %d", r.LID)
+	}
+	return "gid " + r.GID.String()
+}
+
 // Packet is a MAD with its address and transport metadata. Packets are
 // reused: a Transport must not keep a Packet it was given after returning.
 type Packet struct {

@@ -80,6 +80,12 @@ func TestTraceAllFollowsEveryLIDOfTheRange(t *testing.T) {
 				if r.Status != StatusOK || r.DLID != base+uint16(i) || ps.Offset(i) != i {
 					t.Fatalf("%s +%d: %s %v (DLID %d)", n.Name, i, r.Status, r.Err, r.DLID)
 				}
+				// The destination's agent answers from its base LID whichever
+				// LID was asked: the engine takes it under the LMC the walk
+				// read, and the SMA is not asked in the agent's stead.
+				if d := r.Hops[len(r.Hops)-1]; d.Agent != AgentValidated || d.ValidatedBy != ByAgent {
+					t.Fatalf("%s LID %d: the destination's hop is %s by %q, not validated by its agent", n.Name, r.DLID, d.Agent, d.ValidatedBy)
+				}
 				want := lftPath(t, s.f, src, r.DLID)
 				if got := namedSignature(s.f, r); got != want {
 					t.Fatalf("%s LID %d: path %s, the LFTs say %s", n.Name, r.DLID, got, want)

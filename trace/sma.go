@@ -47,7 +47,7 @@ func (v *validator) smaValidate(w *walk, h *Hop, lid uint16, count int, in []uin
 		return
 	}
 	defer v.shareVerdict(w, h, key)
-	req := &ibmad.Request{Addr: w.addr.SMPAddress(lid)} // addressing.go
+	req := &ibmad.Request{Addr: w.addr.SMPAddress(lid), DestLMC: h.LMC} // addressing.go; the LMC the walk read
 	_ = ibmad.NewLIDGet(ibmad.AttrNodeInfo, 0).MarshalTo(req.MAD[:])
 	resp, err := w.do(req)
 	if err != nil {

@@ -89,7 +89,7 @@ func (v *validator) supported(w *walk, h *Hop) AgentStatus {
 		}
 	}
 	g := ibmad.NewVendorGet(ibmad.ClassIBTracer, v.oui, ibmad.AttrClassPortInfo, 0)
-	req := &ibmad.Request{Addr: w.gmpAddr(h.LID, h)} // addressing.go
+	req := &ibmad.Request{Addr: w.gmpAddr(h.LID, h), DestLMC: h.LMC} // addressing.go; the LMC the walk read
 	_ = g.MarshalTo(req.MAD[:])
 	resp, err := w.do(req)
 	switch {
@@ -147,7 +147,7 @@ func (v *validator) sourceRoute(w *walk, h *Hop, lid uint16, count int, in []uin
 	copy(sr.InPort[:], in)
 	g := ibmad.NewVendorGet(ibmad.ClassIBTracer, v.oui, ibmad.AttrSourceRoute, 0)
 	_ = sr.MarshalTo(g.Data[:])
-	req := &ibmad.Request{Addr: w.gmpAddr(lid, h)}
+	req := &ibmad.Request{Addr: w.gmpAddr(lid, h), DestLMC: h.LMC} // the LMC the walk read
 	_ = g.MarshalTo(req.MAD[:])
 	resp, err := w.do(req)
 	if err != nil {
@@ -184,7 +184,8 @@ func (v *validator) sourceRoute(w *walk, h *Hop, lid uint16, count int, in []uin
 }
 
 // provenResponder says whether an answer to req, which the engine takes
-// only from the LID req was sent to (ibmad's ibmad/pending.go), is h's node's:
+// only from the LIDs of the port req was sent to (under the LMC the walk
+// read: ibmad's ibmad/pending.go), is h's node's:
 // the walk read that LID from the node itself, and no router stood
 // between (a GRH-routed answer comes from the router's LID).
 func provenResponder(h *Hop, req *ibmad.Request) bool {

@@ -198,7 +198,7 @@ func (s *Service) open() (*device, error) {
 	defer s.mu.Unlock()
 	c := s.cfg
 	e := ibmad.NewEngine(opened.Transport, ibmad.Options{MaxOutstanding: c.MADWindow, MaxPerTarget: c.MADPerTarget,
-		RTTObserver: s.observe})
+		RTTObserver: s.observe, Log: s.warn})
 	port, err := e.Port()
 	if err != nil {
 		e.Close()
@@ -234,7 +234,12 @@ func (s *Service) startAgent(e *ibmad.Engine, c *config.Config) (*agent.Agent, e
 		return nil, nil
 	}
 	return agent.New(e, agent.Config{OUI: ibmad.OUI(c.OUI), RatePerSource: c.Agent.RatePerSource, Burst: c.Agent.Burst,
-		Ping: *c.Agent.Ping, Hostname: c.Agent.Hostname})
+		Ping: *c.Agent.Ping, Hostname: c.Agent.Hostname, Log: s.warn})
+}
+
+// warn logs what the engine and the hosted agent drop (their Log).
+func (s *Service) warn(msg string, keyvals ...any) {
+	level.Warn(s.logger).Log(append([]any{"msg", msg}, keyvals...)...)
 }
 
 // closeDevice closes the current device; s.mu is held.
