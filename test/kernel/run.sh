@@ -3,7 +3,11 @@
 # with Soft-RoCE (rdma_rxe) and ib_umad, and runs the real-kernel checks
 # of docs/protocol.md ("Tested against the real kernel") in them.
 #
-#   test/kernel/run.sh WORKDIR
+#   test/kernel/run.sh WORKDIR [bootorder]
+#
+# With bootorder, fetches the kernel and runs bootorder.sh instead: one
+# guest with systemd as PID 1 and the packaged unit started before
+# ib_umad is loaded (WORKDIR/c.log).
 #
 # Writes WORKDIR/a.log and WORKDIR/b.log (the guests' consoles: lines
 # "KT PASS <check> <detail>" / "KT FAIL ..."), and prints timings as
@@ -18,7 +22,8 @@
 # run (default 300).
 set -euo pipefail
 export PATH="$PATH:/usr/sbin:/sbin"
-work=${1:?usage: run.sh WORKDIR}
+work=${1:?usage: run.sh WORKDIR [bootorder]}
+mode=${2:-pair}
 mkdir -p "$work"
 work=$(cd "$work" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
@@ -98,6 +103,9 @@ if [ -z "$kdir" ]; then
 fi
 exec 9>&-
 echo "KT TIME kernel_ready $(elapsed)"
+if [ "$mode" = bootorder ]; then
+	exec bash "$here/bootorder.sh" "$work" "$kdir"
+fi
 
 # Our static binaries.
 mkdir -p "$work/root/proc" "$work/root/sys" "$work/root/dev" "$work/root/tmp" "$work/root/bin" "$work/root/lib/modules" "$work/root/lib64" "$work/root/lib/x86_64-linux-gnu" "$work/root/etc"

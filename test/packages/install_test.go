@@ -23,9 +23,10 @@ import (
 // The Debian root the .deb is installed in: debootstrap's minbase with
 // what the maintainer scripts and the checks use (systemd for
 // systemd-sysusers, systemctl and systemd-analyze; udev; procps for the
-// unit's /bin/kill). Built once from the machine's own Debian mirror and
-// suite and cached as a tarball (docs/packaging.md, "The install test").
-var rootPackages = []string{"systemd", "udev", "procps"}
+// unit's /bin/kill; rdma-core for the module loader the unit starts
+// after, unit_test.go). Built once from the machine's own Debian mirror
+// and suite and cached as a tarball (docs/packaging.md, "The install test").
+var rootPackages = []string{"systemd", "udev", "procps", "rdma-core"}
 
 // debianRoot returns a fresh Debian root in a temp dir, from the cache.
 func debianRoot(t *testing.T) string {
@@ -296,6 +297,7 @@ func TestDebInstallUpgradePurge(t *testing.T) {
 	if out, err := runRoot(root, "systemd-analyze", "verify", "/usr/lib/systemd/system/ibtracer_exporter.service"); err != nil || strings.TrimSpace(out) != "" {
 		t.Errorf("systemd-analyze verify: %v\n%s", err, out)
 	}
+	checkUnitBootOrder(t, root)
 
 	checkUdev(t, root, m[2])
 
