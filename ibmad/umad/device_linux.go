@@ -30,18 +30,32 @@ type fileDevice struct {
 func openDevice(path string) (device, error) {
 	fd, err := unix.Open(path, unix.O_RDWR|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
-		switch {
-		case errors.Is(err, unix.EACCES), errors.Is(err, unix.EPERM):
-			return nil, fmt.Errorf("cannot open %s: permission denied; the exporter needs read-write access to "+
-				"/dev/infiniband/umad*: run it as root, give its user access (the device's group, often rdma, or a "+
-				"udev rule), or use the shipped systemd unit (DeviceAllow=/dev/infiniband/umad* rw): %w", path, err)
-		case errors.Is(err, unix.ENOENT), errors.Is(err, unix.ENODEV), errors.Is(err, unix.ENXIO):
-			return nil, fmt.Errorf("cannot open %s: the device is missing; load the ib_umad module "+
-				"(modprobe ib_umad) and check the HCA driver: %w", path, err)
-		}
-		return nil, fmt.Errorf("cannot open %s: %w", path, err)
+		return nil, openError(path, err)
 	}
 	return &fileDevice{f: os.NewFile(uintptr(fd), path)}, nil
+}
+
+// openError is the error of a failed open of path: what to do, with err
+// wrapped. EACCES is the file's mode or owner; EPERM, where the mode
+// would say EACCES, is a device cgroup: a systemd unit's DeviceAllow=,
+// which systemd turns into the service's device list once, when the
+// service starts (docs/packaging.md, "Boot order").
+func openError(path string, err error) error {
+	switch {
+	case errors.Is(err, unix.EPERM):
+		return fmt.Errorf("cannot open %s: operation not permitted: a device cgroup refuses it, most likely the "+
+			"systemd unit's DevicePolicy=closed with a DeviceAllow= list computed when the service started (a device "+
+			"path not there yet, or ib_umad not loaded yet, allows nothing): allow umad's major "+
+			"(DeviceAllow=char-231 rw, as the shipped unit does) and restart the service: %w", path, err)
+	case errors.Is(err, unix.EACCES):
+		return fmt.Errorf("cannot open %s: permission denied; the exporter needs read-write access to "+
+			"/dev/infiniband/umad*: run it as root, or give its user access: the device's group (often rdma) or a "+
+			"udev rule (the packages' rule gives the ibtracer group umad*): %w", path, err)
+	case errors.Is(err, unix.ENOENT), errors.Is(err, unix.ENODEV), errors.Is(err, unix.ENXIO):
+		return fmt.Errorf("cannot open %s: the device is missing; load the ib_umad module "+
+			"(modprobe ib_umad) and check the HCA driver: %w", path, err)
+	}
+	return fmt.Errorf("cannot open %s: %w", path, err)
 }
 
 func (d *fileDevice) Read(b []byte) (int, error)  { return d.f.Read(b) }

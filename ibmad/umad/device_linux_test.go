@@ -1,12 +1,15 @@
 package umad
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestOpenPermissionDenied: a user without access to the device gets an
@@ -68,7 +71,32 @@ func TestOpenPermissionDenied(t *testing.T) {
 		out = string(o)
 	}
 	if !strings.Contains(out, "ERR:cannot open "+dev+": permission denied; the exporter needs read-write access to /dev/infiniband/umad*") ||
-		!strings.Contains(out, "DeviceAllow") {
+		!strings.Contains(out, "udev rule") {
 		t.Fatalf("got %q", out)
+	}
+}
+
+// TestOpenErrorNotPermitted: EPERM on open, where file modes would give
+// EACCES, is what a device cgroup answers (a systemd unit's
+// DevicePolicy=/DeviceAllow=, computed when the service started). The
+// message says so and what to do, and the error stays a permission error
+// (device_down_reason "permission").
+func TestOpenErrorNotPermitted(t *testing.T) {
+	const dev = "/dev/infiniband/umad0"
+	err := openError(dev, unix.EPERM)
+	if !errors.Is(err, os.ErrPermission) || !errors.Is(err, unix.EPERM) {
+		t.Fatalf("%v: not a permission error wrapping EPERM", err)
+	}
+	for _, want := range []string{"cannot open " + dev + ": operation not permitted", "device cgroup",
+		"DeviceAllow=char-231", "when the service started", "restart"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("EPERM: %q lacks %q", err, want)
+		}
+	}
+	// EACCES is the file's mode or owner: the message says how to give access.
+	err = openError(dev, unix.EACCES)
+	if !errors.Is(err, os.ErrPermission) || !strings.Contains(err.Error(), "permission denied") ||
+		!strings.Contains(err.Error(), "udev rule") || strings.Contains(err.Error(), "device cgroup") {
+		t.Errorf("EACCES: %q", err)
 	}
 }

@@ -25,7 +25,7 @@ ExecStart=/bin/true
 `
 
 // umadMajor is ib_umad's fixed character major (IB_UMAD_MAJOR in the
-// kernel's drivers/infiniband/core/user_mad.c): umad0 to umad31.
+// kernel's drivers/infiniband/core/user_mad.c): umad0 to umad63.
 const umadMajor = "231"
 
 // checkUnitBootOrder: systemd in the root, on the installed unit
