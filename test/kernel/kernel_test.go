@@ -88,8 +88,8 @@ var checksC = []string{"bootorder_late", "bootorder_udev", "bootorder_cgroup", "
 // TestUnitBootOrder boots Debian's systemd in a guest with the packaged
 // unit enabled, loads ib_umad after the service started and asserts that
 // the service reaches the device (docs/packaging.md, "Boot order"). About
-// two minutes once the kernel and the Debian root are cached; the first
-// run bootstraps the root. Needs root; skipped under -short.
+// 30 s once the kernel and the Debian root are cached; the first run
+// bootstraps the root (30 to 45 s more). Needs root; skipped under -short.
 func TestUnitBootOrder(t *testing.T) {
 	work := runGuests(t, "bootorder")
 	assertChecks(t, work, "c", checksC)
