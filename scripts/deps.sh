@@ -11,7 +11,8 @@
 #   prometheus, prometheus-alertmanager  promtool, and the real Prometheus and Alertmanager
 #   systemd                            systemd-analyze verify of the shipped unit
 #   groff-base                         groff -ww checks the man pages made from docs/cli.md and docs/exporter.md
-#   rpm, debootstrap                   the packages' checks: rpm -qp, and a Debian root to install the .deb in
+#   rpm, debootstrap                   the packages' checks: rpm -qp, and a Debian root to install the .deb in;
+#                                      the real-kernel test's systemd guest (its root)
 #   chromium, fonts-dejavu-core        the pages rendered in headless chromium (TestPagesInChromium, scripts/render-pages.sh)
 #   qemu-system-x86, busybox-static, cpio, iproute2, xz-utils, zstd  the real-kernel test (test/kernel): QEMU guests on
 #                                      Debian's kernel (fetched there with apt-get download), busybox and
