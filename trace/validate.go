@@ -164,7 +164,10 @@ func (v *validator) sourceRoute(w *walk, h *Hop, lid uint16, count int, in []uin
 		}
 		return
 	}
-	known := got.ExtVersion == 0 || got.IngressKnown()
+	// The extension says in a flag whether the agent saw the port; the
+	// seed format only by ActualInPort, 0 being "cannot tell"
+	// (docs/protocol.md, "SourceRoute").
+	known := got.IngressKnown() || (got.ExtVersion == 0 && got.ActualInPort != 0)
 	switch {
 	case got.ExtVersion == 0 && !provenResponder(h, req):
 		// The seed format names no node: the answer proves nothing
