@@ -227,7 +227,7 @@ func (t *Tracer) traceFromOnce(ctx context.Context, from uint16, d Destination, 
 	if ferr := t.begin(w, r, d); ferr != nil {
 		return finish(ferr)
 	}
-	src, dlid := w.src, w.dlid
+	dlid := w.dlid
 	hops, pre, ferr := w.fromSource(from) // walk_path.go
 	r.Hops = hops
 	if ferr != nil {
@@ -243,15 +243,8 @@ func (t *Tracer) traceFromOnce(ctx context.Context, from uint16, d Destination, 
 			hops[i].Agent = AgentNotAsked
 		}
 	} else {
-		w.origin = pre[:min(2, len(pre))]
+		w.origin = pre[:min(2, len(pre))] // this node's own hop is not asked (validate.go)
 		t.val.validate(w, hops)
-		for i := range hops[1:] {
-			if h := &hops[i+1]; h.NodeGUID == src.NodeGUID {
-				// This node: a MAD to its own LID never crosses a link, so
-				// its arrival port proves nothing.
-				h.Agent, h.ActualInPort, h.ExpectedInPort, h.RouteHops = AgentNotAsked, 0, 0, 0
-			}
-		}
 	}
 	if n := r.Count(AgentMismatch); n > 0 {
 		t.forget(dlid, d, hops, true)

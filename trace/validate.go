@@ -227,7 +227,10 @@ func (v *validator) validate(w *walk, hops []Hop) [][]uint8 {
 // SMA. A walk that reads the SA sends no SMP: the SMA is not asked.
 func (v *validator) validateHop(w *walk, hops []Hop, i int) []uint8 {
 	h := &hops[i]
-	if h.LID == 0 { // no LID to address the agent or the SMA at
+	if h.LID == 0 || w.isOrigin(h) {
+		// No LID to address the agent or the SMA at; or this node (a
+		// trace from another source through the local switch): a MAD to
+		// its own LID crosses no link, and its arrival port proves nothing.
 		h.Agent = AgentNotAsked
 		return nil
 	}
@@ -251,7 +254,7 @@ func (v *validator) validateHop(w *walk, hops []Hop, i int) []uint8 {
 		target = w.dlid // the destination: the traced route itself
 	}
 	count, in, err := w.routeTo(hops, i, target)
-	if err != nil { // the expected ingress is unknown: nothing to ask
+	if err != nil || count == 0 { // the expected ingress is unknown, or no link is crossed: nothing to ask
 		h.Agent = AgentNotAsked
 		return nil
 	}

@@ -286,6 +286,13 @@ func ownsLocal(src ibmad.PortAttributes, lid uint16) bool {
 	return owns(&local, lid)
 }
 
+// isOrigin says whether h is the local node of a trace from another
+// source (TraceFrom), on that trace's path: the node validation MADs
+// leave from.
+func (w *walk) isOrigin(h *Hop) bool {
+	return w.origin != nil && h.NodeGUID == w.origin[0].NodeGUID
+}
+
 // routeTo follows the forwarding tables from the source toward target, the
 // LID of hop i, and returns the number of links to it and the expected
 // ingress port at each (docs/protocol.md, "The expected ingress ports"): in a fat tree the route to a
