@@ -22,6 +22,7 @@ import (
 type opsState struct {
 	mu      sync.Mutex            // guards the fields below
 	state   logonce.State[string] // "ok", or the failing status[/reason]; since when, traces since
+	offPath logonce.State[string] // the mismatches a successful trace saw over other links than its path's ("": none)
 	path    *trace.Result
 	prev    *trace.Result // the path before path, nil until it changes
 	prevEnd time.Time     // when prev was last seen (the change's time)
@@ -84,6 +85,9 @@ func (s *destState) observe(r *trace.Result) []opsEvent {
 	}
 	if st == "ok" {
 		o.good = r
+		if ev, ok := o.offPathEvent(r, name, now); ok {
+			out = append(out, ev)
+		}
 	}
 	if reached(r) {
 		if o.path != nil && o.path.Signature() != r.Signature() {
@@ -95,6 +99,30 @@ func (s *destState) observe(r *trace.Result) []opsEvent {
 		o.path = r
 	}
 	return out
+}
+
+// offPathEvent is the line to log when the mismatches r's validation saw
+// over other links than its path's (mismatch_other_link: a divergence
+// off this destination's path, trace.AgentMismatchOtherLink) begin,
+// change or end: the diverging switch by name with its GUID, and the hop
+// where it was seen. o.mu is held.
+func (o *opsState) offPathEvent(r *trace.Result, name string, now time.Time) (opsEvent, bool) {
+	var seen []string
+	for i := range r.Hops {
+		if h := &r.Hops[i]; h.Agent == trace.AgentMismatchOtherLink {
+			seen = append(seen, fmt.Sprintf("hop %d %s", h.Hop, nodeName(h.NodeName, h.NodeDesc)))
+		}
+	}
+	key := strings.Join(seen, "; ")
+	c, changed := o.offPath.Observe(key, now)
+	if !changed || (!c.Known && key == "") {
+		return opsEvent{}, false
+	}
+	if key == "" {
+		return opsEvent{kv: []any{"msg", "divergence off the path cleared", "destination", name, "traces", c.Count}}, true
+	}
+	kv := divergedKV(r, "msg", "divergence off the path", "destination", name, "seen_at_hops", key)
+	return opsEvent{warn: true, kv: kv}, true
 }
 
 // lastGood returns the last trace that succeeded (nil: none yet).
@@ -142,8 +170,8 @@ func logEvents(logger log.Logger, evs []opsEvent) {
 // diverging switches and where each was seen: diverging_switch "L0
 // (0x...)", seen_at "hop 2 S1" (trace.Divergence), one pair each.
 func divergedKV(r *trace.Result, kv ...any) []any {
-	if r.Status != trace.StatusMismatch {
-		return kv
+	if r.Status != trace.StatusMismatch && r.Status != trace.StatusOK {
+		return kv // OK: a divergence off the path (offPathEvent)
 	}
 	for i := range r.Hops {
 		if h := &r.Hops[i]; h.Diverged != nil {

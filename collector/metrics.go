@@ -133,7 +133,7 @@ func collectDestinations(ch chan<- prometheus.Metric, names []string, dests []*d
 		dChanges  = desc("path_changes_total", helpChanges, lab()...)
 		dMisHops  = desc("path_mismatched_hops", "Hops of the last trace that reported a port mismatch (status 7).", lab()...)
 		dDiverged = desc("path_diverging_switch_info", "The switch whose forwarding diverged from its table, named by a port "+
-			"mismatch of the last trace, and the hop where it was seen: one series per mismatched hop that names one.",
+			"mismatch of the last trace (on its path, or over another link: mismatch_other_link), and the hop where it was seen: one series per mismatched hop that names one.",
 			lab("switch_guid", "switch_name", "seen_at_hop", "seen_at")...)
 		dUnsHops = desc("path_unsupported_hops", "Hops of the last trace nobody validated: unsupported (no agent, the SMA not asked) or lost (no answer).", lab()...)
 		// hops: true only.
@@ -198,7 +198,7 @@ func collectDestinations(ch chan<- prometheus.Metric, names []string, dests []*d
 			c(dChanges, float64(s.pathChanges))
 		}
 		g(dMisHops, mis)
-		if r != nil && r.Status == trace.StatusMismatch {
+		if r != nil && (r.Status == trace.StatusMismatch || r.Status == trace.StatusOK) { // OK: a divergence off the path (mismatch_other_link)
 			for i := range r.Hops {
 				if h := &r.Hops[i]; h.Diverged != nil {
 					emit(dDiverged, s.base.with(pair("switch_guid", h.Diverged.Switch.String()), pair("switch_name", h.Diverged.SwitchName),

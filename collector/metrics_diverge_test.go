@@ -13,22 +13,35 @@ import (
 // TestMismatchNamesTheDivergingSwitchInMetricsAndLogs: the simulator's
 // diverging-switch fault (L0 sends a spine's LID out of the other of its
 // two cables to that spine) is seen at the spine; the exporter's metric
-// ibtracer_path_diverging_switch_info and its "destination failing" log
-// line name L0, by name with its GUID, and the hop where it was seen.
+// ibtracer_path_diverging_switch_info and its log lines name L0, by name
+// with its GUID, and the hop where it was seen. A destination whose path
+// enters the spine by the cable L0's table names for the spine's LID
+// fails as a port mismatch ("destination failing"); one whose path enters
+// it by the other cable saw the divergence over another link than its
+// own (mismatch_other_link): it succeeds, and its line is "divergence off
+// the path", once, and "divergence off the path cleared" when it ends
+// (issue 40, defect 8).
 func TestMismatchNamesTheDivergingSwitchInMetricsAndLogs(t *testing.T) {
 	e, f, dests := parallelExporter(t, "share_validation: 0s\ntimeout: 20ms\nretries: 1\n")
 	var buf logBuffer
 	e.logger = log.NewLogfmtLogger(&buf)
 	e.traceAll(t, dests)
-	var spine trace.Hop
+	var spine trace.Hop // a spine the paths enter by both of L0's cables to it
+	cables := map[string]map[uint8]bool{}
 	for _, n := range dests {
 		if r := e.dests.get(n).last; len(r.Hops) == 5 && r.Hops[1].NodeDesc == "L0" {
-			spine = r.Hops[2]
-			break
+			sp := r.Hops[2].NodeDesc
+			if cables[sp] == nil {
+				cables[sp] = map[uint8]bool{}
+			}
+			if cables[sp][r.Hops[1].OutPort] = true; len(cables[sp]) == 2 {
+				spine = r.Hops[2]
+				break
+			}
 		}
 	}
 	if spine.LID == 0 {
-		t.Fatal("no path crosses L0 to a spine")
+		t.Fatalf("no spine that paths from L0 enter by both cables: %v", cables)
 	}
 	programmed := f.LFT("L0")[spine.LID]
 	var other uint8
@@ -43,37 +56,77 @@ func TestMismatchNamesTheDivergingSwitchInMetricsAndLogs(t *testing.T) {
 	buf.take(t)
 	e.traceEach(dests)
 	l0 := f.Node("L0").GUID.String()
-	var mismatched []string
+	var onPath, offPath []string
 	for _, n := range dests {
-		if r := e.dests.get(n).last; r.Status == trace.StatusMismatch {
-			mismatched = append(mismatched, n)
+		r := e.dests.get(n).last
+		switch {
+		case r.Status == trace.StatusMismatch:
+			onPath = append(onPath, n)
+		case r.Status == trace.StatusOK && r.Count(trace.AgentMismatchOtherLink) > 0:
+			if r.Count(trace.AgentMismatchOtherLink) != 1 || r.Hops[2].Agent != trace.AgentMismatchOtherLink || r.Hops[1].OutPort == programmed {
+				t.Fatalf("%s: %s: want the spine, entered by L0 port %d, not %d, mismatched over another link", n, r.Verdicts(), r.Hops[1].OutPort, programmed)
+			}
+			offPath = append(offPath, n)
 		}
 	}
-	if len(mismatched) == 0 {
-		t.Fatal("no trace mismatched")
+	if len(onPath) == 0 || len(offPath) == 0 {
+		t.Fatalf("%d destinations mismatched on their path, %d over another link: want some of each", len(onPath), len(offPath))
 	}
 	text := scrape(t, e)
-	for _, n := range mismatched {
+	for _, n := range append(append([]string(nil), onPath...), offPath...) {
 		want := fmt.Sprintf(`ibtracer_path_diverging_switch_info{dest="%s",seen_at="%s",seen_at_hop="2",switch_guid="%s",switch_name="L0"} 1`,
 			n, spine.NodeDesc, l0)
 		if !strings.Contains(text, want) {
 			t.Errorf("no %s in\n%s", want, grep(text, "diverging"))
 		}
 	}
-	if got := strings.Count(text, "ibtracer_path_diverging_switch_info{"); got != len(mismatched) {
-		t.Errorf("%d diverging_switch_info series, want one per mismatched destination (%d)", got, len(mismatched))
+	if got := strings.Count(text, "ibtracer_path_diverging_switch_info{"); got != len(onPath)+len(offPath) {
+		t.Errorf("%d diverging_switch_info series, want one per mismatched destination (%d)", got, len(onPath)+len(offPath))
 	}
-	named := 0
-	for _, l := range buf.take(t) {
-		if l["msg"] == "destination failing" && strings.HasPrefix(l["state"], "mismatch") {
-			if l["diverging_switch"] != "L0 ("+l0+")" || l["seen_at"] != "hop 2 "+spine.NodeDesc {
-				t.Errorf("log line %v: want diverging_switch L0 (%s) seen_at hop 2 %s", l, l0, spine.NodeDesc)
-			}
-			named++
+	for _, n := range offPath {
+		want := fmt.Sprintf(`ibtracer_trace_success{dest="%s"} 1`, n)
+		if !strings.Contains(text, want) {
+			t.Errorf("no %s: a divergence off the path failed the destination\n%s", want, grep(text, "trace_success"))
 		}
 	}
-	if named != len(mismatched) {
-		t.Errorf("%d failing lines name the switch, want %d", named, len(mismatched))
+	named, off := 0, 0
+	for _, l := range buf.take(t) {
+		switch {
+		case l["msg"] == "destination failing" && strings.HasPrefix(l["state"], "mismatch"):
+			named++
+		case l["msg"] == "divergence off the path":
+			if l["seen_at_hops"] != "hop 2 "+spine.NodeDesc {
+				t.Errorf("log line %v: want seen_at_hops hop 2 %s", l, spine.NodeDesc)
+			}
+			off++
+		default:
+			continue
+		}
+		if l["diverging_switch"] != "L0 ("+l0+")" || l["seen_at"] != "hop 2 "+spine.NodeDesc {
+			t.Errorf("log line %v: want diverging_switch L0 (%s) seen_at hop 2 %s", l, l0, spine.NodeDesc)
+		}
+	}
+	if named != len(onPath) || off != len(offPath) {
+		t.Errorf("%d failing lines and %d off-path lines name the switch, want %d and %d", named, off, len(onPath), len(offPath))
+	}
+	e.traceEach(dests)
+	for _, l := range buf.take(t) {
+		if l["level"] != "debug" {
+			t.Errorf("the same divergence traced again logged %v", l)
+		}
+	}
+	if err := f.SetForwardOverride("L0", spine.LID, programmed); err != nil {
+		t.Fatal(err)
+	}
+	e.traceEach(dests)
+	cleared := 0
+	for _, l := range buf.take(t) {
+		if l["msg"] == "divergence off the path cleared" {
+			cleared++
+		}
+	}
+	if cleared != len(offPath) {
+		t.Errorf("%d cleared lines, want %d", cleared, len(offPath))
 	}
 }
 

@@ -112,7 +112,7 @@ func blameHops(p *Path, r *trace.Result) {
 	mismatched := false
 	for i := 1; i < len(r.Hops) && i <= len(p.Links); i++ {
 		switch r.Hops[i].Agent {
-		case trace.AgentMismatch:
+		case trace.AgentMismatch, trace.AgentMismatchOtherLink:
 			if mismatched { // the later ones follow from the first
 				continue
 			}

@@ -102,14 +102,14 @@ func (r *Result) JSON() JSONResult {
 			Verdict: string(h.verdict()), ValidatedBy: string(h.ValidatedBy),
 			RTTSeconds: h.RTT.Seconds(), AgentRTTSecs: h.AgentRTT.Seconds()}
 		switch h.Agent {
-		case AgentValidated, AgentValidatedOtherLink, AgentMismatch:
+		case AgentValidated, AgentValidatedOtherLink, AgentMismatch, AgentMismatchOtherLink:
 			a, e := h.ActualInPort, h.ExpectedInPort
 			jh.ActualInPort, jh.ExpectedInPort = &a, &e
 		}
 		if d := h.Diverged; d != nil {
 			jh.DivergedAt = &JSONDivergence{SwitchGUID: d.Switch.String(), SwitchName: d.SwitchName, OutPort: d.OutPort, LFTPort: d.LFTPort}
 		}
-		if h.Agent == AgentValidatedOtherLink {
+		if h.Agent == AgentValidatedOtherLink || h.Agent == AgentMismatchOtherLink {
 			jh.CheckedLink = &JSONLink{FromGUID: h.ExpectedFrom.String(), FromName: h.ExpectedFromName, FromPort: h.ExpectedFromPort, InPort: h.ExpectedInPort}
 		}
 		j.Hops = append(j.Hops, jh)
@@ -150,7 +150,8 @@ func (r *Result) Summary() string {
 	}
 	switch r.Status {
 	case StatusOK:
-		return fmt.Sprintf("%s: ok: %d hops, %s, %s, %d MADs in %s", dest, r.PathHops(), r.Verdicts(), r.Coverage(), r.MADs, r.Duration.Round(time.Microsecond))
+		return fmt.Sprintf("%s: ok: %d hops, %s, %s, %d MADs in %s%s", dest, r.PathHops(), r.Verdicts(), r.Coverage(), r.MADs,
+			r.Duration.Round(time.Microsecond), offPathText(r.Hops))
 	case StatusMismatch:
 		var parts []string
 		for _, h := range r.Hops {
@@ -191,8 +192,11 @@ func (r *Result) WriteVerbose(w io.Writer) {
 			// route may end over another link (a parallel cable): that link
 			// was checked, the traced one was not (verdicts.go).
 			verdict += fmt.Sprintf(" (its own LID's route crossed %s, as predicted; the traced link was not checked)", h.checkedLink())
-		case AgentMismatch:
+		case AgentMismatch, AgentMismatchOtherLink:
 			verdict += fmt.Sprintf(" (in port %d, expected %d", h.ActualInPort, h.ExpectedInPort)
+			if h.Agent == AgentMismatchOtherLink {
+				verdict += fmt.Sprintf(" by its own LID's route over %s, not the traced link, which was not checked", h.checkedLink())
+			}
 			if h.Diverged != nil {
 				verdict += "; diverging switch " + h.Diverged.String()
 			}

@@ -76,7 +76,7 @@ func TestSMASeesTheDivergingSwitch(t *testing.T) {
 		t.Run(string(mode), func(t *testing.T) {
 			s := loadSim(t, "fattree-mini.net", sim.Options{})
 			tr := s.tracer("H0-0", Options{Validate: mode})
-			dst := s.lid("H1-2")
+			dst := s.lid("H1-1")
 			r := tr.Trace(context.Background(), Destination{LID: dst})
 			if err := checkSMAValidated(r); err != nil || r.PathHops() != 4 {
 				t.Fatalf("healthy: %v, %d hops", err, r.PathHops())
@@ -207,7 +207,7 @@ func TestSMANotAskedBehindSMPFirewall(t *testing.T) {
 func TestSMAFastPath(t *testing.T) {
 	s := loadSim(t, "fattree-mini.net", sim.Options{})
 	tr := s.tracer("H0-0", Options{Validate: ValidateSMA})
-	d := Destination{LID: s.lid("H1-2")}
+	d := Destination{LID: s.lid("H1-1")}
 	ctx := context.Background()
 	first := tr.Trace(ctx, d)
 	before := lidSMPs(tr)

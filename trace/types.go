@@ -178,9 +178,17 @@ const (
 	AgentValidatedOtherLink AgentStatus = "validated_other_link"
 	AgentIngressUnknown     AgentStatus = "ingress_unknown" // agent answered but cannot tell the port (switch port 0)
 	AgentMismatch           AgentStatus = "mismatch"        // status 7: arrived on another port, or at another node
-	AgentUnsupported        AgentStatus = "unsupported"     // no agent: the node answered "no such class" (0x000C)
-	AgentLost               AgentStatus = "lost"            // asked, and no usable answer (a lost MAD, a rate limit, the agent gone)
-	AgentNotAsked           AgentStatus = "not_asked"       // not asked: validation off, no LID, or the trace failed first
+	// AgentMismatchOtherLink: a mismatch seen by a validation MAD whose
+	// route's last link is not the traced path's link into the hop (the
+	// hop's own LID is routed in by another neighbour): the fabric
+	// diverged from its tables somewhere, but not on this path as far as
+	// this MAD can tell, and the traced link was not checked
+	// (docs/protocol.md, "What a verdict covers"). It does not make the
+	// trace port_mismatch.
+	AgentMismatchOtherLink AgentStatus = "mismatch_other_link"
+	AgentUnsupported       AgentStatus = "unsupported" // no agent: the node answered "no such class" (0x000C)
+	AgentLost              AgentStatus = "lost"        // asked, and no usable answer (a lost MAD, a rate limit, the agent gone)
+	AgentNotAsked          AgentStatus = "not_asked"   // not asked: validation off, no LID, or the trace failed first
 	// AgentUnproven: an answer in the seed format (ExtVersion 0, no
 	// NodeGUID) when nothing else proved who answered: the hop's LID was
 	// not read from the node itself, or the request crossed a router

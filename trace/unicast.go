@@ -100,8 +100,8 @@ func (t *Tracer) traceOnce(ctx context.Context, d Destination, fresh bool) (*Res
 		t.forgetFailed(w, dlid, d, hops)
 		return finish(ferr)
 	}
-	if r.Count(AgentMismatch) > 0 {
-		// Status 7 must mean the data plane did not follow the tables: make
+	if r.Count(AgentMismatch)+r.Count(AgentMismatchOtherLink) > 0 {
+		// Status 7, and a divergence off the path, must mean the data plane did not follow the tables: make
 		// sure the tables did not just change under us (an SM sweep) by
 		// reading them again before reporting; fresh: nothing another
 		// trace read (facts.go).
@@ -119,7 +119,9 @@ func (t *Tracer) traceOnce(ctx context.Context, d Destination, fresh bool) (*Res
 			n, divergenceText(r.Hops)))
 	}
 	r.Status = StatusOK
-	if t.opts.validates() && r.Count(AgentLost) == 0 {
+	if t.opts.validates() && r.Count(AgentLost) == 0 && r.Count(AgentMismatchOtherLink) == 0 {
+		// A divergence off the path is asked again by every trace, not
+		// replayed from the confirmed path (fastpath.go).
 		t.fast.keep(dlid, &cachedPath{hops: append([]Hop(nil), r.Hops...), inPorts: inPorts, srcLID: src.LID})
 	}
 	w.dest.remote.beyond(w, r) // subnet.go

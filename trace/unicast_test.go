@@ -133,7 +133,7 @@ func TestDivergingSwitchIsTheMismatchedHop(t *testing.T) {
 	s := loadSim(t, "fattree-mini.net", sim.Options{})
 	s.agentsEverywhere()
 	tr := s.tracer("H0-0", Options{})
-	dst := s.lid("H1-2")
+	dst := s.lid("H1-1")
 	r := tr.Trace(context.Background(), Destination{LID: dst})
 	if r.Status != StatusOK || r.PathHops() != 4 {
 		t.Fatalf("healthy: %s %v, %d hops", r.Status, r.Err, r.PathHops())

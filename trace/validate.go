@@ -207,7 +207,7 @@ func (v *validator) validate(w *walk, hops []Hop) [][]uint8 {
 			defer wg.Done()
 			inPorts[i] = v.validateHop(w, hops, i)
 			settleLink(hops, i) // verdicts.go
-			if hops[i].Agent == AgentMismatch {
+			if hops[i].Agent.Mismatched() {
 				target := hops[i].LID
 				if i == len(hops)-1 {
 					target = w.dlid
@@ -283,7 +283,7 @@ func (v *validator) validateHop(w *walk, hops []Hop, i int) []uint8 {
 // block and description, unless cached: only on a mismatch.
 func (v *validator) attribute(w *walk, h *Hop, target uint16) {
 	h.Diverged = nil
-	if h.Agent != AgentMismatch || h.wrongNode || h.ActualInPort == 0 || h.ActualInPort == h.ExpectedInPort ||
+	if !h.Agent.Mismatched() || h.wrongNode || h.ActualInPort == 0 || h.ActualInPort == h.ExpectedInPort ||
 		(h.numPorts != 0 && h.ActualInPort > h.numPorts) || len(h.DRPath) >= ibmad.MaxDRHops {
 		return
 	}

@@ -45,7 +45,11 @@ func divergedAt(t *testing.T, r *Result) map[int]map[string]any {
 // by name with its GUID, with the hop where it was seen, in the error,
 // the summary, -v and the JSON. Twice: L0 diverging for the spine after
 // it (on the traced path), and S0 diverging for L1's LID, a spine the
-// traced path does not cross (the demo's case: L1 red, S0 at fault).
+// traced path does not cross (the demo's case). Off the path, the
+// mismatch is its own verdict, mismatch_other_link: the destination's
+// path is not port_mismatch (the traced link into L1 was not checked),
+// and the switch that diverged is still named, with the link the MAD was
+// to arrive by (issue 40, defect 8).
 func TestMismatchNamesTheDivergingSwitch(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
@@ -54,11 +58,12 @@ func TestMismatchNamesTheDivergingSwitch(t *testing.T) {
 		mode      ValidateMode
 		dst       string
 	}{
-		{"leaf before the spine, agents", "L0", 2, ValidateAgent, "H1-2"},
-		{"leaf before the spine, SMAs", "L0", 2, ValidateSMA, "H1-2"},
+		{"leaf before the spine, agents", "L0", 2, ValidateAgent, "H1-1"},
+		{"leaf before the spine, SMAs", "L0", 2, ValidateSMA, "H1-1"},
 		{"spine off the path, SMAs", "", 3, ValidateSMA, "H1-0"},
 		{"spine off the path, agents", "", 3, ValidateAuto, "H1-0"},
 	} {
+		offPath := tc.sw == ""
 		t.Run(tc.name, func(t *testing.T) {
 			s := loadSim(t, "fattree-mini.net", sim.Options{})
 			s.agentsEverywhere()
@@ -84,12 +89,16 @@ func TestMismatchNamesTheDivergingSwitch(t *testing.T) {
 			lft := s.f.LFT(sw)[seen.LID]
 			guid := s.f.Node(sw).GUID
 			r = tr.Trace(context.Background(), dst)
-			if r.Status != StatusMismatch {
-				t.Fatalf("status %s, want mismatch", r.Status)
-			}
 			want := fmt.Sprintf("diverging switch %s (%s)", sw, guid)
-			if r.Err == nil || !strings.Contains(r.Err.Error(), want+", seen at hop "+fmt.Sprint(tc.seenAtHop)) {
-				t.Errorf("error %v, want it to name %q seen at hop %d", r.Err, want, tc.seenAtHop)
+			if offPath {
+				offPathMismatch(t, r, tc.seenAtHop)
+			} else {
+				if r.Status != StatusMismatch {
+					t.Fatalf("status %s, want mismatch", r.Status)
+				}
+				if r.Err == nil || !strings.Contains(r.Err.Error(), want+", seen at hop "+fmt.Sprint(tc.seenAtHop)) {
+					t.Errorf("error %v, want it to name %q seen at hop %d", r.Err, want, tc.seenAtHop)
+				}
 			}
 			if !strings.Contains(r.Summary(), want+fmt.Sprintf(" sent it out of port %d, its LFT says port %d", other, lft)) {
 				t.Errorf("summary %q, want %q with the ports", r.Summary(), want)
@@ -106,6 +115,39 @@ func TestMismatchNamesTheDivergingSwitch(t *testing.T) {
 				t.Errorf("JSON diverged_at %v, want hop %d: %s %s out %d lft %d", d, tc.seenAtHop, sw, guid, other, lft)
 			}
 		})
+	}
+}
+
+// offPathMismatch fails t unless r is a success whose hop seen is
+// mismatch_other_link: not counted as a mismatch or in the coverage, its
+// checked link (the one its own LID's route was to arrive by) in the JSON.
+func offPathMismatch(t *testing.T, r *Result, seen int) {
+	t.Helper()
+	if r.Status != StatusOK {
+		t.Fatalf("status %s %v, want ok: the mismatch is off the traced path", r.Status, r.Err)
+	}
+	h := r.Hops[seen]
+	if h.Agent != AgentMismatchOtherLink {
+		t.Fatalf("hop %d %s: %s, want %s", seen, h.NodeDesc, h.Agent, AgentMismatchOtherLink)
+	}
+	if v := r.Verdicts(); v.Mismatch != 0 || v.MismatchOtherLink != 1 || r.Count(AgentMismatch) != 0 {
+		t.Fatalf("verdicts %+v, want one mismatch over another link and none on the path", v)
+	}
+	if c := r.Coverage(); c.Confirmed >= c.Links {
+		t.Fatalf("coverage %s counts the unchecked link", c)
+	}
+	var buf bytes.Buffer
+	if err := WriteJSON(&buf, []*Result{r}); err != nil {
+		t.Fatal(err)
+	}
+	var out []JSONResult
+	if err := json.Unmarshal(buf.Bytes(), &out); err != nil {
+		t.Fatal(err)
+	}
+	jh := out[0].Hops[seen]
+	if jh.Verdict != string(AgentMismatchOtherLink) || jh.CheckedLink == nil || jh.CheckedLink.InPort != h.ExpectedInPort ||
+		jh.ActualInPort == nil || *jh.ActualInPort != h.ActualInPort {
+		t.Fatalf("JSON hop %d: %+v, want mismatch_other_link with the checked link into port %d and the actual port", seen, jh, h.ExpectedInPort)
 	}
 }
 
@@ -145,7 +187,7 @@ func TestMismatchBehindAnInnocentSwitchNamesNone(t *testing.T) {
 			s := loadSim(t, "fattree-mini.net", sim.Options{})
 			s.agentsEverywhere()
 			tr := s.tracer("H0-0", Options{Validate: mode, NoFastPath: true})
-			dst := Destination{LID: s.lid("H1-2")}
+			dst := Destination{LID: s.lid("H1-1")}
 			r := tr.Trace(context.Background(), dst)
 			if r.Status != StatusOK || r.PathHops() != 4 || r.Hops[3].NodeDesc != "L1" {
 				t.Fatalf("healthy: %s %v", r.Status, r.Err)
@@ -247,7 +289,7 @@ func TestMismatchWithACABehindThePortNamesNone(t *testing.T) {
 	e := ibmad.NewEngine(reads, ibmad.Options{Timeout: 100 * time.Millisecond, Retries: 1})
 	t.Cleanup(func() { e.Close() })
 	tr := New(e, Options{Validate: ValidateAgent, NoFastPath: true, Timeout: 100 * time.Millisecond})
-	r := tr.Trace(context.Background(), Destination{LID: s.lid("H1-2")})
+	r := tr.Trace(context.Background(), Destination{LID: s.lid("H1-1")})
 	if r.Status != StatusMismatch || r.PathHops() != 4 {
 		t.Fatalf("status %s %v, %d hops; want a mismatch", r.Status, r.Err, r.PathHops())
 	}

@@ -17,11 +17,15 @@ type Verdicts struct {
 	// say, over another link than the traced path's (settleLink).
 	ValidatedOtherLink int `json:"validated_other_link"`
 	Mismatch           int `json:"mismatch"`
-	IngressUnknown     int `json:"ingress_unknown"`
-	Unsupported        int `json:"unsupported"`
-	Lost               int `json:"lost"`
-	NotAsked           int `json:"not_asked"`
-	Unproven           int `json:"unproven"`
+	// MismatchOtherLink: hops whose validation MAD, routed in over
+	// another link than the traced path's, arrived elsewhere than the
+	// tables say (settleLink): a divergence off this path.
+	MismatchOtherLink int `json:"mismatch_other_link"`
+	IngressUnknown    int `json:"ingress_unknown"`
+	Unsupported       int `json:"unsupported"`
+	Lost              int `json:"lost"`
+	NotAsked          int `json:"not_asked"`
+	Unproven          int `json:"unproven"`
 }
 
 // Verdicts counts r's hops after the source.
@@ -35,6 +39,8 @@ func (r *Result) Verdicts() Verdicts {
 			v.ValidatedOtherLink++
 		case AgentMismatch:
 			v.Mismatch++
+		case AgentMismatchOtherLink:
+			v.MismatchOtherLink++
 		case AgentIngressUnknown:
 			v.IngressUnknown++
 		case AgentUnsupported:
@@ -55,6 +61,7 @@ func (v *Verdicts) Add(o Verdicts) {
 	v.Validated += o.Validated
 	v.ValidatedOtherLink += o.ValidatedOtherLink
 	v.Mismatch += o.Mismatch
+	v.MismatchOtherLink += o.MismatchOtherLink
 	v.IngressUnknown += o.IngressUnknown
 	v.Unsupported += o.Unsupported
 	v.Lost += o.Lost
@@ -63,11 +70,11 @@ func (v *Verdicts) Add(o Verdicts) {
 }
 
 // NotValidated is the hops neither validated over the traced link nor
-// mismatched: validated over another link (the traced one unchecked), no
+// mismatched: validated or mismatched over another link (the traced one unchecked), no
 // agent (unsupported), no usable answer (lost), an agent that cannot tell
 // the port (ingress unknown) or who it is (unproven), or not asked.
 func (v Verdicts) NotValidated() int {
-	return v.ValidatedOtherLink + v.IngressUnknown + v.Unsupported + v.Lost + v.NotAsked + v.Unproven
+	return v.ValidatedOtherLink + v.MismatchOtherLink + v.IngressUnknown + v.Unsupported + v.Lost + v.NotAsked + v.Unproven
 }
 
 // String is the counts' text form: "3 validated, 2 not validated (1
@@ -84,7 +91,7 @@ func (v Verdicts) String() string {
 	for _, c := range []struct {
 		n    int
 		word string
-	}{{v.ValidatedOtherLink, "validated over another link"}, {v.Unsupported, "unsupported"}, {v.Lost, "lost"}, {v.IngressUnknown, "ingress unknown"}, {v.NotAsked, "not asked"}, {v.Unproven, "unproven"}} {
+	}{{v.ValidatedOtherLink, "validated over another link"}, {v.MismatchOtherLink, "mismatched over another link"}, {v.Unsupported, "unsupported"}, {v.Lost, "lost"}, {v.IngressUnknown, "ingress unknown"}, {v.NotAsked, "not asked"}, {v.Unproven, "unproven"}} {
 		if c.n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", c.n, c.word))
 		}
@@ -101,7 +108,7 @@ func (v Verdicts) String() string {
 // (docs/metrics.md, "Latency").
 func (h *Hop) AgentAnswered() bool {
 	return h.ValidatedBy == ByAgent && (h.Agent == AgentValidated || h.Agent == AgentValidatedOtherLink ||
-		h.Agent == AgentMismatch || h.Agent == AgentIngressUnknown)
+		h.Agent == AgentMismatch || h.Agent == AgentMismatchOtherLink || h.Agent == AgentIngressUnknown)
 }
 
 // onTracedLink says whether the route of hop i's validation MAD ends with
@@ -113,13 +120,19 @@ func onTracedLink(hops []Hop, i int) bool {
 	return h.ExpectedFrom == prev.NodeGUID && h.ExpectedFromPort == prev.OutPort && h.ExpectedInPort == h.InPort
 }
 
-// settleLink makes hop i's validated verdict validated_other_link when its
-// validation MAD's last link is not the traced one. A shared verdict is
-// kept as the validator gave it (sma.go) and settled by each trace
-// against its own path.
+// settleLink makes hop i's validated verdict validated_other_link, and
+// its mismatch mismatch_other_link, when its validation MAD's last link
+// is not the traced one. A shared verdict is kept as the validator gave
+// it (sma.go) and settled by each trace against its own path.
 func settleLink(hops []Hop, i int) {
-	if hops[i].Agent == AgentValidated && !onTracedLink(hops, i) {
+	if onTracedLink(hops, i) {
+		return
+	}
+	switch hops[i].Agent {
+	case AgentValidated:
 		hops[i].Agent = AgentValidatedOtherLink
+	case AgentMismatch:
+		hops[i].Agent = AgentMismatchOtherLink
 	}
 }
 
@@ -201,6 +214,12 @@ func nameCheckedLinks(name func(guid uint64) string, hops []Hop) {
 	}
 }
 
+// Mismatched says whether s is a validation MAD's arrival elsewhere than
+// the tables predict: on the traced link or over another.
+func (s AgentStatus) Mismatched() bool {
+	return s == AgentMismatch || s == AgentMismatchOtherLink
+}
+
 // AsPredicted says whether s is a validation MAD's arrival where the
 // tables predict: validated, over the traced link or over another.
 func (s AgentStatus) AsPredicted() bool {
@@ -239,6 +258,28 @@ func divergenceText(hops []Hop) string {
 		return ""
 	}
 	return "; diverging switch " + strings.Join(parts, "; ")
+}
+
+// offPathText is what a successful trace's summary adds for its hops
+// mismatched over another link: "; off this path: hop 3 L1 arrived on
+// port 6 by S0 port 3 -> port 5: diverging switch ..."; "" when none.
+func offPathText(hops []Hop) string {
+	var parts []string
+	for i := range hops {
+		h := &hops[i]
+		if h.Agent != AgentMismatchOtherLink {
+			continue
+		}
+		p := fmt.Sprintf("hop %d %s arrived on port %d, its own LID's route predicts %s", h.Hop, name(h), h.ActualInPort, h.checkedLink())
+		if h.Diverged != nil {
+			p += ": diverging switch " + h.Diverged.String()
+		}
+		parts = append(parts, p)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "; off this path: " + strings.Join(parts, "; ")
 }
 
 // nameDiverged gives every divergence its switch's site name, when name

@@ -46,6 +46,7 @@ var verdictStyles = []struct{ verdict, background, border, extra string }{
 	{string(trace.AgentValidated), "#d8f5d0", "#3a3", ""},
 	{string(trace.AgentValidatedOtherLink), "#eaf5e6", "#8b8", " border-style: dashed !important;"},
 	{string(trace.AgentMismatch), "#fbd0d0", "#c22", ""},
+	{string(trace.AgentMismatchOtherLink), "#fdeaea", "#c22", " border-style: dashed !important;"},
 	{string(trace.AgentLost), "#fde3c0", "#d80", ""},
 	{string(trace.AgentUnsupported), "#e8e8e8", "#888", ""},
 	{string(trace.AgentIngressUnknown), "#fdf6c0", "#bb0", ""},
@@ -75,7 +76,7 @@ func verdictClass(v string) string {
 }
 
 // verdictOrder is the order verdicts are listed in.
-var verdictOrder = []trace.AgentStatus{trace.AgentValidated, trace.AgentValidatedOtherLink, trace.AgentMismatch, trace.AgentIngressUnknown,
+var verdictOrder = []trace.AgentStatus{trace.AgentValidated, trace.AgentValidatedOtherLink, trace.AgentMismatch, trace.AgentMismatchOtherLink, trace.AgentIngressUnknown,
 	trace.AgentUnproven, trace.AgentLost, trace.AgentUnsupported, trace.AgentNotAsked}
 
 // validators are who may give a verdict, in the order they are listed.
