@@ -170,8 +170,8 @@ func logEvents(logger log.Logger, evs []opsEvent) {
 // diverging switches and where each was seen: diverging_switch "L0
 // (0x...)", seen_at "hop 2 S1" (trace.Divergence), one pair each.
 func divergedKV(r *trace.Result, kv ...any) []any {
-	if r.Status != trace.StatusMismatch && r.Status != trace.StatusOK {
-		return kv // OK: a divergence off the path (offPathEvent)
+	if !r.Status.Walked() {
+		return kv // a success names one off the path (offPathEvent)
 	}
 	for i := range r.Hops {
 		if h := &r.Hops[i]; h.Diverged != nil {

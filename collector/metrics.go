@@ -198,7 +198,7 @@ func collectDestinations(ch chan<- prometheus.Metric, names []string, dests []*d
 			c(dChanges, float64(s.pathChanges))
 		}
 		g(dMisHops, mis)
-		if r != nil && (r.Status == trace.StatusMismatch || r.Status == trace.StatusOK) { // OK: a divergence off the path (mismatch_other_link)
+		if r != nil && r.Status.Walked() { // a success: a divergence off the path (mismatch_other_link)
 			for i := range r.Hops {
 				if h := &r.Hops[i]; h.Diverged != nil {
 					emit(dDiverged, s.base.with(pair("switch_guid", h.Diverged.Switch.String()), pair("switch_name", h.Diverged.SwitchName),
