@@ -1,0 +1,88 @@
+package collector
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-kit/log"
+)
+
+// A scrape that arrives while another request's render is under way
+// joins it only when promhttp would answer both alike: the same query
+// (a ?name[] filter) and the same values of every header promhttp reads
+// (Accept, and every Accept-Encoding line). Otherwise it renders its own:
+// a plain scrape that shared a filtered one's answer would lose nearly
+// every series for that cycle (docs/architecture.md, "Rendering").
+func TestScrapesOfAnotherFormDoNotShareARender(t *testing.T) {
+	e := bigExporter(t, 5)
+	defer e.Stop()
+	filtered := func() *http.Request {
+		return httptest.NewRequest(http.MethodGet, "/metrics?name[]=ibtracer_device_up", nil)
+	}
+	plain := func() *http.Request { return httptest.NewRequest(http.MethodGet, "/metrics", nil) }
+	// Accept-Encoding over two lines: promhttp reads them all (gzip, the
+	// second's, wins); the first line alone asks for no compression.
+	twoLines := func() *http.Request {
+		r := plain()
+		r.Header["Accept-Encoding"] = []string{"identity;q=0.1", "gzip"}
+		return r
+	}
+	oneLine := func() *http.Request {
+		r := plain()
+		r.Header.Set("Accept-Encoding", "identity;q=0.1")
+		return r
+	}
+	for _, c := range []struct {
+		name          string
+		first, second func() *http.Request
+	}{
+		{"filtered then plain", filtered, plain},
+		{"plain then filtered", plain, filtered},
+		{"gzip on a second line then identity", twoLines, oneLine},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			started, release := make(chan struct{}, 8), make(chan struct{})
+			h := MetricsHandler(NewRegistry(e, blockingCollector{started, release}), 4, log.NewNopLogger())
+			first, second := &discardBody{header: http.Header{}}, &discardBody{header: http.Header{}}
+			var wg sync.WaitGroup
+			wg.Add(2)
+			go func() { defer wg.Done(); h.ServeHTTP(first, c.first()) }()
+			<-started // the first render is under way
+			go func() { defer wg.Done(); h.ServeHTTP(second, c.second()) }()
+			time.Sleep(200 * time.Millisecond) // the second joins it, or renders its own
+			close(release)
+			wg.Wait()
+			for _, x := range []struct {
+				w   *discardBody
+				req func() *http.Request
+			}{{first, c.first}, {second, c.second}} {
+				alone := &discardBody{header: http.Header{}}
+				h.ServeHTTP(alone, x.req()) // no render under way: its own
+				if got, want := x.w.header.Get("Content-Encoding"), alone.header.Get("Content-Encoding"); got != want {
+					t.Errorf("%s: Content-Encoding %q while another form rendered, %q alone", x.req().URL, got, want)
+				}
+				if got, want := familyNames(x.w.body.String()), familyNames(alone.body.String()); got != want {
+					t.Errorf("%s: families while another form rendered:\n%s\nalone:\n%s", x.req().URL, got, want)
+				}
+			}
+		})
+	}
+}
+
+// familyNames is the names of an uncompressed answer's families, in order.
+func familyNames(body string) string {
+	var names []string
+	for _, l := range strings.Split(body, "\n") {
+		if rest, ok := strings.CutPrefix(l, "# TYPE "); ok {
+			names = append(names, strings.Fields(rest)[0])
+		}
+	}
+	if len(names) == 0 && body != "" {
+		return "(not text: " + http.DetectContentType([]byte(body)) + ")"
+	}
+	return strings.Join(names, " ")
+}
