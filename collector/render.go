@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 	"sync"
@@ -27,9 +28,9 @@ func metricsHandler(reg *Registry, maxInFlight int, budget int64, logger log.Log
 // memory of its answer until the write timeout, not a slot; s bounds that
 // memory over all the answers being sent.
 //
-// Scrapes that arrive while an answer in the same form (Accept and
-// Accept-Encoding) is being rendered wait for it and send it too, rather
-// than render their own: a render at 10,000 destinations holds about
+// Scrapes that arrive while an answer in the same form (form: the same
+// query and the same headers promhttp reads) is being rendered wait for
+// it and send it too, rather than render their own: a render at 10,000 destinations holds about
 // 170 MB at its peak, and four rendered side by side held 490 MB
 // (docs/exporter.md, "Scrape memory"). Such a scrape's answer is at most one render
 // older than the scrape; each answer is sent whole to every one of them.
@@ -74,7 +75,7 @@ type render struct {
 // and returns the answer and the function that gives it up; ok is false
 // when r's client went away while it waited.
 func (rs *renders) do(r *http.Request, h http.Handler) (b *bufferedWriter, release func(), ok bool) {
-	key := r.Header.Get("Accept") + "\x00" + r.Header.Get("Accept-Encoding")
+	key := form(r)
 	rs.mu.Lock()
 	if x := rs.m[key]; x != nil {
 		x.refs++
@@ -107,6 +108,22 @@ func (rs *renders) do(r *http.Request, h http.Handler) (b *bufferedWriter, relea
 	}()
 	h.ServeHTTP(x.b, r)
 	return x.b, func() { rs.release(x) }, true
+}
+
+// form is everything of r that promhttp (client_golang v1.25.0) and
+// streamRenderer read to shape the answer: the URL query (a ?name[]
+// filter), Accept (promhttp reads its first line, expfmt.NegotiateAccept)
+// and Accept-Encoding (every line, promhttp's negotiateEncodingWriter).
+// Two requests share a render only when their forms are equal; a form
+// compared whole (the whole query, every line of both headers) may keep
+// apart two requests promhttp would answer alike, never the reverse
+// (docs/architecture.md, "Rendering").
+func form(r *http.Request) string {
+	query := ""
+	if r.URL != nil {
+		query = r.URL.RawQuery
+	}
+	return fmt.Sprintf("%q %q %q", query, r.Header.Values("Accept"), r.Header.Values("Accept-Encoding"))
 }
 
 // release gives up one scrape's hold on x; the last frees its pieces.

@@ -3,6 +3,7 @@ package collector
 import (
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -85,4 +86,26 @@ func familyNames(body string) string {
 		return "(not text: " + http.DetectContentType([]byte(body)) + ")"
 	}
 	return strings.Join(names, " ")
+}
+
+// form (render.go) lists what promhttp reads of a request in
+// client_golang v1.25.0; another version may read more (a header, a
+// query parameter), and a scrape would then share an answer shaped for
+// another. Upgrading client_golang means reading its promhttp.HandlerFor
+// again and this version with it.
+func TestFormFollowsPromhttpsVersion(t *testing.T) {
+	const read = "github.com/prometheus/client_golang v1.25.0" // what form was checked against
+	mod, err := os.ReadFile("../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(mod), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == "github.com/prometheus/client_golang" {
+			if got := f[0] + " " + f[1]; got != read {
+				t.Fatalf("go.mod requires %s; form (render.go) was checked against %s: check what promhttp's handler reads of a request", got, read)
+			}
+			return
+		}
+	}
+	t.Fatal("go.mod does not require client_golang")
 }
