@@ -1,6 +1,8 @@
 package collector
 
 import (
+	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -10,6 +12,8 @@ import (
 	"time"
 
 	"github.com/go-kit/log"
+
+	"github.com/ibtracer/ibtracer_exporter/internal/webserve"
 )
 
 // A scrape that arrives while another request's render is under way
@@ -108,4 +112,69 @@ func TestFormFollowsPromhttpsVersion(t *testing.T) {
 		}
 	}
 	t.Fatal("go.mod does not require client_golang")
+}
+
+// A shared render's edges (renders.do): a waiting scrape whose client
+// goes away returns at once; the scrape whose render it is waits for its
+// end even so (its in-flight slot is held while it renders); a panic in
+// the render is that scrape's again, and the one waiting gets a 200, never
+// a wait without end.
+func TestSharedRenderEdges(t *testing.T) {
+	for _, panics := range []bool{false, true} {
+		t.Run(fmt.Sprintf("panics=%v", panics), func(t *testing.T) {
+			started, release := make(chan struct{}), make(chan struct{})
+			h := renderFirst(webserve.NewSendBudget(1<<20, log.NewNopLogger()), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				close(started)
+				<-release
+				_, _ = w.Write([]byte("answer\n"))
+				if panics {
+					panic(http.ErrAbortHandler)
+				}
+			}))
+			ctx, leave := context.WithCancel(context.Background())
+			first := &discardBody{header: http.Header{}}
+			firstDone := make(chan any, 1)
+			go func() {
+				defer func() { firstDone <- recover() }()
+				h.ServeHTTP(first, httptest.NewRequest(http.MethodGet, "/", nil).WithContext(ctx))
+			}()
+			<-started
+			// One that leaves while it waits.
+			gone, goneLeave := context.WithCancel(context.Background())
+			goneDone := make(chan struct{})
+			go func() {
+				h.ServeHTTP(&discardBody{header: http.Header{}}, httptest.NewRequest(http.MethodGet, "/", nil).WithContext(gone))
+				close(goneDone)
+			}()
+			// One that waits to the end.
+			waiter := &discardBody{header: http.Header{}}
+			waiterDone := make(chan struct{})
+			go func() { h.ServeHTTP(waiter, httptest.NewRequest(http.MethodGet, "/", nil)); close(waiterDone) }()
+			time.Sleep(100 * time.Millisecond)
+			goneLeave()
+			select {
+			case <-goneDone:
+			case <-time.After(10 * time.Second):
+				t.Fatal("a waiting scrape whose client went away did not return")
+			}
+			leave()
+			select {
+			case <-firstDone:
+				t.Fatal("the scrape whose render it is returned before the render ended")
+			case <-time.After(100 * time.Millisecond):
+			}
+			close(release)
+			select {
+			case <-waiterDone:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the waiting scrape never got the answer")
+			}
+			if p := <-firstDone; (p != nil) != panics {
+				t.Errorf("the render's scrape panicked with %v; want a panic: %v", p, panics)
+			}
+			if waiter.code != http.StatusOK || waiter.body.String() != "answer\n" {
+				t.Errorf("waiting scrape: status %d, body %q; want 200, %q", waiter.code, waiter.body.String(), "answer\n")
+			}
+		})
+	}
 }
