@@ -1,11 +1,13 @@
 package collector
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
-	"sync"
+	"sync/atomic"
 
 	"github.com/go-kit/log"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/ibtracer/ibtracer_exporter/internal/webserve"
 )
@@ -27,20 +29,20 @@ func metricsHandler(reg *Registry, maxInFlight int, budget int64, logger log.Log
 // memory of its answer until the write timeout, not a slot; s bounds that
 // memory over all the answers being sent.
 //
-// Scrapes that arrive while an answer in the same form (Accept and
-// Accept-Encoding) is being rendered wait for it and send it too, rather
-// than render their own: a render at 10,000 destinations holds about
-// 170 MB at its peak, and four rendered side by side held 490 MB
-// (docs/exporter.md, "Scrape memory"). Such a scrape's answer is at most one render
-// older than the scrape; each answer is sent whole to every one of them.
+// Scrapes that arrive while an answer in the same form (form: the same
+// query and the same headers promhttp reads) is being rendered wait for
+// it and send it too, rather than render their own: a render at 10,000
+// destinations holds about 170 MB at its peak, and four rendered side by
+// side held 490 MB (docs/exporter.md, "Scrape memory"). Such a scrape's
+// answer is at most one render older than the scrape; each answer is
+// sent whole to every one of them.
 func renderFirst(s *webserve.SendBudget, h http.Handler) http.Handler {
 	var shared renders
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, release, ok := shared.do(r, h)
+		b, ok := shared.do(r, h)
 		if !ok {
 			return // the client went away while it waited
 		}
-		defer release()
 		webserve.Yield(w)
 		size := b.size()
 		defer s.Begin(w, int64(size))()
@@ -57,75 +59,76 @@ func renderFirst(s *webserve.SendBudget, h http.Handler) http.Handler {
 	})
 }
 
-// renders are the answers being rendered, by form, and the scrapes that
-// wait for each.
-type renders struct {
-	mu sync.Mutex // guards m
-	m  map[string]*render
-}
-
-type render struct {
-	done chan struct{}
-	b    *bufferedWriter
-	refs int // scrapes that send it; the last one frees it
-}
+// renders are the answers being rendered, one per form, and the scrapes
+// that wait for each (singleflight). An answer is read-only once
+// rendered; the last scrape that sends it lets the collector have it.
+type renders struct{ g singleflight.Group }
 
 // do renders r with h, or joins the render of the same form under way,
-// and returns the answer and the function that gives it up; ok is false
-// when r's client went away while it waited.
-func (rs *renders) do(r *http.Request, h http.Handler) (b *bufferedWriter, release func(), ok bool) {
-	key := r.Header.Get("Accept") + "\x00" + r.Header.Get("Accept-Encoding")
-	rs.mu.Lock()
-	if x := rs.m[key]; x != nil {
-		x.refs++
-		rs.mu.Unlock()
-		select {
-		case <-x.done:
-			return x.b, func() { rs.release(x) }, true
-		case <-r.Context().Done():
-			rs.release(x)
-			return nil, nil, false
+// and returns the answer; ok is false when r's client went away while
+// it waited. The scrape whose render it is waits for its end even if its
+// client goes away, so that its in-flight slot is held while it renders
+// (unless its client went away before the render began: singleflight
+// starts it in a goroutine of its own).
+// A panic in h is the render's scrape's again (net/http recovers it and
+// drops that connection); those waiting get what was rendered, a 200
+// (singleflight would otherwise end the process: DoChan).
+func (rs *renders) do(r *http.Request, h http.Handler) (b *bufferedWriter, ok bool) {
+	var (
+		mine     atomic.Bool // the render is r's
+		panicked any
+	)
+	ch := rs.g.DoChan(form(r), func() (v any, _ error) {
+		mine.Store(true)
+		b := &bufferedWriter{header: http.Header{}}
+		defer func() {
+			panicked = recover()
+			if b.code == 0 {
+				b.code = http.StatusOK
+			}
+			v = b
+		}()
+		h.ServeHTTP(b, r)
+		return b, nil
+	})
+	var res singleflight.Result
+	select {
+	case res = <-ch:
+	case <-r.Context().Done():
+		if !mine.Load() {
+			return nil, false
 		}
+		res = <-ch
 	}
-	x := &render{done: make(chan struct{}), b: &bufferedWriter{header: http.Header{}}, refs: 1}
-	if rs.m == nil {
-		rs.m = map[string]*render{}
+	if panicked != nil { // read after the result: the render has ended
+		panic(panicked)
 	}
-	rs.m[key] = x
-	rs.mu.Unlock()
-	defer func() {
-		// Later scrapes render afresh; those waiting get this one (a
-		// panic in h, which net/http recovers, leaves them an empty
-		// 200: never a wait without end).
-		rs.mu.Lock()
-		delete(rs.m, key)
-		rs.mu.Unlock()
-		if x.b.code == 0 {
-			x.b.code = http.StatusOK
-		}
-		close(x.done)
-	}()
-	h.ServeHTTP(x.b, r)
-	return x.b, func() { rs.release(x) }, true
+	return res.Val.(*bufferedWriter), true
 }
 
-// release gives up one scrape's hold on x; the last frees its pieces.
-func (rs *renders) release(x *render) {
-	rs.mu.Lock()
-	x.refs--
-	last := x.refs == 0
-	rs.mu.Unlock()
-	if last {
-		<-x.done // a waiter that left early never frees a render under way
-		x.b.free()
+// form is everything of r that promhttp (client_golang v1.25.0) and
+// streamRenderer read to shape the answer: the URL query (a ?name[]
+// filter), Accept (promhttp reads its first line, expfmt.NegotiateAccept)
+// and Accept-Encoding (every line, promhttp's negotiateEncodingWriter).
+// Two requests share a render only when their forms are equal; a form
+// compared whole (the whole query, every line of both headers) may keep
+// apart two requests promhttp would answer alike, never the reverse
+// (docs/architecture.md, "Rendering").
+func form(r *http.Request) string {
+	query := ""
+	if r.URL != nil {
+		query = r.URL.RawQuery
 	}
+	return fmt.Sprintf("%q %q %q", query, r.Header.Values("Accept"), r.Header.Values("Accept-Encoding"))
 }
 
-// chunkSize is the size of the pieces a buffered answer is kept in: no
-// copy as it grows, and the pieces are reused from one scrape to the next.
-const chunkSize = 64 << 10
-
-var chunkPool = sync.Pool{New: func() any { return new([chunkSize]byte) }}
+// chunkSize is the largest piece a buffered answer is kept in: no copy
+// as it grows, and a small answer (a family held in stream.go) in a
+// piece of its size.
+const (
+	chunkSize     = 64 << 10
+	firstChunkCap = 512
+)
 
 // bufferedWriter is a ResponseWriter that keeps the answer in memory, in
 // pieces of chunkSize.
@@ -148,12 +151,13 @@ func (b *bufferedWriter) Write(p []byte) (int, error) {
 	n := len(p)
 	for len(p) > 0 {
 		last := len(b.chunks) - 1
-		if last < 0 || len(b.chunks[last]) == chunkSize {
-			b.chunks = append(b.chunks, chunkPool.Get().(*[chunkSize]byte)[:0])
+		if last < 0 || len(b.chunks[last]) == cap(b.chunks[last]) {
+			// Each piece as large as the answer so far, up to chunkSize.
+			b.chunks = append(b.chunks, make([]byte, 0, min(chunkSize, max(firstChunkCap, len(p), b.size()))))
 			last++
 		}
 		c := b.chunks[last]
-		k := copy(c[len(c):chunkSize], p)
+		k := copy(c[len(c):cap(c)], p)
 		b.chunks[last], p = c[:len(c)+k], p[k:]
 	}
 	return n, nil
@@ -165,12 +169,4 @@ func (b *bufferedWriter) size() int {
 		n += len(c)
 	}
 	return n
-}
-
-// free returns the pieces to the pool.
-func (b *bufferedWriter) free() {
-	for _, c := range b.chunks {
-		chunkPool.Put((*[chunkSize]byte)(c[:chunkSize]))
-	}
-	b.chunks = nil
 }

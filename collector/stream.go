@@ -239,14 +239,6 @@ func (sc *streamScrape) write(out io.Writer, format expfmt.Format) {
 			after = append(after, sc.render(it.name, expfmt.NewEncoder(it.held, format), logErr)...)
 		}
 	}
-	defer func() {
-		for _, it := range items {
-			if it.held != nil {
-				it.held.free()
-			}
-		}
-	}()
-
 	e := expfmt.NewEncoder(out, format)
 	var own map[string]*dto.MetricFamily // once counted
 	for _, it := range items {
@@ -271,7 +263,7 @@ func (sc *streamScrape) write(out io.Writer, format expfmt.Format) {
 					break
 				}
 			}
-			it.held.free()
+			it.held.chunks = nil // written: the collector may have it
 		default:
 			sc.errs = append(sc.errs, sc.render(it.name, e, logErr)...)
 		}
