@@ -143,6 +143,26 @@ func (p *pendingTable) errOf(c *call) error {
 	return c.err
 }
 
+// refuse fails, with err, the call pkt answers (what its TID and
+// expected.match say), if it is still waiting: an answer the transport
+// could not take (DropError.Packet).
+func (p *pendingTable) refuse(pkt *Packet, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c := p.calls[pkt.MAD.TIDLow()]
+	if c == nil || c.class != pkt.MAD.MgmtClass() || c.result != resultNone {
+		return
+	}
+	if _, ok := c.want.match(pkt); !ok {
+		return
+	}
+	for _, t := range c.tids {
+		delete(p.calls, t)
+	}
+	c.result, c.err = resultError, err
+	c.done <- struct{}{}
+}
+
 // failAll unmaps every call and completes those still waiting with err.
 func (p *pendingTable) failAll(err error) {
 	p.mu.Lock()

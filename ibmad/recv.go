@@ -119,6 +119,9 @@ func (e *Engine) recvLoop() {
 		if errors.As(err, &de) {
 			e.stats.received.Add(1)
 			e.stats.drops[de.Reason.valid()].Add(1)
+			if p := de.Packet; p != nil && de.Reason == DropTruncated && p.MAD.Method().IsResponse() {
+				e.pending.refuse(p, fmt.Errorf("%w: %v", ErrAnswerTooLong, de.Err))
+			}
 			continue
 		}
 		if errors.Is(err, ErrClosed) {

@@ -57,6 +57,11 @@ func (r DropReason) valid() DropReason {
 type DropError struct {
 	Reason DropReason
 	Err    error
+	// Packet, when the transport read enough of it, is the dropped
+	// message's address and first MAD: a response too long to take
+	// (DropTruncated) fails the request it answers at once, with Err,
+	// rather than leaving it to time out.
+	Packet *Packet
 }
 
 func (d *DropError) Error() string {

@@ -251,6 +251,10 @@ var (
 	// (ibsim's libumad2sim cuts every MAD to 256 bytes; docs/protocol.md).
 	// GetTable returns the whole records it got alongside this error.
 	ErrTableTruncated = errors.New("ibmad: SA table truncated to its first MAD")
+	// ErrAnswerTooLong means the answer was longer than the transport
+	// takes (DefaultMaxTableBytes over umad): it was read out and dropped,
+	// and its request failed at once (docs/protocol.md, "Receiving").
+	ErrAnswerTooLong = errors.New("ibmad: answer too long")
 )
 
 // Table is a reassembled SA GetTable answer.

@@ -314,10 +314,11 @@ func (t *Transport) Recv(p *ibmad.Packet) error {
 				// Longer than any table the engine takes: read it out of
 				// the queue, or every later read fails the same way, and
 				// drop it.
-				if err := t.drain(dev, int(h.length)); err != nil {
+				head, err := drain(dev, t.devPath, int(h.length), hs)
+				if err != nil {
 					return err
 				}
-				return &ibmad.DropError{Reason: ibmad.DropTruncated,
+				return &ibmad.DropError{Reason: ibmad.DropTruncated, Packet: head,
 					Err: fmt.Errorf("%s: a %d-byte message, over the %d bytes a table may have", t.devPath, h.length-uint32(hs), ibmad.DefaultMaxTableBytes)}
 			case errors.Is(err, unix.EIO), errors.Is(err, unix.ENODEV), errors.Is(err, os.ErrClosed):
 				t.markLost()
@@ -341,22 +342,6 @@ func (t *Transport) Recv(p *ibmad.Packet) error {
 // larger message (an SA table of thousands of records) gets a buffer of
 // its own size for its read.
 const keptReadBuffer = 1 << 20
-
-// maxDrained is the longest message drain reads out of the queue; a
-// longer one fails the read (a reopen of the device empties the queue).
-const maxDrained = 256 << 20
-
-// drain reads a message of length bytes (header included) off dev and
-// discards it.
-func (t *Transport) drain(dev device, length int) error {
-	if length > maxDrained {
-		return fmt.Errorf("%s: read: a %d-byte message, too long to read out of the queue", t.devPath, length)
-	}
-	if _, err := dev.Read(make([]byte, length)); err != nil {
-		return fmt.Errorf("%s: read: %w", t.devPath, err)
-	}
-	return nil
-}
 
 // decode fills p from one read; false means the read held no MAD.
 func (t *Transport) decode(b []byte, hs int, p *ibmad.Packet) bool {

@@ -8,6 +8,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ibtracer/ibtracer_exporter/ibmad"
 )
 
 // device is an open umad character device: one MAD per read or write, and
@@ -79,4 +81,30 @@ func (d *fileDevice) Ioctl(req uintptr, arg unsafe.Pointer) error {
 		return errno
 	}
 	return nil
+}
+
+// maxDrained is the longest message drain reads out of the queue; a
+// longer one fails the read (a reopen of the device empties the queue).
+const maxDrained = 256 << 20
+
+// drain reads a message of length bytes (header included, hs of them)
+// off dev and discards it but its address and first MAD, which the
+// engine fails its request with (ibmad.DropError.Packet).
+func drain(dev device, devPath string, length, hs int) (*ibmad.Packet, error) {
+	if length > maxDrained {
+		return nil, fmt.Errorf("%s: read: a %d-byte message, too long to read out of the queue", devPath, length)
+	}
+	b := make([]byte, length)
+	n, err := dev.Read(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: read: %w", devPath, err)
+	}
+	if n < hs+ibmad.MADSize {
+		return nil, nil
+	}
+	var h header
+	h.unmarshal(b, hs)
+	p := &ibmad.Packet{Addr: h.addr}
+	copy(p.MAD[:], b[hs:])
+	return p, nil
 }
