@@ -11,22 +11,42 @@ import (
 // The device under an engine: its port's attributes, kept fresh off the
 // receive path, its loss, and what a failed send says about it.
 
-// Port returns the local port's attributes. Once read, it returns the
-// copy the background refresh keeps (at most Options.PortRefresh old plus
-// one transport read) without waiting; only the very first call may wait
-// for the transport (a sysfs read for umad, a control round trip for ibsim).
-// A caller that finds no copy looks again under the port lock: if the
-// background refresh stored one meanwhile, that is the answer, and the
-// transport is not read twice (docs/architecture.md, "The life of a trace").
+// DefaultPortRefresh is Options.PortRefresh's default, and PortFresh
+// the age past which Port reads the transport again.
+const (
+	DefaultPortRefresh = 10 * time.Second
+	PortFresh          = time.Second
+)
+
+// portCopy is the port's attributes as last read, and when.
+type portCopy struct {
+	attrs PortAttributes
+	at    time.Time
+}
+
+// fresh says whether c is at most PortFresh old (and the background
+// refresh's period, when that is shorter).
+func (e *Engine) fresh(c *portCopy) bool {
+	return c != nil && time.Since(c.at) < min(PortFresh, e.opts.PortRefresh)
+}
+
+// Port returns the local port's attributes. It returns the copy last read
+// while it is at most PortFresh old (the background refresh reads one
+// every Options.PortRefresh), without waiting; an older copy, or none,
+// is read from the transport (a sysfs read for umad, a control round
+// trip for ibsim), at most once for all the callers that find it old: a
+// caller looks again under the port lock, and if another stored a fresh
+// copy meanwhile, that is the answer (docs/architecture.md, "The life of
+// a trace").
 func (e *Engine) Port() (PortAttributes, error) {
-	if p := e.port.Load(); p != nil {
-		return *p, nil
+	if p := e.port.Load(); e.fresh(p) {
+		return p.attrs, nil
 	}
 	beforePortLock()
 	e.portMu.Lock()
 	defer e.portMu.Unlock()
-	if p := e.port.Load(); p != nil {
-		return *p, nil
+	if p := e.port.Load(); e.fresh(p) {
+		return p.attrs, nil
 	}
 	return e.readPortLocked()
 }
@@ -40,7 +60,7 @@ var beforePortLock = func() {}
 // was read yet. It never touches the transport: handlers use it.
 func (e *Engine) CachedPort() (PortAttributes, bool) {
 	if p := e.port.Load(); p != nil {
-		return *p, true
+		return p.attrs, true
 	}
 	return PortAttributes{}, false
 }
@@ -61,11 +81,11 @@ func (e *Engine) readPortLocked() (PortAttributes, error) {
 			e.markLost(err)
 		}
 		if old := e.port.Load(); old != nil {
-			return *old, nil
+			return old.attrs, nil
 		}
 		return p, err
 	}
-	e.port.Store(&p)
+	e.port.Store(&portCopy{attrs: p, at: time.Now()})
 	return p, nil
 }
 

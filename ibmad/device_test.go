@@ -264,3 +264,41 @@ func TestPortReadsTransportOnce(t *testing.T) {
 		t.Fatalf("the transport's Port was read %d times, want 1: Port read it again after the background refresh had stored it", n)
 	}
 }
+
+// countingPort counts the reads of a transport's Port, whose LID the test
+// changes as an SM sweep would.
+type countingPort struct {
+	*madtest.Transport
+	reads atomic.Int32
+	lid   atomic.Uint32
+}
+
+func (c *countingPort) Port() (ibmad.PortAttributes, error) {
+	c.reads.Add(1)
+	p := c.Attrs
+	p.LID = uint16(c.lid.Load())
+	return p, nil
+}
+
+// TestPortIsAtMostPortFreshOld: with the background refresh far apart (an
+// idle engine wakes rarely), Port returns its copy while it is younger
+// than PortFresh, and reads the transport again once it is older: a new
+// LID is seen within PortFresh, not PortRefresh.
+func TestPortIsAtMostPortFreshOld(t *testing.T) {
+	tr := &countingPort{Transport: madtest.New(madtest.Echo)}
+	tr.lid.Store(7)
+	e := ibmad.NewEngine(tr, ibmad.Options{PortRefresh: time.Hour})
+	t.Cleanup(func() { e.Close() })
+	if p, err := e.Port(); err != nil || p.LID != 7 {
+		t.Fatalf("first: %+v %v", p, err)
+	}
+	reads := tr.reads.Load()
+	tr.lid.Store(9)
+	if p, _ := e.Port(); p.LID != 7 || tr.reads.Load() != reads {
+		t.Fatalf("within PortFresh: LID %d after %d reads, want the copy (7) and no read", p.LID, tr.reads.Load()-reads)
+	}
+	time.Sleep(ibmad.PortFresh + 50*time.Millisecond)
+	if p, _ := e.Port(); p.LID != 9 || tr.reads.Load() != reads+1 {
+		t.Fatalf("after PortFresh: LID %d after %d reads, want 9 and one read", p.LID, tr.reads.Load()-reads)
+	}
+}

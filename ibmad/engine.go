@@ -35,7 +35,10 @@ type Options struct {
 	// RTTObserver, if set, is called with every response's round-trip time.
 	RTTObserver func(class MgmtClass, rtt time.Duration)
 	// PortRefresh is how often the engine re-reads the local port's
-	// attributes in the background (default 1s).
+	// attributes in the background, the health probe of an idle device
+	// (default 10s: an idle exporter wakes for it, docs/architecture.md,
+	// "Quiet when idle"). Port never returns a copy older than
+	// PortFresh, reading the transport itself when the copy is older.
 	PortRefresh time.Duration
 	// Log, if set, is told what the engine drops that a counter alone
 	// would not explain: a handler's replies dropped from a full reply
@@ -104,7 +107,7 @@ type Engine struct {
 	closeErr error
 
 	portMu sync.Mutex // serialises reads of the transport's Port
-	port   atomic.Pointer[PortAttributes]
+	port   atomic.Pointer[portCopy]
 
 	lostOnce sync.Once
 	lost     chan struct{}
@@ -132,7 +135,7 @@ func NewEngine(t Transport, opts Options) *Engine {
 		opts.MaxPerTarget = DefaultMaxPerTarget
 	}
 	if opts.PortRefresh <= 0 {
-		opts.PortRefresh = time.Second
+		opts.PortRefresh = DefaultPortRefresh
 	}
 	e := &Engine{
 		lost: make(chan struct{}),

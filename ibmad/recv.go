@@ -281,7 +281,7 @@ func (e *Engine) reply(resp *Packet) {
 	*p = *resp
 	var prefix uint64
 	if port := e.port.Load(); port != nil {
-		prefix = port.GIDPrefix
+		prefix = port.attrs.GIDPrefix
 	}
 	dropped, of, first := e.replies.push(RequesterOf(p.Addr, prefix), p)
 	if dropped == nil {
