@@ -124,10 +124,30 @@ func (f *Fleet) loop(ctx context.Context, i int, sel *config.Selector, c *config
 		have        bool
 		nextRefresh = (*f.clock).Now()
 		logged      refreshLog
+		lids        lidSampler
 	)
 	for {
 		now := (*f.clock).Now()
 		inv, self, changed := f.host.Inventory()
+		if li, ok := inv.(LIDInventory); ok && sel.All && sel.Sample > 0 {
+			if lids.notBefore.IsZero() {
+				lids.notBefore = now.Add(startDelay(seed, i, time.Duration(sel.Refresh)))
+			}
+			if now.Before(lids.notBefore) { // a fleet that starts at once does not ask in step
+				if !f.wait(ctx, now, lids.notBefore, changed) {
+					return
+				}
+				continue
+			}
+			if !f.lidPass(ctx, i, sel, c, li, &lids, &logged, self, &seed, now) {
+				return
+			}
+			nextRefresh = now.Add(time.Duration(sel.Refresh)) // a table, if the inventory changes kind
+			if !f.wait(ctx, now, now.Add(resampleEvery(time.Duration(sel.Rotate), sel.Sample)), changed) {
+				return
+			}
+			continue
+		}
 		if !now.Before(nextRefresh) {
 			got, err := f.refresh(ctx, inv)
 			if inv != nil && ctx.Err() != nil {
@@ -159,19 +179,49 @@ func (f *Fleet) loop(ctx context.Context, i int, sel *config.Selector, c *config
 				wake = nr
 			}
 		}
-		t, stop := (*f.clock).Timer(wake.Sub(now))
-		select {
-		case <-ctx.Done():
-			stop()
+		if !f.wait(ctx, now, wake, changed) {
 			return
-		case <-t:
-		case <-changed:
-			if inv == nil {
-				nextRefresh = (*f.clock).Now() // a device (or inventory) may be there now
-			}
 		}
-		stop()
+		if inv == nil {
+			nextRefresh = (*f.clock).Now() // a device (or inventory) may be there now
+		}
 	}
+}
+
+// wait waits until wake, or until changed closes; false when ctx ended.
+func (f *Fleet) wait(ctx context.Context, now, wake time.Time, changed <-chan struct{}) bool {
+	t, stop := (*f.clock).Timer(wake.Sub(now))
+	defer stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t:
+	case <-changed:
+	}
+	return true
+}
+
+// lidPass draws selector i's sample by LID (lidsample.go) and installs
+// it; an attempt that asked the SA counts as a refresh. It reports false
+// when ctx ended while it asked.
+func (f *Fleet) lidPass(ctx context.Context, i int, sel *config.Selector, c *config.Config, inv LIDInventory, s *lidSampler,
+	logged *refreshLog, self uint64, seed *string, now time.Time) bool {
+	if cur := f.host.CurrentSeed(); cur != "" {
+		*seed = cur
+	}
+	asked := s.asked
+	got, err := s.pass(ctx, inv, sel, i, *seed, self, now)
+	if ctx.Err() != nil {
+		return false
+	}
+	if err != nil || s.asked != asked {
+		f.countRefresh(err)
+		logged.observe(f.logger, i, now, err)
+	}
+	if err == nil && f.set(ctx, i, Destinations(sel, got, c.NodeNames)) {
+		f.changed()
+	}
+	return true
 }
 
 // refresh asks inv (nil: none yet) for its ports, within refreshTimeout.

@@ -23,6 +23,66 @@ func SAInventory(engine *ibmad.Engine) Inventory {
 	return saInventory{engine}
 }
 
+// Top reads the local leaf switch's LinearFDBTop (the local node's own
+// when it is a switch) with one directed-route SwitchInfo Get: the
+// highest LID a sampled selector draws from (lidsample.go).
+func (s saInventory) Top(ctx context.Context) (uint16, error) {
+	p, err := s.e.Port()
+	if err != nil {
+		return 0, err
+	}
+	path := ibmad.DRPath{}
+	if p.NodeType != ibmad.NodeTypeSwitch {
+		path = ibmad.DRPath{p.PortNum}
+	}
+	smp, err := ibmad.NewDRGet(ibmad.AttrSwitchInfo, 0, path)
+	if err != nil {
+		return 0, err
+	}
+	req := &ibmad.Request{Addr: ibmad.DRAddress()}
+	_ = smp.MarshalTo(req.MAD[:])
+	var resp ibmad.Response
+	if err := s.e.Do(ctx, req, &resp); err != nil {
+		return 0, fmt.Errorf("SwitchInfo of the local leaf switch: %w", err)
+	}
+	var si ibmad.SwitchInfo
+	if st := ibmad.SMPStatus(&resp.MAD); st != 0 {
+		return 0, fmt.Errorf("SwitchInfo of the local leaf switch: status %#04x", uint16(st))
+	}
+	if err := si.UnmarshalBinary(resp.MAD.SMPData()); err != nil {
+		return 0, fmt.Errorf("SwitchInfo of the local leaf switch: %w", err)
+	}
+	if si.LinearFDBTop == 0 {
+		return 0, errors.New("the local leaf switch forwards no LID (LinearFDBTop 0: has a subnet manager programmed it?)")
+	}
+	return si.LinearFDBTop, nil
+}
+
+// PortAt asks the SA for the NodeRecord of lid.
+func (s saInventory) PortAt(ctx context.Context, lid uint16) (InventoryPort, bool, error) {
+	p, err := s.e.Port()
+	if err != nil {
+		return InventoryPort{}, false, err
+	}
+	if p.SMLID == 0 {
+		return InventoryPort{}, false, errors.New("SA: the local port knows no SM (SMLID 0)")
+	}
+	r, err := sa.NodeRecordOf(ctx, s.e, sa.Address(p), lid)
+	if sa.IsNoRecords(err) {
+		return InventoryPort{}, false, nil
+	}
+	if err != nil {
+		return InventoryPort{}, false, err
+	}
+	ni := r.NodeInfo
+	ip := InventoryPort{NodeGUID: uint64(ni.NodeGUID), PortGUID: uint64(ni.PortGUID), LID: r.LID, Port: ni.LocalPortNum,
+		NodeType: ni.NodeType, NodeDesc: r.NodeDescription.String()}
+	if ni.NodeType == ibmad.NodeTypeSwitch {
+		ip.Port = 0
+	}
+	return ip, true, nil
+}
+
 // scanGap is how many LIDs without a record end a scan by LID.
 const scanGap = 64
 
