@@ -120,3 +120,47 @@ func (s *countingSends) Send(p *ibmad.Packet) error {
 	}
 	return s.Transport.Send(p)
 }
+
+// TestTableCutShortIsSaid: OpenSM's NodeRecord table reaches us through
+// ibsim cut to its first MAD (docs/protocol.md, "RMPP"); the inventory
+// then lists the ports a LID at a time. That is said, never silent: in
+// ibtracer_discover_tables_cut_short_total and in one warning, not one
+// per refresh (issue 41).
+func TestTableCutShortIsSaid(t *testing.T) {
+	ibsimtest.Require(t)
+	fab := ibsimtest.Start(t, filepath.Join("..", "testdata", "topologies", "two-switch.net"), ibsimtest.Options{KeepSM: true})
+	eng := ibmad.NewEngine(fab.Dial("host1", false), ibmad.Options{Timeout: 2 * time.Second})
+	defer eng.Close()
+	fc := newFakeClock(time.Unix(1800000000, 0))
+	var buf logBuffer
+	e := New(log.NewLogfmtLogger(&buf), "seed")
+	e.clock = fc
+	defer e.Stop()
+	e.SetDevice(eng, nil, nil)
+	e.Apply(mustConfig(t, "interval: 1h\nvalidate: false\ndiscover:\n  - all: true\n    refresh: 10s\n"))
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if ok, _ := e.refreshCounts(); ok >= 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no three refreshes")
+		}
+		fc.Advance()
+		time.Sleep(5 * time.Millisecond)
+	}
+	text := scrape(t, e)
+	m := regexp.MustCompile(`(?m)^ibtracer_discover_tables_cut_short_total(?:\{\})? (\d+)$`).FindStringSubmatch(text)
+	if m == nil || m[1] == "0" {
+		t.Fatalf("ibtracer_discover_tables_cut_short_total: %v in\n%s", m, grep(text, "discover"))
+	}
+	warned := 0
+	for _, l := range buf.take(t) {
+		if strings.Contains(l["msg"], "table cut short") {
+			warned++
+		}
+	}
+	if warned != 1 {
+		t.Errorf("%d warnings of a table cut short over %s refreshes, want 1", warned, m[1])
+	}
+}

@@ -61,6 +61,7 @@ type Fleet struct {
 	sets      [][]config.Destination // per selector, its current set
 	cancel    context.CancelFunc     // the running loops'
 	refreshes [2]uint64              // refreshes ok, failed
+	cutShort  uint64                 // refreshes whose table came back cut short (ErrTableCutShort)
 }
 
 // New returns a Fleet whose loops run under ctx, ask host, and call
@@ -152,6 +153,14 @@ func (f *Fleet) loop(ctx context.Context, i int, sel *config.Selector, c *config
 			got, err := f.refresh(ctx, inv)
 			if inv != nil && ctx.Err() != nil {
 				return // stopped while asking
+			}
+			cut := errors.Is(err, ErrTableCutShort)
+			if cut {
+				err = nil // the list is whole
+			}
+			if err == nil {
+				f.countCut(cut)
+				logged.cut(f.logger, i, now, cut)
 			}
 			if err == nil {
 				ports, have = got, true
@@ -253,6 +262,15 @@ func (f *Fleet) Current() [][]config.Destination {
 	return append([][]config.Destination(nil), f.sets...)
 }
 
+// countCut counts a refresh whose table came back cut short.
+func (f *Fleet) countCut(cut bool) {
+	if cut {
+		f.mu.Lock()
+		f.cutShort++
+		f.mu.Unlock()
+	}
+}
+
 func (f *Fleet) countRefresh(err error) {
 	f.mu.Lock()
 	if err == nil {
@@ -265,6 +283,7 @@ func (f *Fleet) countRefresh(err error) {
 
 var (
 	dRefreshes  = prometheus.NewDesc("ibtracer_discover_refreshes_total", "Refreshes of the discovered destinations from the SA, by result (ok, error: the previous set is kept).", []string{"result"}, nil)
+	dCutShort   = prometheus.NewDesc("ibtracer_discover_tables_cut_short_total", "Refreshes whose SA NodeRecord table came back cut short, so that the ports were listed one LID at a time (a Get per LID).", nil, nil)
 	dDiscovered = prometheus.NewDesc("ibtracer_discovered_destinations", "Destinations a discover selector currently gives (after sampling), by its index in the configuration.", []string{"selector"}, nil)
 )
 
@@ -272,7 +291,7 @@ var (
 // selector's destinations.
 func (f *Fleet) Collect(ch chan<- prometheus.Metric) {
 	f.mu.Lock()
-	ok, failed := f.refreshes[0], f.refreshes[1]
+	ok, failed, cut := f.refreshes[0], f.refreshes[1], f.cutShort
 	counts := make([]int, len(f.sets))
 	for i, s := range f.sets {
 		counts[i] = len(s)
@@ -280,6 +299,7 @@ func (f *Fleet) Collect(ch chan<- prometheus.Metric) {
 	f.mu.Unlock()
 	ch <- prometheus.MustNewConstMetric(dRefreshes, prometheus.CounterValue, float64(ok), "ok")
 	ch <- prometheus.MustNewConstMetric(dRefreshes, prometheus.CounterValue, float64(failed), "error")
+	ch <- prometheus.MustNewConstMetric(dCutShort, prometheus.CounterValue, float64(cut))
 	for i, n := range counts {
 		ch <- prometheus.MustNewConstMetric(dDiscovered, prometheus.GaugeValue, float64(n), strconv.Itoa(i))
 	}

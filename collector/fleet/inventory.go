@@ -96,7 +96,8 @@ func (s saInventory) Ports(ctx context.Context) ([]InventoryPort, error) {
 	}
 	addr := sa.Address(p)
 	recs, err := sa.NodeRecords(ctx, s.e, addr)
-	if errors.Is(err, ibmad.ErrTableTruncated) {
+	cut := errors.Is(err, ibmad.ErrTableTruncated)
+	if cut {
 		// The table came back cut to its first MAD (ibsim, see
 		// docs/protocol.md "RMPP"): ask one LID at a time instead.
 		recs, err = nodeRecordsByLID(ctx, s.e, addr)
@@ -120,8 +121,17 @@ func (s saInventory) Ports(ctx context.Context) ([]InventoryPort, error) {
 		seen[k] = true
 		out = append(out, ip)
 	}
+	if cut {
+		return out, ErrTableCutShort
+	}
 	return out, nil
 }
+
+// ErrTableCutShort is what Ports returns, with the whole list, when the
+// SA's NodeRecord table came back cut short and the ports were listed
+// one LID at a time instead: a Get per LID, never silently (the loop
+// counts it in ibtracer_discover_tables_cut_short_total and logs it).
+var ErrTableCutShort = errors.New("the SA's NodeRecord table came back cut short: listed one LID at a time")
 
 // nodeRecordsByLID asks for the NodeRecord of each unicast LID from 1 on,
 // until scanGap LIDs in a row have none.

@@ -19,6 +19,19 @@ import (
 type refreshLog struct {
 	failing logonce.State[bool] // since when and how many refreshes
 	kind    string              // the failure's kind while failing
+	cutOff  logonce.State[bool] // whether the table came back cut short
+}
+
+// cut logs when the SA's table starts or stops coming back cut short
+// (ErrTableCutShort): the ports are then listed a LID at a time.
+func (l *refreshLog) cut(logger log.Logger, selector int, now time.Time, cut bool) {
+	c, changed := l.cutOff.Observe(cut, now)
+	switch {
+	case changed && cut:
+		level.Warn(logger).Log("msg", "SA NodeRecord table cut short; listing the ports one LID at a time", "selector", selector)
+	case changed && c.Known:
+		level.Info(logger).Log("msg", "SA NodeRecord table whole again", "selector", selector, "cut_refreshes", c.Count)
+	}
 }
 
 // refreshFailureKind sorts a refresh error: no inventory (no device yet,
