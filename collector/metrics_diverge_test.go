@@ -26,23 +26,7 @@ func TestMismatchNamesTheDivergingSwitchInMetricsAndLogs(t *testing.T) {
 	var buf logBuffer
 	e.logger = log.NewLogfmtLogger(&buf)
 	e.traceAll(t, dests)
-	var spine trace.Hop // a spine the paths enter by both of L0's cables to it
-	cables := map[string]map[uint8]bool{}
-	for _, n := range dests {
-		if r := e.dests.get(n).last; len(r.Hops) == 5 && r.Hops[1].NodeDesc == "L0" {
-			sp := r.Hops[2].NodeDesc
-			if cables[sp] == nil {
-				cables[sp] = map[uint8]bool{}
-			}
-			if cables[sp][r.Hops[1].OutPort] = true; len(cables[sp]) == 2 {
-				spine = r.Hops[2]
-				break
-			}
-		}
-	}
-	if spine.LID == 0 {
-		t.Fatalf("no spine that paths from L0 enter by both cables: %v", cables)
-	}
+	spine := spineByBothCables(t, e, dests)
 	programmed := f.LFT("L0")[spine.LID]
 	var other uint8
 	for _, p := range f.Node("L0").Ports[1:] {
@@ -89,23 +73,7 @@ func TestMismatchNamesTheDivergingSwitchInMetricsAndLogs(t *testing.T) {
 			t.Errorf("no %s: a divergence off the path failed the destination\n%s", want, grep(text, "trace_success"))
 		}
 	}
-	named, off := 0, 0
-	for _, l := range buf.take(t) {
-		switch {
-		case l["msg"] == "destination failing" && strings.HasPrefix(l["state"], "mismatch"):
-			named++
-		case l["msg"] == "divergence off the path":
-			if l["seen_at_hops"] != "hop 2 "+spine.NodeDesc {
-				t.Errorf("log line %v: want seen_at_hops hop 2 %s", l, spine.NodeDesc)
-			}
-			off++
-		default:
-			continue
-		}
-		if l["diverging_switch"] != "L0 ("+l0+")" || l["seen_at"] != "hop 2 "+spine.NodeDesc {
-			t.Errorf("log line %v: want diverging_switch L0 (%s) seen_at hop 2 %s", l, l0, spine.NodeDesc)
-		}
-	}
+	named, off := divergenceLines(t, buf.take(t), "L0 ("+l0+")", "hop 2 "+spine.NodeDesc)
 	if named != len(onPath) || off != len(offPath) {
 		t.Errorf("%d failing lines and %d off-path lines name the switch, want %d and %d", named, off, len(onPath), len(offPath))
 	}
@@ -128,6 +96,50 @@ func TestMismatchNamesTheDivergingSwitchInMetricsAndLogs(t *testing.T) {
 	if cleared != len(offPath) {
 		t.Errorf("%d cleared lines, want %d", cleared, len(offPath))
 	}
+}
+
+// spineByBothCables returns a spine the traced paths from L0 enter by
+// both of L0's cables to it.
+func spineByBothCables(t *testing.T, e *Exporter, dests []string) trace.Hop {
+	t.Helper()
+	cables := map[string]map[uint8]bool{}
+	for _, n := range dests {
+		if r := e.dests.get(n).last; len(r.Hops) == 5 && r.Hops[1].NodeDesc == "L0" {
+			sp := r.Hops[2].NodeDesc
+			if cables[sp] == nil {
+				cables[sp] = map[uint8]bool{}
+			}
+			if cables[sp][r.Hops[1].OutPort] = true; len(cables[sp]) == 2 {
+				return r.Hops[2]
+			}
+		}
+	}
+	t.Fatalf("no spine that paths from L0 enter by both cables: %v", cables)
+	return trace.Hop{}
+}
+
+// divergenceLines counts the "destination failing" (port mismatch) and
+// "divergence off the path" lines, each of which must name the switch sw
+// seen at seenAt.
+func divergenceLines(t *testing.T, lines []map[string]string, sw, seenAt string) (failing, off int) {
+	t.Helper()
+	for _, l := range lines {
+		switch {
+		case l["msg"] == "destination failing" && strings.HasPrefix(l["state"], "mismatch"):
+			failing++
+		case l["msg"] == "divergence off the path":
+			if l["seen_at_hops"] != seenAt {
+				t.Errorf("log line %v: want seen_at_hops %s", l, seenAt)
+			}
+			off++
+		default:
+			continue
+		}
+		if l["diverging_switch"] != sw || l["seen_at"] != seenAt {
+			t.Errorf("log line %v: want diverging_switch %s seen_at %s", l, sw, seenAt)
+		}
+	}
+	return failing, off
 }
 
 // TestMismatchBehindAnInnocentSwitchNamesNoSwitch: L0's data plane sends
