@@ -2,6 +2,7 @@ package collector
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -56,7 +57,7 @@ type opsEvent struct {
 // observe folds r into the destination's ops state and returns the lines
 // to log: one when the state changes (ok → failing, one failure → another,
 // failing → ok) and one when the path changes, with both paths.
-func (s *destState) observe(r *trace.Result) []opsEvent {
+func (s *destState) observe(r *trace.Result, set ...*trace.Result) []opsEvent {
 	o := &s.ops
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -85,7 +86,10 @@ func (s *destState) observe(r *trace.Result) []opsEvent {
 	}
 	if st == "ok" {
 		o.good = r
-		if ev, ok := o.offPathEvent(r, name, now); ok {
+		if len(set) == 0 {
+			set = []*trace.Result{r}
+		}
+		if ev, ok := o.offPathEvent(set, name, now); ok {
 			out = append(out, ev)
 		}
 	}
@@ -101,16 +105,28 @@ func (s *destState) observe(r *trace.Result) []opsEvent {
 	return out
 }
 
-// offPathEvent is the line to log when the mismatches r's validation saw
-// over other links than its path's (mismatch_other_link: a divergence
-// off this destination's path, trace.AgentMismatchOtherLink) begin,
-// change or end: the diverging switch by name with its GUID, and the hop
-// where it was seen. o.mu is held.
-func (o *opsState) offPathEvent(r *trace.Result, name string, now time.Time) (opsEvent, bool) {
-	var seen []string
-	for i := range r.Hops {
-		if h := &r.Hops[i]; h.Agent == trace.AgentMismatchOtherLink {
-			seen = append(seen, fmt.Sprintf("hop %d %s", h.Hop, nodeName(h.NodeName, h.NodeDesc)))
+// offPathEvent is the line to log when the mismatches the validation of
+// a destination's traces (one, or a LID's each with paths: all) saw over
+// other links than their paths' (mismatch_other_link: a divergence off
+// this destination's path, trace.AgentMismatchOtherLink) begin, change or
+// end: the diverging switch by name with its GUID, and the hop where it
+// was seen. o.mu is held.
+func (o *opsState) offPathEvent(set []*trace.Result, name string, now time.Time) (opsEvent, bool) {
+	var seen, named []string
+	var kv []any
+	for _, r := range set {
+		for i := range r.Hops {
+			if h := &r.Hops[i]; h.Agent == trace.AgentMismatchOtherLink {
+				if s := fmt.Sprintf("hop %d %s", h.Hop, nodeName(h.NodeName, h.NodeDesc)); !slices.Contains(seen, s) {
+					seen = append(seen, s)
+				}
+			}
+		}
+		for j, p := 0, divergedKV(r); j+4 <= len(p); j += 4 { // diverging_switch, seen_at pairs
+			if !slices.Contains(named, fmt.Sprint(p[j+1], p[j+3])) {
+				named = append(named, fmt.Sprint(p[j+1], p[j+3]))
+				kv = append(kv, p[j:j+4]...)
+			}
 		}
 	}
 	key := strings.Join(seen, "; ")
@@ -121,8 +137,7 @@ func (o *opsState) offPathEvent(r *trace.Result, name string, now time.Time) (op
 	if key == "" {
 		return opsEvent{kv: []any{"msg", "divergence off the path cleared", "destination", name, "traces", c.Count}}, true
 	}
-	kv := divergedKV(r, "msg", "divergence off the path", "destination", name, "seen_at_hops", key)
-	return opsEvent{warn: true, kv: kv}, true
+	return opsEvent{warn: true, kv: append([]any{"msg", "divergence off the path", "destination", name, "seen_at_hops", key}, kv...)}, true
 }
 
 // lastGood returns the last trace that succeeded (nil: none yet).

@@ -198,13 +198,9 @@ func collectDestinations(ch chan<- prometheus.Metric, names []string, dests []*d
 			c(dChanges, float64(s.pathChanges))
 		}
 		g(dMisHops, mis)
-		if r != nil && r.Status.Walked() { // a success: a divergence off the path (mismatch_other_link)
-			for i := range r.Hops {
-				if h := &r.Hops[i]; h.Diverged != nil {
-					emit(dDiverged, s.base.with(pair("switch_guid", h.Diverged.Switch.String()), pair("switch_name", h.Diverged.SwitchName),
-						pair("seen_at_hop", strconv.Itoa(h.Hop)), pair("seen_at", nodeName(h.NodeName, h.NodeDesc))), prometheus.GaugeValue, 1)
-				}
-			}
+		for _, h := range s.divergedLocked() {
+			emit(dDiverged, s.base.with(pair("switch_guid", h.Diverged.Switch.String()), pair("switch_name", h.Diverged.SwitchName),
+				pair("seen_at_hop", strconv.Itoa(h.Hop)), pair("seen_at", nodeName(h.NodeName, h.NodeDesc))), prometheus.GaugeValue, 1)
 		}
 		g(dUnsHops, uns)
 		if s.hops || s.cfg.AllPaths() {

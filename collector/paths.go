@@ -31,6 +31,39 @@ func (s *destState) recordSet(ps *trace.PathSet) {
 	s.last, s.set = ps.Worst(), ps
 }
 
+// divergedLocked is the hops of the last trace that name a diverging
+// switch (a port mismatch, on the path or off it: a success may name one
+// too, mismatch_other_link), with paths: all those of every LID's trace,
+// one per switch, hop and node.
+func (s *destState) divergedLocked() []*trace.Hop {
+	set := []*trace.Result{s.last}
+	if s.set != nil && s.set.Worst() == s.last {
+		set = s.set.Paths
+	}
+	type key struct {
+		sw   trace.Divergence
+		hop  int
+		node string
+	}
+	seen := map[key]bool{}
+	var out []*trace.Hop
+	for _, r := range set {
+		if r == nil || !r.Status.Walked() {
+			continue
+		}
+		for i := range r.Hops {
+			if h := &r.Hops[i]; h.Diverged != nil {
+				k := key{trace.Divergence{Switch: h.Diverged.Switch, SwitchName: h.Diverged.SwitchName}, h.Hop, nodeName(h.NodeName, h.NodeDesc)}
+				if !seen[k] {
+					seen[k] = true
+					out = append(out, h)
+				}
+			}
+		}
+	}
+	return out
+}
+
 // distinctLocked is ibtracer_path_distinct_routes: the distinct paths of
 // the last set, or 1 when the last single trace reached the destination.
 func (s *destState) distinctLocked() float64 {

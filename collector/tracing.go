@@ -91,7 +91,8 @@ func (e *Exporter) traceSet(tctx, ctx context.Context, tr *trace.Tracer, s *dest
 	}
 	// The set's state is its worst trace's (the base LID's while all are
 	// healthy), logged once per change (history.go).
-	logEvents(e.logger, s.observe(ps.Worst()))
+	// A divergence off the path is any LID's (history.go, offPathEvent).
+	logEvents(e.logger, s.observe(ps.Worst(), ps.Paths...))
 	level.Debug(e.logger).Log("msg", "traced every LID", "destination", s.cfg.Name, "lids", len(ps.Paths),
 		"distinct_paths", ps.Distinct, "mads", ps.MADs(), "duration", ps.Duration())
 }

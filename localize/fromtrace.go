@@ -105,7 +105,8 @@ func FromTrace(in Trace) Path {
 
 // blameHops blames the first mismatched hop's ingress link (when the
 // validation MAD was to arrive by it: else the link it was routed to
-// arrive by, or, unknown, every link in front of the hop), and the links
+// arrive by, or, unknown, every link in front of the hop), the link
+// every hop mismatched over another link was routed by, and the links
 // in front of every hop whose validation was lost while the destination's
 // was not answered.
 func blameHops(p *Path, r *trace.Result) {
@@ -113,10 +114,12 @@ func blameHops(p *Path, r *trace.Result) {
 	for i := 1; i < len(r.Hops) && i <= len(p.Links); i++ {
 		switch r.Hops[i].Agent {
 		case trace.AgentMismatch, trace.AgentMismatchOtherLink:
-			if mismatched { // the later ones follow from the first
+			if mismatched { // the later ones follow from the first on the path
 				continue
 			}
-			mismatched = true
+			// One off the path (its own LID's route) explains no later
+			// hop of this path: it does not hide them.
+			mismatched = r.Hops[i].Agent == trace.AgentMismatch
 			switch h := r.Hops[i]; {
 			case h.ExpectedInPort == 0 || h.ExpectedInPort == h.InPort:
 				p.Blame(CauseMismatch, p.Links[i-1])

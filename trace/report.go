@@ -164,7 +164,7 @@ func (r *Result) Summary() string {
 				parts = append(parts, p)
 			}
 		}
-		return fmt.Sprintf("%s: PORT MISMATCH (status 7): %s", dest, strings.Join(parts, "; "))
+		return fmt.Sprintf("%s: PORT MISMATCH (status 7): %s%s", dest, strings.Join(parts, "; "), offPathText(r.Hops))
 	case StatusLeftSubnet:
 		return r.leftSummary(dest)
 	}
@@ -285,7 +285,7 @@ func (r *Result) leftSummary(dest string) string {
 			s += fmt.Sprintf(" %q", b.NodeDesc)
 		}
 	}
-	return s + fmt.Sprintf(", %d MADs in %s", r.MADs, r.Duration.Round(time.Microsecond))
+	return s + fmt.Sprintf(", %d MADs in %s%s", r.MADs, r.Duration.Round(time.Microsecond), offPathText(r.Hops))
 }
 
 // writeBeyond writes, after the hops of -v, where the path left the

@@ -307,3 +307,20 @@ func TestMismatchWithACABehindThePortNamesNone(t *testing.T) {
 		}
 	}
 }
+
+// TestOffPathTextInEverySummary: a hop mismatched over another link is
+// named in the summary whatever the trace's status: a success, a path
+// that left the subnet, a port mismatch on another hop.
+func TestOffPathTextInEverySummary(t *testing.T) {
+	for _, st := range []Status{StatusOK, StatusLeftSubnet, StatusMismatch} {
+		r := &Result{Status: st, Destination: Destination{LID: 9}, Beyond: &Beyond{}, Hops: []Hop{
+			{NodeGUID: 1, NodeDesc: "H0", OutPort: 1, Agent: AgentSource},
+			{Hop: 1, NodeGUID: 2, NodeDesc: "L0", InPort: 1, OutPort: 4, Agent: AgentMismatch, ActualInPort: 2, ExpectedInPort: 1},
+			{Hop: 2, NodeGUID: 3, NodeDesc: "S1", InPort: 1, Agent: AgentMismatchOtherLink, ActualInPort: 3, ExpectedInPort: 2,
+				ExpectedFrom: 2, ExpectedFromName: "L0", ExpectedFromPort: 5},
+		}}
+		if s := r.Summary(); !strings.Contains(s, "off this path: hop 2 ") || !strings.Contains(s, `"S1" (0x0000000000000003) arrived on port 3, its own LID's route predicts L0 port 5 -> port 2`) {
+			t.Errorf("%s: %s", st, s)
+		}
+	}
+}
