@@ -124,3 +124,53 @@ func TestDiscoveryRefresh(t *testing.T) {
 		t.Fatalf("after removing the selector: %s", got)
 	}
 }
+
+// noSMPInventory samples by LID, but the local leaf's SwitchInfo is
+// refused (an SMP firewall): its table answers.
+type noSMPInventory struct{ fakeInventory }
+
+func (*noSMPInventory) Top(context.Context) (uint16, error) {
+	return 0, errors.New("SwitchInfo of the local leaf switch: SMPs refused")
+}
+
+func (*noSMPInventory) PortAt(context.Context, uint16) (fleet.InventoryPort, bool, error) {
+	return fleet.InventoryPort{}, false, errors.New("not asked")
+}
+
+// TestSampleByLIDFallsBackToTheTable: where the ports cannot be asked by
+// LID, a sampled selector reads the SA's table instead, as before, and
+// says so once (issue 41).
+func TestSampleByLIDFallsBackToTheTable(t *testing.T) {
+	fc := newFakeClock(time.Unix(1800000000, 0))
+	var buf logBuffer
+	e := New(log.NewLogfmtLogger(&buf), "seed")
+	e.clock = fc
+	defer e.Stop()
+	inv := &noSMPInventory{fakeInventory{ports: testInventory()}}
+	e.setInventory(inv)
+	e.Apply(mustConfig(t, "interval: 1h\ndiscover:\n  - all: true\n    sample: 2\n    rotate: 1h\n    refresh: 1m\n"))
+	deadline := time.Now().Add(60 * time.Second)
+	for len(e.destinations()) != 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("destinations %d, want 2 from the table", len(e.destinations()))
+		}
+		fc.Advance()
+		time.Sleep(time.Millisecond)
+	}
+	for i := 0; i < 20; i++ { // more refresh periods: said once
+		fc.Advance()
+		time.Sleep(time.Millisecond)
+	}
+	warned := 0
+	for _, l := range buf.take(t) {
+		if strings.Contains(l["msg"], "cannot sample by LID") {
+			warned++
+		}
+	}
+	if warned != 1 {
+		t.Errorf("%d warnings, want 1", warned)
+	}
+	if ok, _ := e.refreshCounts(); ok == 0 {
+		t.Error("no good refresh counted")
+	}
+}

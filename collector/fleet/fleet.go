@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ibtracer/ibtracer_exporter/collector/config"
@@ -130,24 +131,15 @@ func (f *Fleet) loop(ctx context.Context, i int, sel *config.Selector, c *config
 	for {
 		now := (*f.clock).Now()
 		inv, self, changed := f.host.Inventory()
-		if li, ok := inv.(LIDInventory); ok && sel.All && sel.Sample > 0 {
-			if lids.notBefore.IsZero() {
-				lids.notBefore = now.Add(startDelay(seed, i, time.Duration(sel.Refresh)))
-			}
-			if now.Before(lids.notBefore) { // a fleet that starts at once does not ask in step
-				if !f.wait(ctx, now, lids.notBefore, changed) {
-					return
-				}
+		if li, ok := inv.(LIDInventory); ok && sel.All && sel.Sample > 0 && !now.Before(lids.fallbackUntil) {
+			switch f.lidStep(ctx, i, sel, c, li, &lids, &logged, self, &seed, now, changed) {
+			case stepStop:
+				return
+			case stepDone:
+				nextRefresh = now.Add(time.Duration(sel.Refresh)) // a table, if the inventory changes kind
 				continue
 			}
-			if !f.lidPass(ctx, i, sel, c, li, &lids, &logged, self, &seed, now) {
-				return
-			}
-			nextRefresh = now.Add(time.Duration(sel.Refresh)) // a table, if the inventory changes kind
-			if !f.wait(ctx, now, now.Add(resampleEvery(time.Duration(sel.Rotate), sel.Sample)), changed) {
-				return
-			}
-			continue
+			nextRefresh = now // sampling by LID failed: the table, until lids.fallbackUntil
 		}
 		if !now.Before(nextRefresh) {
 			got, err := f.refresh(ctx, inv)
@@ -210,27 +202,61 @@ func (f *Fleet) wait(ctx context.Context, now, wake time.Time, changed <-chan st
 	return true
 }
 
-// lidPass draws selector i's sample by LID (lidsample.go) and installs
-// it; an attempt that asked the SA counts as a refresh. It reports false
-// when ctx ended while it asked.
-func (f *Fleet) lidPass(ctx context.Context, i int, sel *config.Selector, c *config.Config, inv LIDInventory, s *lidSampler,
-	logged *refreshLog, self uint64, seed *string, now time.Time) bool {
+// What lidStep did: waited or drew the sample (done), failed (the loop
+// reads the table instead, for a refresh period), or saw ctx end.
+const (
+	stepDone = iota
+	stepFallback
+	stepStop
+)
+
+// lidStep is one turn of a selector that samples by LID (lidsample.go):
+// it waits out the start's spread (startDelay), or draws the sample,
+// installs it and waits for the next draw. A pass that asked the ports
+// counts as a refresh. A pass that fails (the local leaf's SwitchInfo or
+// the ports' SMPs refused: an SMP firewall) makes the loop read the
+// SA's table instead for a refresh period, said once.
+func (f *Fleet) lidStep(ctx context.Context, i int, sel *config.Selector, c *config.Config, inv LIDInventory, s *lidSampler,
+	logged *refreshLog, self uint64, seed *string, now time.Time, changed <-chan struct{}) int {
+	if s.notBefore.IsZero() {
+		s.notBefore = now.Add(startDelay(*seed, i, time.Duration(sel.Refresh)))
+	}
+	if now.Before(s.notBefore) { // a fleet that starts at once does not ask in step
+		if !f.wait(ctx, now, s.notBefore, changed) {
+			return stepStop
+		}
+		return stepDone
+	}
 	if cur := f.host.CurrentSeed(); cur != "" {
 		*seed = cur
 	}
 	asked := s.asked
 	got, err := s.pass(ctx, inv, sel, i, *seed, self, now)
 	if ctx.Err() != nil {
-		return false
+		return stepStop
 	}
-	if err != nil || s.asked != asked {
-		f.countRefresh(err)
-		logged.observe(f.logger, i, now, err)
+	if c, ch := s.failing.Observe(err != nil, now); ch && (err != nil || c.Known) {
+		if err != nil {
+			level.Warn(f.logger).Log("msg", "discovery cannot sample by LID; reading the SA's table instead", "selector", i, "err", err)
+		} else {
+			level.Info(f.logger).Log("msg", "discovery samples by LID again", "selector", i)
+		}
 	}
-	if err == nil && f.set(ctx, i, Destinations(sel, got, c.NodeNames)) {
+	if err != nil {
+		s.fallbackUntil = now.Add(time.Duration(sel.Refresh))
+		return stepFallback
+	}
+	if s.asked != asked {
+		f.countRefresh(nil)
+		logged.observe(f.logger, i, now, nil)
+	}
+	if f.set(ctx, i, Destinations(sel, got, c.NodeNames)) {
 		f.changed()
 	}
-	return true
+	if !f.wait(ctx, now, now.Add(resampleEvery(time.Duration(sel.Rotate), sel.Sample)), changed) {
+		return stepStop
+	}
+	return stepDone
 }
 
 // refresh asks inv (nil: none yet) for its ports, within refreshTimeout.

@@ -58,29 +58,56 @@ func (s saInventory) Top(ctx context.Context) (uint16, error) {
 	return si.LinearFDBTop, nil
 }
 
-// PortAt asks the SA for the NodeRecord of lid.
+// PortAt asks the port at lid itself, by LID-routed SMPs: its NodeInfo
+// (type, GUIDs, port number), for a CA port its PortInfo (whether lid is
+// its base LID) and its node's NodeDescription. No SA query: OpenSM
+// answers a NodeRecord Get by LID by walking every node (3.3 ms of its
+// CPU each at 10,000 nodes, docs/architecture.md, "Load on the subnet
+// manager"), while an SMP to a LID is forwarded by the switches on VL15
+// and answered by the port's own SMA. A LID nobody answers (no port has
+// it: the switches drop the SMP) is ok false.
 func (s saInventory) PortAt(ctx context.Context, lid uint16) (InventoryPort, bool, error) {
-	p, err := s.e.Port()
-	if err != nil {
+	var ni ibmad.NodeInfo
+	if err := s.lidGet(ctx, lid, ibmad.AttrNodeInfo, 0, &ni); err != nil {
+		if errors.Is(err, ibmad.ErrTimeout) {
+			return InventoryPort{}, false, nil
+		}
 		return InventoryPort{}, false, err
 	}
-	if p.SMLID == 0 {
-		return InventoryPort{}, false, errors.New("SA: the local port knows no SM (SMLID 0)")
-	}
-	r, err := sa.NodeRecordOf(ctx, s.e, sa.Address(p), lid)
-	if sa.IsNoRecords(err) {
-		return InventoryPort{}, false, nil
-	}
-	if err != nil {
-		return InventoryPort{}, false, err
-	}
-	ni := r.NodeInfo
-	ip := InventoryPort{NodeGUID: uint64(ni.NodeGUID), PortGUID: uint64(ni.PortGUID), LID: r.LID, Port: ni.LocalPortNum,
-		NodeType: ni.NodeType, NodeDesc: r.NodeDescription.String()}
+	ip := InventoryPort{NodeGUID: uint64(ni.NodeGUID), PortGUID: uint64(ni.PortGUID), LID: lid, Port: ni.LocalPortNum, NodeType: ni.NodeType}
 	if ni.NodeType == ibmad.NodeTypeSwitch {
 		ip.Port = 0
+		return ip, true, nil
 	}
+	var pi ibmad.PortInfo
+	if err := s.lidGet(ctx, lid, ibmad.AttrPortInfo, uint32(ni.LocalPortNum), &pi); err != nil {
+		return InventoryPort{}, false, err
+	}
+	ip.LID = pi.LID // not lid: lid is another of the port's LMC LIDs
+	var nd ibmad.NodeDescription
+	if err := s.lidGet(ctx, lid, ibmad.AttrNodeDescription, 0, &nd); err != nil {
+		return InventoryPort{}, false, err
+	}
+	ip.NodeDesc = nd.String()
 	return ip, true, nil
+}
+
+// lidGet sends a LID-routed SubnGet(attr, mod) to lid and decodes the
+// answer into v.
+func (s saInventory) lidGet(ctx context.Context, lid uint16, attr ibmad.AttrID, mod uint32, v interface{ UnmarshalBinary([]byte) error }) error {
+	req := &ibmad.Request{Addr: ibmad.SMPAddress(lid)}
+	_ = ibmad.NewLIDGet(attr, mod).MarshalTo(req.MAD[:])
+	var resp ibmad.Response
+	if err := s.e.Do(ctx, req, &resp); err != nil {
+		return fmt.Errorf("attribute %#04x of LID %d: %w", uint16(attr), lid, err)
+	}
+	if st := ibmad.SMPStatus(&resp.MAD); st != 0 {
+		return fmt.Errorf("attribute %#04x of LID %d: status %#04x", uint16(attr), lid, uint16(st))
+	}
+	if err := v.UnmarshalBinary(resp.MAD.SMPData()); err != nil {
+		return fmt.Errorf("attribute %#04x of LID %d: %w", uint16(attr), lid, err)
+	}
+	return nil
 }
 
 // scanGap is how many LIDs without a record end a scan by LID.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ibtracer/ibtracer_exporter/collector/config"
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
+	"github.com/ibtracer/ibtracer_exporter/internal/logonce"
 )
 
 // LIDInventory is an Inventory that can also be asked one LID at a time.
@@ -30,11 +31,13 @@ type LIDInventory interface {
 // the top LID and, per LID asked, what the SA said, each kept for the
 // selector's refresh period.
 type lidSampler struct {
-	notBefore time.Time // the first pass's time (startDelay)
-	top       uint16
-	topAt     time.Time
-	seen      map[uint16]lidAnswer
-	asked     int // Gets sent, in all (tests)
+	notBefore     time.Time           // the first pass's time (startDelay)
+	fallbackUntil time.Time           // after a failed pass, the table until then
+	failing       logonce.State[bool] // whether the last pass failed (said once)
+	top           uint16
+	topAt         time.Time
+	seen          map[uint16]lidAnswer
+	asked         int // Gets sent, in all (tests)
 }
 
 // lidAnswer is what the SA said of a LID, and when.
