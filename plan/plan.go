@@ -5,11 +5,11 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
+	"github.com/ibtracer/ibtracer_exporter/internal/readlimit"
 	"github.com/ibtracer/ibtracer_exporter/linkhealth"
 )
 
@@ -82,14 +82,14 @@ type ParseError struct {
 
 func (e *ParseError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg) }
 
-// ParseFile reads the plan at path (Parse).
+// ParseFile reads the plan at path (Parse): a regular file of at most
+// MaxPlanBytes (readlimit.Topology), never a FIFO or a device.
 func ParseFile(path string) (*Plan, error) {
-	f, err := os.Open(path)
+	b, err := readlimit.ReadRegularFile(path, readlimit.Topology)
 	if err != nil {
-		return nil, fmt.Errorf("plan: %w", err)
+		return nil, err
 	}
-	defer f.Close()
-	return Parse(path, f)
+	return Parse(path, bytes.NewReader(b))
 }
 
 // Parse reads a plan in either form (the package doc), named file in
