@@ -12,6 +12,7 @@ import (
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 	"github.com/ibtracer/ibtracer_exporter/internal/fabricstr"
 	"github.com/ibtracer/ibtracer_exporter/internal/nodenamemap"
+	"github.com/ibtracer/ibtracer_exporter/plan"
 	"github.com/ibtracer/ibtracer_exporter/trace"
 )
 
@@ -64,9 +65,10 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	engine, ag, devErr, tr, on := rt.Engine, rt.Agent, rt.DeviceErr, rt.tracer, rt.checker != nil
 	interval := time.Duration(config.DefaultInterval)
 	var nodeNames nodenamemap.Map
+	var cabling *plan.Plan
 	if rt.Config != nil {
 		interval = time.Duration(rt.Config.Interval)
-		nodeNames = rt.Config.NodeNames
+		nodeNames, cabling = rt.Config.NodeNames, rt.Config.Plan
 	}
 
 	up := 0.0
@@ -94,6 +96,7 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	e.modes.collect(ch, tr)
 	unhealthy := collectHealth(ch, on, &e.health, &e.ctrs, names, dests)
 	collectLinkInfo(ch, dests, unhealthy, e.evidence.collect(ch, e.logger, rt, dests), nodeNames) // evidence.go, linkinfo.go
+	collectPlan(ch, cabling, dests, nodeNames)                                                    // plan.go
 	h := e.dests.hists
 	h.duration.Collect(ch)
 	h.latency.Collect(ch)

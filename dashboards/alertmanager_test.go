@@ -46,6 +46,7 @@ var routeCases = []struct {
 	{alertLabels("IBTracerLinkErrorsRising", "warning", linkA), "fabric-team"},
 	{alertLabels("IBTracerLinkCongested", "warning", linkA), "fabric-team"},
 	{alertLabels("IBTracerLinkSuspected", "warning", linkA), "fabric-team"},
+	{alertLabels("IBTracerLinkNotAsPlanned", "warning", linkA), "fabric-team"},
 	{alertLabels("IBTracerNodeDown", "warning", nodeA), "node-team"},
 	{alertLabels("IBTracerAgentMissing", "warning", map[string]string{"node_guid": "0x0000000000200002", "node_desc": "sw2"}), "node-team"},
 	{alertLabels("IBTracerExporterDown", "warning", map[string]string{"instance": "n3:9684", "job": "ibtracer"}), "node-team"},

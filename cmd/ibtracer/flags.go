@@ -44,6 +44,8 @@ type options struct {
 	health      healthFlags
 	mlid        string // -m: trace the multicast path of this MLID (multicast.go)
 	via         string // --via NODE:PORT, the node by GUID or name: the destinations whose path crosses that link (via.go)
+	plan        string // --plan FILE: judge the crossed links against this cabling plan (plan.go)
+	writePlan   bool   // --write: write --plan's FILE from the crossed links instead
 }
 
 // newApp defines the command's flags and arguments over o; the usage
@@ -78,6 +80,8 @@ func (o *options) newApp(stdout, stderr io.Writer) *kingpin.Application {
 	addHealthFlags(app, &o.health)
 	app.Flag("mlid", "Trace the multicast path of this MLID (0xC000..0xFFFE) from SRC_LID (or the local port) to DST_LID over the MFTs, as ibtracert -m; no hop is validated.").Short('m').PlaceHolder("MLID").StringVar(&o.mlid)
 	app.Flag("via", "List the destinations (default: --all) whose path crosses the link with this end, NODE:PORT: the node by 0x hex node GUID, or by its node-name-map name or node description (one node's), the port 1..254; and the hop where.").PlaceHolder("NODE:PORT").StringVar(&o.via)
+	app.Flag("plan", "Judge every link the traced paths cross (default: --all) against this cabling plan, ibnetdiscover's output or an ibdm topology file (ibdiagnet -wt): planned, miswired, below plan, not in plan. Exit status 1 when a link is not as planned.").PlaceHolder("FILE").StringVar(&o.plan)
+	app.Flag("write", "With --plan FILE: write FILE, in ibnetdiscover's form, from the links the traced paths cross, instead of judging them.").BoolVar(&o.writePlan)
 	app.Arg("lids", "ibtracert's forms: DST_LID, or SRC_LID DST_LID to trace from another port.").StringsVar(&o.positional)
 	app.Version(version())
 	return app

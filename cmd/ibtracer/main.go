@@ -62,7 +62,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	tr := trace.New(e, topts)
 
 	var hc *linkhealth.Checker
-	if health {
+	if health || o.plan != "" { // --plan judges the width and speed health reads
 		hc = linkhealth.NewChecker(tr, hopts)
 	}
 	ctx := context.Background()
@@ -102,6 +102,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		for _, ph := range healths {
 			ph.NameEnds(names.Name)
 		}
+	}
+	if o.plan != "" {
+		return runPlan(&o, u, results, healths, mads, stdout, stderr) // plan.go
 	}
 	if o.via != "" {
 		l, label, err := resolveVia(via, names, results) // via.go

@@ -9,6 +9,7 @@ import (
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 	"github.com/ibtracer/ibtracer_exporter/internal/nodenamemap"
 	"github.com/ibtracer/ibtracer_exporter/linkhealth"
+	"github.com/ibtracer/ibtracer_exporter/plan"
 	"github.com/ibtracer/ibtracer_exporter/trace"
 )
 
@@ -21,6 +22,7 @@ type usage struct {
 	mlid   uint16 // -m; 0: unicast
 	names  nodenamemap.Map
 	oui    ibmad.OUI
+	plan   *plan.Plan // --plan's, nil without it or with --write (plan.go)
 }
 
 // checkUsage checks the flags together, before any device is opened: a
@@ -34,6 +36,10 @@ func (o *options) checkUsage(stderr io.Writer) (usage, int) {
 	var err error
 	u.hopts, u.health, u.via, err = o.healthAndVia()
 	if err != nil {
+		fmt.Fprintf(stderr, "ibtracer: %v\n", err)
+		return u, exitUsage
+	}
+	if u.plan, err = o.planUsage(); err != nil {
 		fmt.Fprintf(stderr, "ibtracer: %v\n", err)
 		return u, exitUsage
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 	"github.com/ibtracer/ibtracer_exporter/internal/nodenamemap"
+	"github.com/ibtracer/ibtracer_exporter/plan"
 	"github.com/ibtracer/ibtracer_exporter/trace"
 )
 
@@ -33,6 +34,7 @@ func (c *Config) defaults(file string) error {
 		func() error { return c.Agent.check(bad, c.line("agent")) },
 		func() error { return c.checkLifetimes(bad) },
 		func() error { return c.loadNodeNames(file, bad) },
+		func() error { return c.loadPlan(file, bad) },
 		func() error { return c.Health.check(file, c.line("health")) },
 		func() error { return c.Evidence.check(file, c.line("evidence")) },
 		func() error { return c.checkDiscovery(bad) },
@@ -179,6 +181,25 @@ func (c *Config) loadNodeNames(file string, bad badFunc) error {
 		return bad(c.line("node_name_map"), "node_name_map", "%v", err)
 	}
 	c.NodeNames = m
+	return nil
+}
+
+// loadPlan reads plan, when set, into Plan; a relative path is relative
+// to the configuration file. A malformed plan is the configuration's
+// error at the plan key, with the plan's file, line and fault.
+func (c *Config) loadPlan(file string, bad badFunc) error {
+	if c.PlanFile == "" {
+		return nil
+	}
+	p := c.PlanFile
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(filepath.Dir(file), p)
+	}
+	pl, err := plan.ParseFile(p)
+	if err != nil {
+		return bad(c.line("plan"), "plan", "%v", err)
+	}
+	c.Plan = pl
 	return nil
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/ibtracer/ibtracer_exporter/ibmad"
 	"github.com/ibtracer/ibtracer_exporter/internal/nodenamemap"
 	"github.com/ibtracer/ibtracer_exporter/internal/readlimit"
+	"github.com/ibtracer/ibtracer_exporter/plan"
 	"github.com/ibtracer/ibtracer_exporter/trace"
 )
 
@@ -71,6 +72,11 @@ type Config struct {
 	Discovery trace.Discovery `yaml:"discovery"`
 	// NodeNames is NodeNameMap read: node GUID to site name (nil: none).
 	NodeNames nodenamemap.Map `yaml:"-"`
+	// PlanFile is the site's cabling plan (package plan: ibnetdiscover's
+	// output or an ibdm topology file); a relative path is relative to the
+	// configuration file. Plan is it read (nil: none).
+	PlanFile string     `yaml:"plan"`
+	Plan     *plan.Plan `yaml:"-"`
 	// Fleet scale (fleet.go): MADs per second, and discovered destinations.
 	MADRate          float64    `yaml:"mad_rate"`
 	MADRatePerTarget float64    `yaml:"mad_rate_per_target"`
