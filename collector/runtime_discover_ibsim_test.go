@@ -2,6 +2,7 @@ package collector
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -98,8 +99,8 @@ func TestDiscoveryOnIbsim(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	ports, err := fleet.SAInventory(eng).Ports(ctx)
-	if err != nil {
-		t.Fatal(err)
+	if !errors.Is(err, fleet.ErrTableCutShort) { // OpenSM's table reaches us cut short under ibsim: listed by LID
+		t.Fatalf("%v, want %v: the list whole, read a LID at a time", err, fleet.ErrTableCutShort)
 	}
 	for _, tc := range []struct {
 		sel  config.Selector

@@ -230,8 +230,9 @@ func (f *Fleet) lidStep(ctx context.Context, i int, sel *config.Selector, c *con
 	if cur := f.host.CurrentSeed(); cur != "" {
 		*seed = cur
 	}
-	asked := s.asked
-	got, err := s.pass(ctx, inv, sel, i, *seed, self, now)
+	pctx, cancel := context.WithTimeout(ctx, refreshTimeout) // LIDs nobody answers cost timeouts
+	got, err := s.pass(pctx, inv, sel, i, *seed, self, now)
+	cancel()
 	if ctx.Err() != nil {
 		return stepStop
 	}
@@ -246,7 +247,7 @@ func (f *Fleet) lidStep(ctx context.Context, i int, sel *config.Selector, c *con
 		s.fallbackUntil = now.Add(time.Duration(sel.Refresh))
 		return stepFallback
 	}
-	if s.asked != asked {
+	if s.topAt.Equal(now) { // once a refresh period: the top LID read again, the answers kept as long
 		f.countRefresh(nil)
 		logged.observe(f.logger, i, now, nil)
 	}
@@ -308,7 +309,7 @@ func (f *Fleet) countRefresh(err error) {
 }
 
 var (
-	dRefreshes  = prometheus.NewDesc("ibtracer_discover_refreshes_total", "Refreshes of the discovered destinations from the SA, by result (ok, error: the previous set is kept).", []string{"result"}, nil)
+	dRefreshes  = prometheus.NewDesc("ibtracer_discover_refreshes_total", "Refreshes of the discovered destinations, by result (ok, error: the previous set is kept): the SA's table read, or, sampling by LID, the top LID read again.", []string{"result"}, nil)
 	dCutShort   = prometheus.NewDesc("ibtracer_discover_tables_cut_short_total", "Refreshes whose SA NodeRecord table came back cut short, so that the ports were listed one LID at a time (a Get per LID).", nil, nil)
 	dDiscovered = prometheus.NewDesc("ibtracer_discovered_destinations", "Destinations a discover selector currently gives (after sampling), by its index in the configuration.", []string{"selector"}, nil)
 )

@@ -60,18 +60,27 @@ func (s saInventory) Top(ctx context.Context) (uint16, error) {
 
 // PortAt asks the port at lid itself, by LID-routed SMPs: its NodeInfo
 // (type, GUIDs, port number), for a CA port its PortInfo (whether lid is
-// its base LID) and its node's NodeDescription. No SA query: OpenSM
-// answers a NodeRecord Get by LID by walking every node (3.3 ms of its
-// CPU each at 10,000 nodes, docs/architecture.md, "Load on the subnet
-// manager"), while an SMP to a LID is forwarded by the switches on VL15
-// and answered by the port's own SMA. A LID nobody answers (no port has
-// it: the switches drop the SMP) is ok false.
+// its base LID) and its node's NodeDescription. OpenSM answers a
+// NodeRecord Get by LID by walking every node (3.3 ms of its CPU each at
+// 10,000 nodes, docs/architecture.md, "Load on the subnet manager"),
+// while an SMP to a LID is forwarded by the switches on VL15 and answered
+// by the port's own SMA. An SMP that gets no answer proves nothing: no
+// port has the LID, or the way to it is broken (a dead or lossy link), or
+// the port does not answer SMPs from here (M_Key, an SMP firewall). Then
+// the SA is asked for the LID's NodeRecord, so that a port behind a
+// broken link is still sampled, and its trace says what is broken.
 func (s saInventory) PortAt(ctx context.Context, lid uint16) (InventoryPort, bool, error) {
+	p, ok, err := s.portBySMP(ctx, lid)
+	if errors.Is(err, ibmad.ErrTimeout) {
+		return s.portBySA(ctx, lid)
+	}
+	return p, ok, err
+}
+
+// portBySMP is PortAt by LID-routed SMPs only.
+func (s saInventory) portBySMP(ctx context.Context, lid uint16) (InventoryPort, bool, error) {
 	var ni ibmad.NodeInfo
 	if err := s.lidGet(ctx, lid, ibmad.AttrNodeInfo, 0, &ni); err != nil {
-		if errors.Is(err, ibmad.ErrTimeout) {
-			return InventoryPort{}, false, nil
-		}
 		return InventoryPort{}, false, err
 	}
 	ip := InventoryPort{NodeGUID: uint64(ni.NodeGUID), PortGUID: uint64(ni.PortGUID), LID: lid, Port: ni.LocalPortNum, NodeType: ni.NodeType}
@@ -83,12 +92,40 @@ func (s saInventory) PortAt(ctx context.Context, lid uint16) (InventoryPort, boo
 	if err := s.lidGet(ctx, lid, ibmad.AttrPortInfo, uint32(ni.LocalPortNum), &pi); err != nil {
 		return InventoryPort{}, false, err
 	}
-	ip.LID = pi.LID // not lid: lid is another of the port's LMC LIDs
+	if ip.LID = pi.LID; ip.LID != lid {
+		return ip, true, nil // another of the port's LMC LIDs: not a destination, no name needed
+	}
 	var nd ibmad.NodeDescription
 	if err := s.lidGet(ctx, lid, ibmad.AttrNodeDescription, 0, &nd); err != nil {
 		return InventoryPort{}, false, err
 	}
 	ip.NodeDesc = nd.String()
+	return ip, true, nil
+}
+
+// portBySA is PortAt by the LID's NodeRecord: ok false when the SA has
+// none (no port has the LID).
+func (s saInventory) portBySA(ctx context.Context, lid uint16) (InventoryPort, bool, error) {
+	p, err := s.e.Port()
+	if err != nil {
+		return InventoryPort{}, false, err
+	}
+	if p.SMLID == 0 {
+		return InventoryPort{}, false, errors.New("SA: the local port knows no SM (SMLID 0)")
+	}
+	r, err := sa.NodeRecordOf(ctx, s.e, sa.Address(p), lid)
+	if sa.IsNoRecords(err) {
+		return InventoryPort{}, false, nil
+	}
+	if err != nil {
+		return InventoryPort{}, false, err
+	}
+	ni := r.NodeInfo
+	ip := InventoryPort{NodeGUID: uint64(ni.NodeGUID), PortGUID: uint64(ni.PortGUID), LID: r.LID, Port: ni.LocalPortNum,
+		NodeType: ni.NodeType, NodeDesc: r.NodeDescription.String()}
+	if ni.NodeType == ibmad.NodeTypeSwitch {
+		ip.Port = 0
+	}
 	return ip, true, nil
 }
 

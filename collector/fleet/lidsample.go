@@ -90,6 +90,7 @@ func (s *lidSampler) pass(ctx context.Context, inv LIDInventory, sel *config.Sel
 		s.seen = map[uint16]lidAnswer{}
 	}
 	var out []InventoryPort
+	when := map[uint64]time.Time{} // when the answer taken for each port was read
 	asks := 0
 	for _, lid := range lidOrder(s.top, seed, i, now, time.Duration(sel.Rotate)) {
 		if len(out) == sel.Sample {
@@ -103,15 +104,27 @@ func (s *lidSampler) pass(ctx context.Context, inv LIDInventory, sel *config.Sel
 			asks++
 			s.asked++
 			p, found, err := inv.PortAt(ctx, lid)
+			if err != nil && ctx.Err() != nil {
+				break // the pass's time is up (refreshTimeout): the rest at the next
+			}
 			if err != nil {
 				return nil, err
 			}
 			a = lidAnswer{port: p, at: now, ca: found && p.NodeType == ibmad.NodeTypeCA && p.Port != 0 && p.LID == lid}
 			s.seen[lid] = a
 		}
-		if a.ca && (self == 0 || a.port.PortGUID != self) {
-			out = append(out, a.port)
+		if !a.ca || (self != 0 && a.port.PortGUID == self) {
+			continue
 		}
+		// A port seen at two LIDs (its LID changed since an answer was
+		// kept) is taken once, at the LID of the newer answer.
+		if k := slices.IndexFunc(out, func(p InventoryPort) bool { return p.PortGUID == a.port.PortGUID }); k >= 0 {
+			if a.at.After(when[a.port.PortGUID]) {
+				out[k], when[a.port.PortGUID] = a.port, a.at
+			}
+			continue
+		}
+		out, when[a.port.PortGUID] = append(out, a.port), a.at
 	}
 	slices.SortFunc(out, func(a, b InventoryPort) int {
 		if a.PortGUID != b.PortGUID {
