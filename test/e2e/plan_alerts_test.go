@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -263,6 +265,57 @@ func checkAsPlanned(t *testing.T, promAddr string) {
 	}
 	n, _ := promtest.Query(promAddr, `ibtracer_plan_links{status="planned"} > 0`)
 	t.Logf("as planned, %v: no %s, no link_plan_status series; %d exporters judge their links planned", time.Since(start).Round(time.Second), planAlert, n)
+	checkNotSeenBound(t, promAddr)
+}
+
+// checkNotSeenBound: the fleet's bound on the planned links no exporter
+// crosses (docs/runbook.md, IBTracerLinkNotAsPlanned, "Not seen"):
+// min(ibtracer_plan_links_not_crossed). The plan has the SM host's cable
+// (ibnetdiscover saw it), which no exporter traces, so the bound is at
+// least 1; each exporter here traces the 15 other hosts, over both
+// spines of every leaf, and crosses every other planned link: the bound
+// is 1.
+func checkNotSeenBound(t *testing.T, promAddr string) {
+	t.Helper()
+	per := queryValues(t, promAddr, `ibtracer_plan_links_not_crossed`)
+	bound := queryValues(t, promAddr, `min(ibtracer_plan_links_not_crossed)`)
+	planned := queryValues(t, promAddr, `ibtracer_plan_links{status="planned"}`)
+	t.Logf("planned links crossed by each exporter: %v; not crossed: %v; the fleet's bound on the links none crosses: %v", planned, per, bound)
+	if len(per) != len(planExporterHosts) || len(bound) != 1 || bound[""] != 1 {
+		t.Errorf("not seen: per exporter %v, min %v: want one value per exporter and a min of 1 (the SM host's cable)", per, bound)
+	}
+}
+
+// queryValues runs the instant query expr and returns its samples by
+// instance ("" for a series without one).
+func queryValues(t *testing.T, promAddr, expr string) map[string]float64 {
+	t.Helper()
+	resp, err := http.Get("http://" + promAddr + "/api/v1/query?query=" + url.QueryEscape(expr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var r struct {
+		Data struct {
+			Result []struct {
+				Metric map[string]string `json:"metric"`
+				Value  [2]any            `json:"value"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+		t.Fatalf("%s: %v", expr, err)
+	}
+	out := map[string]float64{}
+	for _, s := range r.Data.Result {
+		v, _ := s.Value[1].(string)
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			t.Fatalf("%s: value %v: %v", expr, s.Value[1], err)
+		}
+		out[s.Metric["instance"]] = f
+	}
+	return out
 }
 
 // swapWants is where the plan cables each end of L1's two spine cables
