@@ -289,6 +289,10 @@ func TestPortIsAtMostPortFreshOld(t *testing.T) {
 	tr.lid.Store(7)
 	e := ibmad.NewEngine(tr, ibmad.Options{PortRefresh: time.Hour})
 	t.Cleanup(func() { e.Close() })
+	// The background refresh reads once at start (then hourly): let it.
+	for deadline := time.Now().Add(10 * time.Second); tr.reads.Load() < 1 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
 	if p, err := e.Port(); err != nil || p.LID != 7 {
 		t.Fatalf("first: %+v %v", p, err)
 	}
