@@ -69,10 +69,11 @@ func flapTest() string {
 	// Everybody has: still one alert.
 	firing("12m", flapSources*flapDestinations, flapSources)
 	firing("16m", flapSources*flapDestinations, flapSources)
-	// No change since 15m: the expression is empty from 25m on, and
-	// keep_firing_for holds the alert to 45m with the annotations of its
-	// last evaluation (24m: only the odd sources' changes at 15m were
-	// still in the 10-minute window).
+	// No change since 15m: the recorded counts are empty from 25m on,
+	// and the alert holds them to 45m (last_over_time over 20 minutes,
+	// once firing), with the annotations of their last values (24m:
+	// only the odd sources' changes at 15m were still in the 10-minute
+	// window).
 	firing("30m", flapSources/2*flapDestinations, flapSources/2)
 	b.WriteString("  - eval_time: 50m\n    alertname: IBTracerPathChanged\n    exp_alerts: []\n")
 	b.WriteString(flapEnd)
