@@ -108,7 +108,7 @@ func TestFlapTestUpToDate(t *testing.T) {
 // TestPromtool: promtool checks the rules and runs their unit tests.
 func TestPromtool(t *testing.T) {
 	promtool := promtest.RequireTool(t, "promtool", "prometheus")
-	for _, args := range [][]string{{"check", "rules", rulesFile}, {"test", "rules", testFile}} {
+	for _, args := range [][]string{{"check", "rules", shardRulesFile, rulesFile}, {"test", "rules", testFile}} {
 		out, err := exec.Command(promtool, args...).CombinedOutput()
 		if err != nil || !strings.Contains(string(out), "SUCCESS") {
 			t.Fatalf("promtool %s: %v\n%s", strings.Join(args, " "), err, out)
@@ -134,7 +134,8 @@ func readYAML(t *testing.T, file string, v any) {
 }
 
 // TestRulesHouseRules: every alert links its runbook section
-// (docs/runbook.md#<alert name in lower case>), names no job, and has
+// (docs/runbook.md#<alert name in lower case>), no rule of either layer
+// names a job, and every alert has
 // promtool tests in which it fires and in which it does not.
 func TestRulesHouseRules(t *testing.T) {
 	var rules struct {
@@ -148,6 +149,22 @@ func TestRulesHouseRules(t *testing.T) {
 		} `yaml:"groups"`
 	}
 	readYAML(t, rulesFile, &rules)
+	var shard struct {
+		Groups []struct {
+			Rules []struct {
+				Record string `yaml:"record"`
+				Expr   string `yaml:"expr"`
+			} `yaml:"rules"`
+		} `yaml:"groups"`
+	}
+	readYAML(t, shardRulesFile, &shard)
+	for _, g := range shard.Groups {
+		for _, r := range g.Rules {
+			if jobMatcher.MatchString(r.Expr) {
+				t.Errorf("%s: the expression names a job: %s", r.Record, r.Expr)
+			}
+		}
+	}
 	var tests struct {
 		Tests []struct {
 			AlertRuleTest []struct {

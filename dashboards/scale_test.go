@@ -371,12 +371,16 @@ func TestDashboardAtFleetScale(t *testing.T) {
 	os.Remove(om)
 	t.Logf("backfilled in %v", time.Since(t0).Round(time.Millisecond))
 
+	shardRules, err := filepath.Abs(shardRulesFile)
+	if err != nil {
+		t.Fatal(err)
+	}
 	rules, err := filepath.Abs(rulesFile)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := filepath.Join(dir, "prometheus.yml")
-	_ = os.WriteFile(cfg, []byte("global:\n  evaluation_interval: 30s\nrule_files: ["+rules+"]\n"), 0o644)
+	_ = os.WriteFile(cfg, []byte("global:\n  evaluation_interval: 30s\nrule_files: ["+shardRules+", "+rules+"]\n"), 0o644)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -59,6 +59,27 @@ func TestScaleRules(t *testing.T) {
 	}
 }
 
+// shippedRuleFiles are the shipped rule files, the shard layer first
+// (docs/metrics.md, "Where the rules run").
+var shippedRuleFiles = []string{"ibtracer.shard.rules.yml", "ibtracer.rules.yml"}
+
+// writeShippedRules writes the shipped rule files, each changed by edit,
+// into dir and returns their names as a rule_files list for a
+// Prometheus that runs in dir: one Prometheus evaluates both layers.
+func writeShippedRules(t *testing.T, dir string, edit func([]byte) []byte) string {
+	t.Helper()
+	for _, f := range shippedRuleFiles {
+		b, err := os.ReadFile(filepath.Join(root, "dashboards", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), edit(b), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return strings.Join(shippedRuleFiles, ", ")
+}
+
 // promAlert is one alert of Prometheus's /api/v1/alerts.
 type promAlert struct {
 	Labels      map[string]string `json:"labels"`
@@ -245,15 +266,15 @@ func startFleetExporters(t *testing.T, fab *ibsimtest.Fabric, lifetime time.Dura
 func startFleetPrometheus(t *testing.T, prom string, lifetime time.Duration, targets []string) string {
 	t.Helper()
 	dir := t.TempDir()
-	rulesFile := filepath.Join(root, "dashboards/ibtracer.rules.yml")
+	ruleFiles := writeShippedRules(t, dir, func(b []byte) []byte { return scaleRules(t, b, fleetScale) })
 	if f := os.Getenv("IBTRACER_FLEET_RULES"); f != "" {
-		rulesFile = f
+		rules, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = os.WriteFile(filepath.Join(dir, "rules.yml"), scaleRules(t, rules, fleetScale), 0o644)
+		ruleFiles = "rules.yml"
 	}
-	rules, err := os.ReadFile(rulesFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = os.WriteFile(filepath.Join(dir, "rules.yml"), scaleRules(t, rules, fleetScale), 0o644)
 	// The site's latency threshold (the rules file's override, its
 	// documented setting): ibsim's MADs take milliseconds under this load,
 	// which no fabric fault explains.
@@ -267,12 +288,12 @@ func startFleetPrometheus(t *testing.T, prom string, lifetime time.Duration, tar
 	promCfg := fmt.Sprintf(`global:
   scrape_interval: 1s
   evaluation_interval: 1s
-rule_files: [rules.yml, site.yml]
+rule_files: [%s, site.yml]
 scrape_configs:
   - job_name: ibtracer
     static_configs:
       - targets: [%s]
-`, strings.Join(targets, ", "))
+`, ruleFiles, strings.Join(targets, ", "))
 	_ = os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(promCfg), 0o644)
 	startDaemonFor(t, lifetime, dir, prom, "--config.file=prometheus.yml", "--storage.tsdb.path="+filepath.Join(dir, "tsdb"),
 		"--web.listen-address="+promAddr)
