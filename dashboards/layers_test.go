@@ -1,6 +1,7 @@
 package dashboards
 
 import (
+	"encoding/json"
 	"regexp"
 	"sort"
 	"strings"
@@ -54,13 +55,56 @@ func seriesNames(expr string) []string {
 	return names
 }
 
+// fleetRow is the dashboard's row about the whole fleet: its panels read
+// only what the global layer has, so that it works against it too.
+const fleetRow = "What is broken now"
+
+type panelQuery struct{ panel, expr string }
+
+// fleetRowQueries are the queries of the panels of fleetRow (the panels
+// after the row, up to the next row).
+func fleetRowQueries(t *testing.T) []panelQuery {
+	t.Helper()
+	var d struct {
+		Panels []struct {
+			Type    string `json:"type"`
+			Title   string `json:"title"`
+			Targets []struct {
+				Expr string `json:"expr"`
+			} `json:"targets"`
+		} `json:"panels"`
+	}
+	if err := json.Unmarshal(readDashboard(t), &d); err != nil {
+		t.Fatal(err)
+	}
+	var out []panelQuery
+	in := false
+	for _, p := range d.Panels {
+		if p.Type == "row" {
+			in = p.Title == fleetRow
+			continue
+		}
+		for _, q := range p.Targets {
+			if in {
+				out = append(out, panelQuery{p.Title, q.Expr})
+			}
+		}
+	}
+	if len(out) == 0 {
+		t.Fatalf("%s: no queries in row %q", dashboardFile, fleetRow)
+	}
+	return out
+}
+
 // TestRulesLayers: the shard file records only (sums, counts and maxima
 // by bounded labels, named shard:ibtracer_... unless only the shard file
 // reads them), and the global file, in its expressions and in its
 // annotations' queries alike, reads no exporter series and no up: only
 // what the shard file records under shard:ibtracer_..., its own records
-// and ALERTS. So the global file works on a layer that sees nothing but
-// the shards' recorded series.
+// and ALERTS; so do the dashboard's fleet row's queries. So the global
+// file and the fleet row work on a layer that sees nothing but the
+// shards' recorded series, and every shard series is read by one of
+// them.
 func TestRulesLayers(t *testing.T) {
 	var shard, global ruleFile
 	readYAML(t, shardRulesFile, &shard)
@@ -85,6 +129,17 @@ func TestRulesLayers(t *testing.T) {
 		}
 	}
 	used := map[string]bool{}
+	for _, q := range fleetRowQueries(t) {
+		for _, n := range seriesNames(q.expr) {
+			switch {
+			case strings.HasPrefix(n, "shard:") && shardRecords[n]:
+				used[n] = true
+			case globalRecords[n]:
+			default:
+				t.Errorf("%s: panel %q of row %q reads %s, which the global layer does not have", dashboardFile, q.panel, fleetRow, n)
+			}
+		}
+	}
 	for _, g := range global.Groups {
 		for _, r := range g.Rules {
 			name := r.Alert + r.Record
