@@ -183,9 +183,34 @@ func (ps fleetPhases) report(t *testing.T) {
 	t.Helper()
 	for _, p := range ps {
 		p.report(t)
-		n, err := promtest.Query(p.addr, `{__name__=~"shard:ibtracer_.*"}`)
-		t.Logf("%s: %d shard:ibtracer_* series (%v)", p.name, n, err)
+		t.Logf("%s: shard:ibtracer_* series %s", p.name, seriesByName(t, p.addr, `{__name__=~"shard:ibtracer_.*"}`))
 	}
+}
+
+// seriesByName returns how many series the query sel gives on the
+// Prometheus at addr, in all and by name.
+func seriesByName(t *testing.T, addr, sel string) string {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/api/v1/query?query=" + url.QueryEscape(sel))
+	if err != nil {
+		return err.Error()
+	}
+	defer resp.Body.Close()
+	var r struct {
+		Data struct {
+			Result []struct {
+				Metric map[string]string `json:"metric"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+		return err.Error()
+	}
+	by := map[string]int{}
+	for _, s := range r.Data.Result {
+		by[s.Metric["__name__"]]++
+	}
+	return fmt.Sprintf("%d: %v", len(r.Data.Result), by)
 }
 
 // agree: every view saw the same alerts fire, by name and count (the
