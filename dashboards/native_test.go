@@ -84,9 +84,13 @@ func TestHistogramQueriesNativeAndClassic(t *testing.T) {
 	t.Cleanup(target.Close)
 	targetAddr := strings.TrimPrefix(target.URL, "http://")
 
-	rules, err := filepath.Abs(rulesFile)
-	if err != nil {
-		t.Fatal(err)
+	var rules []string
+	for _, f := range []string{shardRulesFile, rulesFile} {
+		abs, err := filepath.Abs(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rules = append(rules, fmt.Sprintf("%q", abs))
 	}
 	for _, mode := range []struct {
 		name  string
@@ -98,7 +102,7 @@ func TestHistogramQueriesNativeAndClassic(t *testing.T) {
 		{"native", []string{"--enable-feature=native-histograms"}, `ibtracer_latency_seconds_bucket`},
 	} {
 		t.Run(mode.name, func(t *testing.T) {
-			addr := startPrometheus(t, prom, targetAddr, rules, mode.flags...)
+			addr := startPrometheus(t, prom, targetAddr, strings.Join(rules, ", "), mode.flags...)
 			vars := strings.NewReplacer("$job", ".*", "$instance", ".*", "$destination", ".*", "$switch", ".*", "$guid", ".*", "$__rate_interval", "30s", "$__range", "5m")
 			// Wait for IBTracerLatencyHigh to be pending: its expression
 			// holds once the values of 20 traces are in, above the
@@ -155,8 +159,9 @@ func ruleExpr(t *testing.T, alert string) string {
 }
 
 // startPrometheus runs Prometheus in its own directory on a free loopback
-// port, scraping target every 500ms with the rules file, until the test
-// ends; it returns its address once ready.
+// port, scraping target every 500ms with the rule files (rules: their
+// names quoted, comma-separated), until the test ends; it returns its
+// address once ready.
 func startPrometheus(t *testing.T, bin, target, rules string, flags ...string) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -166,7 +171,7 @@ func startPrometheus(t *testing.T, bin, target, rules string, flags ...string) s
 	}
 	addr := l.Addr().String()
 	l.Close()
-	cfg := fmt.Sprintf("global:\n  scrape_interval: 500ms\n  evaluation_interval: 500ms\nrule_files: [%q]\nscrape_configs:\n  - job_name: ibtracer\n    static_configs:\n      - targets: [%q]\n", rules, target)
+	cfg := fmt.Sprintf("global:\n  scrape_interval: 500ms\n  evaluation_interval: 500ms\nrule_files: [%s]\nscrape_configs:\n  - job_name: ibtracer\n    static_configs:\n      - targets: [%q]\n", rules, target)
 	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -69,10 +69,11 @@ func flapTest() string {
 	// Everybody has: still one alert.
 	firing("12m", flapSources*flapDestinations, flapSources)
 	firing("16m", flapSources*flapDestinations, flapSources)
-	// No change since 15m: the expression is empty from 25m on, and
-	// keep_firing_for holds the alert to 45m with the annotations of its
-	// last evaluation (24m: only the odd sources' changes at 15m were
-	// still in the 10-minute window).
+	// No change since 15m: the recorded counts are empty from 25m on,
+	// and the alert holds them to 45m (last_over_time over 20 minutes,
+	// once firing), with the annotations of their last values (24m:
+	// only the odd sources' changes at 15m were still in the 10-minute
+	// window).
 	firing("30m", flapSources/2*flapDestinations, flapSources/2)
 	b.WriteString("  - eval_time: 50m\n    alertname: IBTracerPathChanged\n    exp_alerts: []\n")
 	b.WriteString(flapEnd)
@@ -107,7 +108,7 @@ func TestFlapTestUpToDate(t *testing.T) {
 // TestPromtool: promtool checks the rules and runs their unit tests.
 func TestPromtool(t *testing.T) {
 	promtool := promtest.RequireTool(t, "promtool", "prometheus")
-	for _, args := range [][]string{{"check", "rules", rulesFile}, {"test", "rules", testFile}} {
+	for _, args := range [][]string{{"check", "rules", shardRulesFile, rulesFile}, {"test", "rules", testFile}} {
 		out, err := exec.Command(promtool, args...).CombinedOutput()
 		if err != nil || !strings.Contains(string(out), "SUCCESS") {
 			t.Fatalf("promtool %s: %v\n%s", strings.Join(args, " "), err, out)
@@ -133,7 +134,8 @@ func readYAML(t *testing.T, file string, v any) {
 }
 
 // TestRulesHouseRules: every alert links its runbook section
-// (docs/runbook.md#<alert name in lower case>), names no job, and has
+// (docs/runbook.md#<alert name in lower case>), no rule of either layer
+// names a job, and every alert has
 // promtool tests in which it fires and in which it does not.
 func TestRulesHouseRules(t *testing.T) {
 	var rules struct {
@@ -147,6 +149,22 @@ func TestRulesHouseRules(t *testing.T) {
 		} `yaml:"groups"`
 	}
 	readYAML(t, rulesFile, &rules)
+	var shard struct {
+		Groups []struct {
+			Rules []struct {
+				Record string `yaml:"record"`
+				Expr   string `yaml:"expr"`
+			} `yaml:"rules"`
+		} `yaml:"groups"`
+	}
+	readYAML(t, shardRulesFile, &shard)
+	for _, g := range shard.Groups {
+		for _, r := range g.Rules {
+			if jobMatcher.MatchString(r.Expr) {
+				t.Errorf("%s: the expression names a job: %s", r.Record, r.Expr)
+			}
+		}
+	}
 	var tests struct {
 		Tests []struct {
 			AlertRuleTest []struct {

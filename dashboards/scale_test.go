@@ -371,12 +371,16 @@ func TestDashboardAtFleetScale(t *testing.T) {
 	os.Remove(om)
 	t.Logf("backfilled in %v", time.Since(t0).Round(time.Millisecond))
 
+	shardRules, err := filepath.Abs(shardRulesFile)
+	if err != nil {
+		t.Fatal(err)
+	}
 	rules, err := filepath.Abs(rulesFile)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := filepath.Join(dir, "prometheus.yml")
-	_ = os.WriteFile(cfg, []byte("global:\n  evaluation_interval: 30s\nrule_files: ["+rules+"]\n"), 0o644)
+	_ = os.WriteFile(cfg, []byte("global:\n  evaluation_interval: 30s\nrule_files: ["+shardRules+", "+rules+"]\n"), 0o644)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -420,7 +424,8 @@ func TestDashboardAtFleetScale(t *testing.T) {
 
 	vars := strings.NewReplacer("$job", ".*", "$instance", ".*", "$destination", ".*", "$switch", ".*", "$guid", ".*",
 		"$__rate_interval", "10m", "$__range", "10m")
-	metricRe := regexp.MustCompile(`\b(ibtracer_[a-z_]+)\b`)
+	// An exporter series, not a recorded one (shard:ibtracer_...:...).
+	metricRe := regexp.MustCompile(`(?:^|[^:\w])(ibtracer_[a-z_]+)\b`)
 	type result struct {
 		panel  string
 		series int
@@ -456,7 +461,8 @@ func TestDashboardAtFleetScale(t *testing.T) {
 			if drill[title(p)] {
 				expr = narrow.Replace(q.(*prometheus.Dataquery).Expr)
 			}
-			for _, m := range metricRe.FindAllString(expr, -1) {
+			for _, sm := range metricRe.FindAllStringSubmatch(expr, -1) {
+				m := sm[1]
 				// A histogram's native form has no _bucket series; the
 				// classic one the fleet writes stands for it.
 				if c, err := queryCount(addr, fmt.Sprintf("count(%s) or count(%s_bucket)", m, m)); err != nil {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make demo-alerts: the exporter on the built-in simulated fabric with
 # make run's faults, a Prometheus (Debian's prometheus) scraping it with
-# the shipped rules (dashboards/ibtracer.rules.yml) and an Alertmanager
+# the shipped rules (dashboards/ibtracer.shard.rules.yml and
+# ibtracer.rules.yml) and an Alertmanager
 # (Debian's prometheus-alertmanager) with the shipped example
 # (dashboards/alertmanager.example.yml). Watch the alerts fire and
 # resolve in Prometheus's and Alertmanager's web pages. Everything
@@ -31,12 +32,13 @@ cleanup() {
 trap cleanup EXIT INT TERM
 
 (cd "$root" && CGO_ENABLED=0 go build -o "$dir/ibtracer_exporter" .)
+cp "$root/dashboards/ibtracer.shard.rules.yml" "$dir/shard.rules.yml"
 cp "$root/dashboards/ibtracer.rules.yml" "$dir/rules.yml"
 cat >"$dir/prometheus.yml" <<EOC
 global:
   scrape_interval: 5s
   evaluation_interval: 5s
-rule_files: [rules.yml]
+rule_files: [shard.rules.yml, rules.yml]
 alerting:
   alertmanagers:
     - static_configs:

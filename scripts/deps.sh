@@ -9,6 +9,7 @@
 #   opensm, infiniband-diags           the SM and the stock diagnostics (oracles)
 #   ibutils                            ibdiagpath (its behaviour under ibsim is pinned by a test)
 #   prometheus, prometheus-alertmanager  promtool, and the real Prometheus and Alertmanager
+#   victoria-metrics                   vmalert (1.79): every rule file loads in it (-dryRun); victoria-metrics, vmagent
 #   systemd                            systemd-analyze verify of the shipped unit
 #   groff-base                         groff -ww checks the man pages made from docs/cli.md and docs/exporter.md
 #   rpm, debootstrap                   the packages' checks: rpm -qp, and a Debian root to install the .deb in;
@@ -19,7 +20,7 @@
 #                                      rdma (iproute2) in their initramfs
 set -euo pipefail
 pkgs=(make gcc libc6-dev linux-libc-dev pkg-config libibmad-dev libibumad-dev libopensm-dev
-	ibsim-utils libumad2sim0 opensm infiniband-diags ibutils prometheus prometheus-alertmanager systemd groff-base
+	ibsim-utils libumad2sim0 opensm infiniband-diags ibutils prometheus prometheus-alertmanager victoria-metrics systemd groff-base
 	rpm debootstrap chromium fonts-dejavu-core qemu-system-x86 busybox-static cpio iproute2 xz-utils zstd)
 missing=()
 if [ "${1:-}" = "--always" ]; then

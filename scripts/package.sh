@@ -53,7 +53,7 @@ for arch in "$@"; do
 	cp "$stage/$arch/ibtracer_exporter" "$stage/$arch/ibtracer" "$tree/"
 	cp LICENSE config.example.yml examples/systemd/ibtracer_exporter.service \
 		examples/systemd/ibtracer_exporter.default packaging/91-ibtracer-umad.rules \
-		dashboards/ibtracer.rules.yml dashboards/ibtracer.json "$tree/"
+		dashboards/ibtracer.shard.rules.yml dashboards/ibtracer.rules.yml dashboards/ibtracer.json "$tree/"
 	cp packaging/ibtracer.yml "$tree/ibtracer.yml"
 	cp packaging/ibtracer_exporter.sysusers "$tree/ibtracer_exporter.sysusers.conf"
 	tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$SOURCE_DATE_EPOCH" \

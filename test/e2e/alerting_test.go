@@ -100,15 +100,11 @@ receivers:
 	_ = os.WriteFile(filepath.Join(dir, "alertmanager.yml"), []byte(amCfg), 0o644)
 	startDaemon(t, dir, am, "--config.file=alertmanager.yml", "--storage.path="+filepath.Join(dir, "am"),
 		"--web.listen-address="+amAddr, "--cluster.listen-address=")
-	rules, err := os.ReadFile(filepath.Join(root, "dashboards/ibtracer.rules.yml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = os.WriteFile(filepath.Join(dir, "rules.yml"), forRe.ReplaceAll(rules, []byte("${1}for: 0s")), 0o644)
+	ruleFiles := writeShippedRules(t, dir, func(b []byte) []byte { return forRe.ReplaceAll(b, []byte("${1}for: 0s")) })
 	promCfg := fmt.Sprintf(`global:
   scrape_interval: 1s
   evaluation_interval: 1s
-rule_files: [rules.yml]
+rule_files: [%s]
 alerting:
   alertmanagers:
     - static_configs:
@@ -117,12 +113,13 @@ scrape_configs:
   - job_name: ibtracer
     static_configs:
       - targets: ["%s"]
-`, amAddr, exp.addr)
+`, ruleFiles, amAddr, exp.addr)
 	_ = os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(promCfg), 0o644)
 	startDaemon(t, dir, prom, "--config.file=prometheus.yml", "--storage.tsdb.path="+filepath.Join(dir, "tsdb"),
 		"--web.listen-address="+promAddr)
 
 	// Prometheus has scraped a few times.
+	var err error
 	if !poll(30*time.Second, 200*time.Millisecond, func() bool {
 		var n int
 		n, err = promtest.Query(promAddr, `count_over_time(ibtracer_path_hops{dest="far"}[1m]) >= 5`)
@@ -214,7 +211,7 @@ scrape_configs:
 func TestAlertRules(t *testing.T) {
 	skipShort(t)
 	promtool := promtest.RequireTool(t, "promtool", "prometheus")
-	for _, args := range [][]string{{"check", "rules", filepath.Join(root, "dashboards/ibtracer.rules.yml")}, {"test", "rules", filepath.Join(root, "dashboards/ibtracer.rules.test.yml")}} {
+	for _, args := range [][]string{{"check", "rules", filepath.Join(root, "dashboards/ibtracer.shard.rules.yml"), filepath.Join(root, "dashboards/ibtracer.rules.yml")}, {"test", "rules", filepath.Join(root, "dashboards/ibtracer.rules.test.yml")}} {
 		out, err := exec.Command(promtool, args...).CombinedOutput()
 		if err != nil || !strings.Contains(string(out), "SUCCESS") {
 			t.Fatalf("promtool %s: %v\n%s", strings.Join(args, " "), err, out)

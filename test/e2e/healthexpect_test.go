@@ -88,17 +88,14 @@ func TestHealthyIbsimFabricHasNoDegradedLink(t *testing.T) {
 
 	dir := t.TempDir()
 	promAddr := freePort(t)
-	rules, err := os.ReadFile(filepath.Join(root, "dashboards/ibtracer.rules.yml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = os.WriteFile(filepath.Join(dir, "rules.yml"), forRe.ReplaceAll(rules, []byte("${1}for: 0s")), 0o644)
-	promCfg := fmt.Sprintf("global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nrule_files: [rules.yml]\n"+
-		"scrape_configs:\n  - job_name: ibtracer\n    static_configs:\n      - targets: [%s]\n", strings.Join(targets, ", "))
+	ruleFiles := writeShippedRules(t, dir, func(b []byte) []byte { return forRe.ReplaceAll(b, []byte("${1}for: 0s")) })
+	promCfg := fmt.Sprintf("global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nrule_files: [%s]\n"+
+		"scrape_configs:\n  - job_name: ibtracer\n    static_configs:\n      - targets: [%s]\n", ruleFiles, strings.Join(targets, ", "))
 	_ = os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(promCfg), 0o644)
 	startDaemon(t, dir, prom, "--config.file=prometheus.yml", "--storage.tsdb.path="+filepath.Join(dir, "tsdb"),
 		"--web.listen-address="+promAddr)
 	// Every exporter scraped several times, the rules evaluated after.
+	var err error
 	if !poll(60*time.Second, 200*time.Millisecond, func() bool {
 		var n int
 		n, err = promtest.Query(promAddr, `count by (instance) (count_over_time(ibtracer_link_status[1m]) >= 5)`)

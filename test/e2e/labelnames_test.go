@@ -180,11 +180,7 @@ func shippedLabelUses(t *testing.T) []shippedUse {
 		used, created := promqlLabels(v.Definition + "\n" + q.Query)
 		out = append(out, shippedUse{"variable " + v.Name, used, created})
 	}
-	rb, err := os.ReadFile(filepath.Join(root, "dashboards/ibtracer.rules.yml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rules struct {
+	type ruleFile struct {
 		Groups []struct {
 			Rules []struct {
 				Alert, Record, Expr string
@@ -192,8 +188,17 @@ func shippedLabelUses(t *testing.T) []shippedUse {
 			}
 		}
 	}
-	if err := yaml.Unmarshal(rb, &rules); err != nil {
-		t.Fatal(err)
+	var rules ruleFile
+	for _, f := range shippedRuleFiles {
+		rb, err := os.ReadFile(filepath.Join(root, "dashboards", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var file ruleFile
+		if err := yaml.Unmarshal(rb, &file); err != nil {
+			t.Fatal(err)
+		}
+		rules.Groups = append(rules.Groups, file.Groups...)
 	}
 	for _, g := range rules.Groups {
 		for _, r := range g.Rules {

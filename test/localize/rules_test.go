@@ -17,7 +17,7 @@ import (
 // recording rules and IBTracerLinkSuspected compute it in Prometheus.
 // checkRulesAgree proves the mirror on a trial: it writes every
 // exporter's evidence series of the trial's last interval into a promtool
-// unit test of dashboards/ibtracer.rules.yml that expects the Go
+// unit test of dashboards/ibtracer.shard.rules.yml and ibtracer.rules.yml that expects the Go
 // verdict's top suspect (topk(1, ibtracer:link_suspicion:score)) and the
 // links the alert fires for (ALERTS), and runs promtool.
 
@@ -35,9 +35,9 @@ func promValue(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 // series, constant for 5 minutes (the alert's for: is 2m), then what Go
 // expects at 4m.
 // top nil: no link has a score; the zero link: do not compare the top.
-func rulesTest(rules string, exps []exporterEvidence, top *localize.Link, alerted []localize.Link) string {
+func rulesTest(shardRules, rules string, exps []exporterEvidence, top *localize.Link, alerted []localize.Link) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "rule_files:\n- %s\nevaluation_interval: 1m\ntests:\n- interval: 1m\n  input_series:\n", rules)
+	fmt.Fprintf(&b, "rule_files:\n- %s\n- %s\ngroup_eval_order: [ibtracer-shard, ibtracer-shard-links, ibtracer, ibtracer-health, ibtracer-congestion, ibtracer-localize]\nevaluation_interval: 1m\ntests:\n- interval: 1m\n  input_series:\n", shardRules, rules)
 	for i, e := range exps {
 		inst := fmt.Sprintf(`instance="e%02d:9684",job="ibtracer"`, i)
 		fmt.Fprintf(&b, "  - series: 'ibtracer_evidence_bad_paths{%s}'\n    values: %dx5\n", inst, e.badPaths)
@@ -74,6 +74,10 @@ func checkRulesAgree(t *testing.T, st *fleetState, ev map[localize.Link]*fleetLi
 	if err != nil {
 		t.Fatal(err)
 	}
+	shardRules, err := filepath.Abs(filepath.Join("..", "..", "dashboards", "ibtracer.shard.rules.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	ranked := fleetVerdict.rank(ev)
 	var top *localize.Link
 	if len(ranked) > 0 {
@@ -85,7 +89,7 @@ func checkRulesAgree(t *testing.T, st *fleetState, ev map[localize.Link]*fleetLi
 	}
 	alerted := fleetVerdict.blamed(ev, ranked)
 	file := filepath.Join(t.TempDir(), "verdict.test.yml")
-	if err := os.WriteFile(file, []byte(rulesTest(rules, st.last, top, alerted)), 0o644); err != nil {
+	if err := os.WriteFile(file, []byte(rulesTest(shardRules, rules, st.last, top, alerted)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out, err := exec.Command(promtool, "test", "rules", file).CombinedOutput()

@@ -119,6 +119,7 @@ var common = []string{
 	"/usr/lib/sysusers.d/ibtracer_exporter.conf",
 	"/usr/lib/udev/rules.d/91-ibtracer-umad.rules",
 	"/etc/ibtracer_exporter/ibtracer.yml",
+	"/usr/share/ibtracer_exporter/ibtracer.shard.rules.yml",
 	"/usr/share/ibtracer_exporter/ibtracer.rules.yml",
 	"/usr/share/ibtracer_exporter/ibtracer.json",
 	"/usr/share/man/man1/ibtracer_exporter.1.gz",
@@ -398,7 +399,7 @@ func TestTarballs(t *testing.T) {
 		}
 		for _, f := range []string{"ibtracer_exporter", "ibtracer", "LICENSE", "config.example.yml", "ibtracer.yml",
 			"ibtracer_exporter.service", "ibtracer_exporter.default", "91-ibtracer-umad.rules",
-			"ibtracer.rules.yml", "ibtracer.json"} {
+			"ibtracer.shard.rules.yml", "ibtracer.rules.yml", "ibtracer.json"} {
 			if !have[name+"/"+f] {
 				t.Errorf("%s.tar.gz: no %s", name, f)
 			}
