@@ -19,9 +19,8 @@ import (
 // "--plan").
 func WriteIBNetDiscover(w io.Writer, links []Found) error {
 	type port struct {
-		far   FoundEnd
-		rate  string
-		width int
+		far  FoundEnd
+		rate string
 	}
 	type node struct {
 		end   FoundEnd
