@@ -24,9 +24,12 @@ const (
 )
 
 // sizingConfig is the packaged configuration (packaging/ibtracer.yml)
-// with health and evidence on, tracing every 5 s instead of 60 s so that
-// the sample's 8 destinations are traced within the test (the interval
-// adds or removes no series).
+// with health and evidence on, tracing every 5 s instead of 60 s and
+// asking for its sample again every 10 s instead of 30 min, so that the
+// sample's 8 destinations are traced within the test: the first draw
+// waits a part of the refresh period, at most 2 minutes, given by the
+// exporter's seed (docs/architecture.md, "Discovered destinations"). The
+// interval and the refresh add or remove no series.
 func sizingConfig(t *testing.T) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(root, "packaging", "ibtracer.yml"))
@@ -38,6 +41,10 @@ func sizingConfig(t *testing.T) string {
 		t.Fatalf("packaging/ibtracer.yml has no interval: 60s line")
 	}
 	cfg = strings.Replace(cfg, "\ninterval: 60s\n", "\ninterval: 5s\n", 1)
+	if !strings.Contains(cfg, "\n    refresh: 30m\n") {
+		t.Fatalf("packaging/ibtracer.yml has no refresh: 30m line")
+	}
+	cfg = strings.Replace(cfg, "\n    refresh: 30m\n", "\n    refresh: 10s\n", 1)
 	return cfg + "health: {enabled: true}\nevidence: {enabled: true}\n"
 }
 
@@ -75,6 +82,9 @@ func TestSeriesPerExporter(t *testing.T) {
 	fabric := []string{"--ib.transport=sim", "--sim.fattree=8,4,16"}
 	healthy := startExporterFor(t, lifetime, nil, nil, cfg, fabric...)
 	faulty := startExporterFor(t, lifetime, nil, nil, cfg, append(fabric, "--sim.faults")...)
+	for _, e := range []*exporterProc{healthy, faulty} {
+		e.waitFor(30*time.Second, "the exporter to answer", func(string) bool { return true })
+	}
 	var proms []string
 	for _, e := range []*exporterProc{healthy, faulty} {
 		dir := t.TempDir()
