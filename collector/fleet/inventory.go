@@ -120,13 +120,18 @@ func (s saInventory) portBySA(ctx context.Context, lid uint16) (InventoryPort, b
 	if err != nil {
 		return InventoryPort{}, false, err
 	}
+	return portOf(&r), true, nil
+}
+
+// portOf is the port a NodeRecord names (a switch: its port 0).
+func portOf(r *ibmad.NodeRecord) InventoryPort {
 	ni := r.NodeInfo
 	ip := InventoryPort{NodeGUID: uint64(ni.NodeGUID), PortGUID: uint64(ni.PortGUID), LID: r.LID, Port: ni.LocalPortNum,
 		NodeType: ni.NodeType, NodeDesc: r.NodeDescription.String()}
 	if ni.NodeType == ibmad.NodeTypeSwitch {
 		ip.Port = 0
 	}
-	return ip, true, nil
+	return ip
 }
 
 // lidGet sends a LID-routed SubnGet(attr, mod) to lid and decodes the
@@ -172,12 +177,7 @@ func (s saInventory) Ports(ctx context.Context) ([]InventoryPort, error) {
 	seen := map[[2]uint64]bool{}
 	out := make([]InventoryPort, 0, len(recs))
 	for _, r := range recs {
-		ni := r.NodeInfo
-		ip := InventoryPort{NodeGUID: uint64(ni.NodeGUID), PortGUID: uint64(ni.PortGUID), LID: r.LID, Port: ni.LocalPortNum,
-			NodeType: ni.NodeType, NodeDesc: r.NodeDescription.String()}
-		if ni.NodeType == ibmad.NodeTypeSwitch {
-			ip.Port = 0
-		}
+		ip := portOf(&r)
 		k := [2]uint64{ip.PortGUID, uint64(ip.Port)}
 		if seen[k] {
 			continue

@@ -300,6 +300,16 @@ var fleetExporterHosts = []string{"H0-0", "H0-2", "H1-0", "H1-2", "H2-0", "H2-2"
 // their addresses quoted, as Prometheus's targets.
 func startFleetExporters(t *testing.T, fab *ibsimtest.Fabric, lifetime time.Duration) (map[string]*exporterProc, []string) {
 	t.Helper()
+	return startMeshExporters(t, fab, lifetime, fleetExporterHosts, "interval: 2s\ntimeout: 300ms\nretries: 1\n"+
+		"health: {enabled: true, expect_width: 4x, expect_speed: SDR}\nevidence: {enabled: true}\n")
+}
+
+// startMeshExporters starts an exporter on each host of on, with the
+// configuration header followed by every other host of fattree-4x2x4.net
+// as a destination, waits for their first traces, and returns them by
+// host and their addresses quoted, as Prometheus's targets.
+func startMeshExporters(t *testing.T, fab *ibsimtest.Fabric, lifetime time.Duration, on []string, header string) (map[string]*exporterProc, []string) {
+	t.Helper()
 	lids := lidsOf(t, fab, "H0-0")
 	var hosts []string
 	for n := range lids {
@@ -313,10 +323,9 @@ func startFleetExporters(t *testing.T, fab *ibsimtest.Fabric, lifetime time.Dura
 	}
 	exps := map[string]*exporterProc{}
 	var targets []string
-	for _, h := range fleetExporterHosts {
+	for _, h := range on {
 		var b strings.Builder
-		b.WriteString("interval: 2s\ntimeout: 300ms\nretries: 1\n")
-		b.WriteString("health: {enabled: true, expect_width: 4x, expect_speed: SDR}\nevidence: {enabled: true}\ndestinations:\n")
+		b.WriteString(header + "destinations:\n")
 		for _, d := range hosts {
 			if d != h {
 				fmt.Fprintf(&b, "  - {name: %s, lid: %d}\n", d, lids[d])
@@ -327,7 +336,7 @@ func startFleetExporters(t *testing.T, fab *ibsimtest.Fabric, lifetime time.Dura
 		exps[h] = e
 		targets = append(targets, fmt.Sprintf("%q", e.addr))
 	}
-	for _, h := range fleetExporterHosts {
+	for _, h := range on {
 		var others []string
 		for _, d := range hosts {
 			if d != h {

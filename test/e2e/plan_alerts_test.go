@@ -81,41 +81,8 @@ func takePlan(t *testing.T, fab *ibsimtest.Fabric) string {
 // quoted, as Prometheus's targets.
 func startPlanExporters(t *testing.T, fab *ibsimtest.Fabric, lifetime time.Duration, planFile string) []string {
 	t.Helper()
-	lids := lidsOf(t, fab, "H0-0")
-	var hosts []string
-	for n := range lids {
-		if strings.HasPrefix(n, "H") {
-			hosts = append(hosts, n)
-		}
-	}
-	sort.Strings(hosts)
-	if len(hosts) != 16 {
-		t.Fatalf("%d hosts in fattree-4x2x4.net, want 16: %v", len(hosts), lids)
-	}
-	exps := map[string]*exporterProc{}
-	var targets []string
-	for _, h := range planExporterHosts {
-		var b strings.Builder
-		fmt.Fprintf(&b, "interval: 2s\ntimeout: 300ms\nretries: 1\nhealth: {enabled: true}\nplan: %q\ndestinations:\n", planFile)
-		for _, d := range hosts {
-			if d != h {
-				fmt.Fprintf(&b, "  - {name: %s, lid: %d}\n", d, lids[d])
-			}
-		}
-		e := startExporterFor(t, lifetime, nil, []string{"IBSIM_SOCKNAME=" + fab.SockName}, b.String(),
-			"--ib.transport=ibsim", "--ibsim.node="+h)
-		exps[h] = e
-		targets = append(targets, fmt.Sprintf("%q", e.addr))
-	}
-	for _, h := range planExporterHosts {
-		var others []string
-		for _, d := range hosts {
-			if d != h {
-				others = append(others, d)
-			}
-		}
-		exps[h].waitFor(90*time.Second, "first traces from "+h, allTraced(others...))
-	}
+	_, targets := startMeshExporters(t, fab, lifetime, planExporterHosts,
+		fmt.Sprintf("interval: 2s\ntimeout: 300ms\nretries: 1\nhealth: {enabled: true}\nplan: %q\n", planFile))
 	return targets
 }
 
