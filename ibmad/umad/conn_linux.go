@@ -44,6 +44,9 @@ type Transport struct {
 	wbufs sync.Pool
 	// openFn, when set, replaces opening the device file (tests).
 	openFn func() (device, error)
+	// maxTable is the longest message, less its header, Recv reads:
+	// ibmad.DefaultMaxTableBytes, or a test's smaller bound.
+	maxTable int
 	// after is the wait between reopen attempts: time.After, or a
 	// test's clock.
 	after func(time.Duration) <-chan time.Time
@@ -88,7 +91,7 @@ func newTransport(o Options, ca CA, p Port) *Transport {
 		o.ReopenInterval = time.Second
 	}
 	t := &Transport{opts: o, ca: ca, port: p, agents: map[agentKey]uint32{}, closeCh: make(chan struct{}),
-		after: time.After}
+		after: time.After, maxTable: ibmad.DefaultMaxTableBytes}
 	t.wbufs.New = func() any { b := make([]byte, hdrSize+ibmad.MADSize); return &b }
 	return t
 }
@@ -307,7 +310,7 @@ func (t *Transport) Recv(p *ibmad.Packet) error {
 				if int(h.length) <= len(t.rbuf) {
 					return fmt.Errorf("%s: read: %w", t.devPath, err)
 				}
-				if int(h.length) <= hs+ibmad.DefaultMaxTableBytes {
+				if int(h.length) <= hs+t.maxTable {
 					t.rbuf = make([]byte, h.length)
 					continue
 				}
@@ -319,7 +322,7 @@ func (t *Transport) Recv(p *ibmad.Packet) error {
 					return err
 				}
 				return &ibmad.DropError{Reason: ibmad.DropTruncated, Packet: head,
-					Err: fmt.Errorf("%s: a %d-byte message, over the %d bytes a table may have", t.devPath, h.length-uint32(hs), ibmad.DefaultMaxTableBytes)}
+					Err: fmt.Errorf("%s: a %d-byte message, over the %d bytes a table may have", t.devPath, h.length-uint32(hs), t.maxTable)}
 			case errors.Is(err, unix.EIO), errors.Is(err, unix.ENODEV), errors.Is(err, os.ErrClosed):
 				t.markLost()
 				return fmt.Errorf("%w: %s: %v", ibmad.ErrDeviceLost, t.devPath, err)

@@ -99,14 +99,20 @@ func (d *saDevice) Close() error {
 	return nil
 }
 
-// saEngine is an engine over the umad transport on d.
-func saEngine(t *testing.T, d *saDevice) *ibmad.Engine {
+// saEngine is an engine over the umad transport on d, whose transport
+// reads messages of at most maxTable bytes (0: the default bound).
+func saEngine(t *testing.T, d *saDevice, maxTable int) *ibmad.Engine {
 	t.Helper()
 	tr := newTransport(Options{}, CA{Name: "fake0"}, Port{CA: "fake0", Num: 1})
+	if maxTable > 0 {
+		tr.maxTable = maxTable
+	}
 	if err := tr.attach(d); err != nil {
 		t.Fatal(err)
 	}
-	e := ibmad.NewEngine(tr, ibmad.Options{Timeout: 2 * time.Second, Retries: 1})
+	// The timeout is far longer than an answer takes even on a loaded
+	// machine: a retry here means the refusal did not reach its request.
+	e := ibmad.NewEngine(tr, ibmad.Options{Timeout: 15 * time.Second, Retries: 1})
 	t.Cleanup(func() { e.Close() })
 	return e
 }
@@ -126,8 +132,8 @@ func nodeRecordTable() *ibmad.Request {
 func TestUmadEngineReadsATableOverOneMiB(t *testing.T) {
 	const records = 20000
 	d := newSADevice(records)
-	e := saEngine(t, d)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	e := saEngine(t, d, 0)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	tab, err := e.GetTable(ctx, nodeRecordTable(), ibmad.TableRequest{})
 	if err != nil {
@@ -148,14 +154,19 @@ func TestUmadEngineReadsATableOverOneMiB(t *testing.T) {
 }
 
 // TestUmadEngineRefusesATableOverTheBound: an answer longer than any
-// table the engine takes (ibmad.DefaultMaxTableBytes) fails its own
-// request at once, with an error that says so: not a timeout after the
-// retries, not the device lost; the next request is answered (issue 41).
+// table the transport takes (ibmad.DefaultMaxTableBytes; 1 MiB here, so
+// that the test does not move 64 MiB under the race detector) fails its
+// own request at once, with an error that says so: not a timeout after
+// the retries, not the device lost; the next request is answered (issue
+// 41). With the default bound and a 2 s timeout, a CI machine under load
+// took longer than the timeout to copy the 64 MiB answer, and the
+// request was asked again.
 func TestUmadEngineRefusesATableOverTheBound(t *testing.T) {
-	records := ibmad.DefaultMaxTableBytes/112 + 10
+	const bound = 1 << 20
+	records := bound/112 + 10
 	d := newSADevice(records)
-	e := saEngine(t, d)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	e := saEngine(t, d, bound)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	_, err := e.GetTable(ctx, nodeRecordTable(), ibmad.TableRequest{})
 	if err == nil || errors.Is(err, ibmad.ErrTimeout) || errors.Is(err, ibmad.ErrDeviceLost) || !strings.Contains(err.Error(), "over the") {
