@@ -184,7 +184,43 @@ func (ps fleetPhases) report(t *testing.T) {
 	for _, p := range ps {
 		p.report(t)
 		t.Logf("%s: shard:ibtracer_* series %s", p.name, seriesByName(t, p.addr, `{__name__=~"shard:ibtracer_.*"}`))
+		t.Logf("%s: latency ratios %s", p.name, latencyRatios(p.addr))
 	}
+}
+
+// latencyRatios says how far IBTracerLatencyHigh's ratios came, over
+// the phase: the highest ratio of a destination to its baseline, the
+// highest fabric ratio, and the highest ratio of a destination to its
+// baseline and the fabric's (the alert wants 3 of each).
+func latencyRatios(addr string) string {
+	var parts []string
+	for _, q := range []string{
+		`max(max_over_time(ibtracer:latency:ratio[2m]))`,
+		`max_over_time(ibtracer:latency:fabric_ratio[2m])`,
+		`max(max_over_time((ibtracer:latency:ratio / on() group_left() ibtracer:latency:fabric_ratio)[2m:1s]))`,
+	} {
+		resp, err := http.Get("http://" + addr + "/api/v1/query?query=" + url.QueryEscape(q))
+		if err != nil {
+			return err.Error()
+		}
+		var r struct {
+			Data struct {
+				Result []struct {
+					Value [2]any `json:"value"`
+				} `json:"result"`
+			} `json:"data"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&r)
+		resp.Body.Close()
+		v := "none"
+		if err != nil {
+			v = err.Error()
+		} else if len(r.Data.Result) > 0 {
+			v = fmt.Sprint(r.Data.Result[0].Value[1])
+		}
+		parts = append(parts, v)
+	}
+	return fmt.Sprintf("destination/baseline up to %s, fabric up to %s, destination/baseline/fabric up to %s (3, 3 and 3 page)", parts[0], parts[1], parts[2])
 }
 
 // seriesByName returns how many series the query sel gives on the
@@ -387,15 +423,20 @@ scrape_configs:
 	return promAddr
 }
 
-// writeSiteThreshold writes site.yml, the site's latency threshold (the
-// rules file's override, its documented setting) into dir: ibsim's MADs
-// take milliseconds under the fleet's load, which no fabric fault
-// explains.
+// writeSiteThreshold writes site.yml, the site's latency settings (the
+// rules file's override, its documented setting) into dir: the smallest
+// rise over its baseline for which IBTracerLatencyHigh pages, 1 s (ibsim's
+// MADs take milliseconds under the fleet's load, and its latencies swing
+// with the load of 8 exporters and the SM's sweeps; the report logs the
+// latency ratios the rules see, latencyRatios), and the threshold the
+// rules before issue 42 read (IBTRACER_FLEET_RULES).
 func writeSiteThreshold(t *testing.T, dir string) {
 	t.Helper()
 	if err := os.WriteFile(filepath.Join(dir, "site.yml"), []byte(`groups:
   - name: site
     rules:
+      - record: ibtracer:latency_rise_floor_seconds:override
+        expr: vector(1)
       - record: ibtracer:latency_threshold_seconds:override
         expr: vector(1)
 `), 0o644); err != nil {

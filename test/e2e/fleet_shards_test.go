@@ -63,9 +63,9 @@ func shardSalt(t *testing.T, addrs []string, shards int) (string, [][]string) {
 
 // startShardedPrometheus starts fleetShards shard Prometheus servers,
 // each given every target and keeping its own by hashmod, with the
-// shard rules and the site's threshold (as startFleetPrometheus), and a
-// global Prometheus that federates their recorded series every second
-// and evaluates the alerts; all with durations divided by fleetScale.
+// shard rules, and a global Prometheus that federates their recorded
+// series every second and evaluates the alerts with the site's latency
+// setting (as startFleetPrometheus); all with durations divided by fleetScale.
 // It waits until each shard scrapes its share of the exporters and the
 // global one has their recorded series, and returns the global address.
 // The global Prometheus does not keep the shards' timestamps
@@ -86,12 +86,11 @@ func startShardedPrometheus(t *testing.T, prom string, lifetime time.Duration, a
 	for s := 0; s < fleetShards; s++ {
 		dir := t.TempDir()
 		writeScaledRule(t, dir, "ibtracer.shard.rules.yml")
-		writeSiteThreshold(t, dir)
 		cfg := fmt.Sprintf(`global:
   scrape_interval: 1s
   evaluation_interval: 1s
   external_labels: {shard: "%d"}
-rule_files: [ibtracer.shard.rules.yml, site.yml]
+rule_files: [ibtracer.shard.rules.yml]
 scrape_configs:
   - job_name: ibtracer
     static_configs:
@@ -114,10 +113,11 @@ scrape_configs:
 	}
 	dir := t.TempDir()
 	writeScaledRule(t, dir, "ibtracer.rules.yml")
+	writeSiteThreshold(t, dir)
 	cfg := fmt.Sprintf(`global:
   scrape_interval: 1s
   evaluation_interval: 1s
-rule_files: [ibtracer.rules.yml]
+rule_files: [ibtracer.rules.yml, site.yml]
 scrape_configs:
   - job_name: federate
     honor_labels: true
