@@ -21,7 +21,7 @@ import (
 )
 
 // fleetScale divides every duration of the shipped rules in the fleet
-// test: for:, keep_firing_for: and every range selector, in the
+// test: for:, keep_firing_for:, every range selector and offset, in the
 // expressions and in the annotations' queries alike, so that the rules
 // keep their proportions (a 5-minute window under a 10-minute for:).
 const fleetScale = 20
@@ -29,6 +29,7 @@ const fleetScale = 20
 var (
 	ruleDurationRe = regexp.MustCompile(`(?m)^(\s*(?:for|keep_firing_for): )(\S+)$`)
 	rangeRe        = regexp.MustCompile(`\[(\d+[smhdw])\]`)
+	offsetRe       = regexp.MustCompile(`\boffset (\d+[smhdw])\b`)
 )
 
 // scaleRules returns the rules with every duration divided by factor
@@ -46,14 +47,17 @@ func scaleRules(t *testing.T, rules []byte, factor int) []byte {
 		sm := ruleDurationRe.FindSubmatch(m)
 		return []byte(string(sm[1]) + scale(string(sm[2])))
 	})
-	return rangeRe.ReplaceAllFunc(out, func(m []byte) []byte {
+	out = rangeRe.ReplaceAllFunc(out, func(m []byte) []byte {
 		return []byte("[" + scale(string(m[1:len(m)-1])) + "]")
+	})
+	return offsetRe.ReplaceAllFunc(out, func(m []byte) []byte {
+		return []byte("offset " + scale(string(m[len("offset "):])))
 	})
 }
 
 func TestScaleRules(t *testing.T) {
-	in := "        for: 10m\n        keep_firing_for: 20m\n        expr: max_over_time(x[5m]) and y[1d] and z[30m]\n"
-	want := "        for: 30s\n        keep_firing_for: 1m\n        expr: max_over_time(x[15s]) and y[1h12m] and z[1m30s]\n"
+	in := "        for: 10m\n        keep_firing_for: 20m\n        expr: max_over_time(x[5m]) and y[1d] and z[30m] and w offset 1h\n"
+	want := "        for: 30s\n        keep_firing_for: 1m\n        expr: max_over_time(x[15s]) and y[1h12m] and z[1m30s] and w offset 3m\n"
 	if got := string(scaleRules(t, []byte(in), 20)); got != want {
 		t.Fatalf("scaleRules:\n%s\nwant\n%s", got, want)
 	}
@@ -188,16 +192,23 @@ func (ps fleetPhases) report(t *testing.T) {
 	}
 }
 
-// latencyRatios says how far IBTracerLatencyHigh's ratios came, over
-// the phase: the highest ratio of a destination to its baseline, the
-// highest fabric ratio, and the highest ratio of a destination to its
-// baseline and the fabric's (the alert wants 3 of each).
+// latencyRatios says how far IBTracerLatencyHigh's ratios came in the
+// last 2 minutes: the highest ratio of a destination to its baseline,
+// the highest fabric ratio, the highest ratio of a destination to its
+// baseline and the fabric's (the alert wants 3 of each), and the most
+// destinations that met the alert's condition with the default rise
+// floor (0.5 ms, not the test's 1 s) for a whole scaled for: (15 s).
 func latencyRatios(addr string) string {
 	var parts []string
 	for _, q := range []string{
 		`max(max_over_time(ibtracer:latency:ratio[2m]))`,
 		`max_over_time(ibtracer:latency:fabric_ratio[2m])`,
 		`max(max_over_time((ibtracer:latency:ratio / on() group_left() ibtracer:latency:fabric_ratio)[2m:1s]))`,
+		`max_over_time(count(count_over_time((
+		   ibtracer:latency:ratio >= 3
+		   and ibtracer:latency:ratio >= on() group_left() (3 * ibtracer:latency:fabric_ratio)
+		   and on(dest) (ibtracer:latency:recent - ibtracer:latency:baseline >= 0.0005)
+		 )[15s:1s]) >= 15)[2m:1s])`,
 	} {
 		resp, err := http.Get("http://" + addr + "/api/v1/query?query=" + url.QueryEscape(q))
 		if err != nil {
@@ -220,7 +231,8 @@ func latencyRatios(addr string) string {
 		}
 		parts = append(parts, v)
 	}
-	return fmt.Sprintf("destination/baseline up to %s, fabric up to %s, destination/baseline/fabric up to %s (3, 3 and 3 page)", parts[0], parts[1], parts[2])
+	return fmt.Sprintf("destination/baseline up to %s, fabric up to %s, destination/baseline/fabric up to %s (3, 3 and 3 page); "+
+		"destinations over the default floor for 15 s: %s", parts[0], parts[1], parts[2], parts[3])
 }
 
 // seriesByName returns how many series the query sel gives on the
@@ -547,6 +559,14 @@ func checkHostRebooting(t *testing.T, fab *ibsimtest.Fabric, views []fleetView, 
 	reboot.watch(t, 40*time.Second, nil)
 	reboot.report(t)
 	for _, p := range reboot {
+		// The cable of the phase before is back: its IBTracerPathChanged
+		// (firing when this phase began) ends with the paths' return
+		// (docs/metrics.md, "No flapping"), not a hold later.
+		for _, a := range promAlerts(t, p.addr) {
+			if k := a.key(); a.Labels["alertname"] == "IBTracerPathChanged" && a.State == "firing" && p.before[k] {
+				t.Errorf("%s: %s, firing for the cable put back before the phase, still fires", p.name, k)
+			}
+		}
 		for _, a := range p.fired {
 			if a.Labels["severity"] == "critical" {
 				t.Errorf("%s: critical alert %s", p.name, a.key())
