@@ -562,6 +562,11 @@ func checkHostRebooting(t *testing.T, fab *ibsimtest.Fabric, views []fleetView, 
 		// The cable of the phase before is back: its IBTracerPathChanged
 		// (firing when this phase began) ends with the paths' return
 		// (docs/metrics.md, "No flapping"), not a hold later.
+		for k := range p.before {
+			if strings.Contains(k, "IBTracerPathChanged") {
+				t.Logf("%s: %s was firing when the phase began", p.name, k)
+			}
+		}
 		for _, a := range promAlerts(t, p.addr) {
 			if k := a.key(); a.Labels["alertname"] == "IBTracerPathChanged" && a.State == "firing" && p.before[k] {
 				t.Errorf("%s: %s, firing for the cable put back before the phase, still fires", p.name, k)
