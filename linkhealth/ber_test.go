@@ -1,0 +1,209 @@
+package linkhealth
+
+import (
+	"context"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/ibtracer/ibtracer_exporter/ibmad/sim"
+	"github.com/ibtracer/ibtracer_exporter/trace"
+)
+
+// endName is the sim name and port of link li's end ("a" or "b") of r.
+func endName(s *fixture, r *trace.Result, li int, end string) (string, int) {
+	if end == "a" {
+		return s.f.NodeByGUID(r.Hops[li].NodeGUID).Name, int(r.Hops[li].OutPort)
+	}
+	return s.f.NodeByGUID(r.Hops[li+1].NodeGUID).Name, int(r.Hops[li+1].InPort)
+}
+
+func addErrors(t *testing.T, s *fixture, r *trace.Result, li int, end string, e sim.PortErrors) {
+	t.Helper()
+	n, p := endName(s, r, li, end)
+	if err := s.f.AddPortErrors(n, p, e); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestBERWindow: on 4X QDR (40 Gb/s) a 1e-12 target needs 25 s; over
+// 10 s a link is not yet known, errors or none, and never ok; over 30 s
+// the link with 100 symbol errors at one end is above target (that end
+// named), the others ok; the running totals sum every window.
+func TestBERWindow(t *testing.T) {
+	s, _, hc, r, clk := healthSetup(t, Options{Counters: true})
+	ctx := context.Background()
+	ph := hc.Check(ctx, r)
+	if l := ph.Links[1]; l.BERState != BERNotYetKnown || l.A.Counters.BER == nil || l.A.Counters.BER.State != BERNotYetKnown {
+		t.Fatalf("first reading: BER state %q, a's %+v", l.BERState, l.A.Counters.BER)
+	}
+	clk.Add(10 * time.Second)
+	addErrors(t, s, r, 1, "b", sim.PortErrors{SymbolErrors: 5})
+	ph = hc.Check(ctx, r)
+	for i, l := range ph.Links {
+		if l.BERState != BERNotYetKnown {
+			t.Fatalf("10 s: link %d BER %q (%g), want not yet known", i, l.BERState, l.BER)
+		}
+	}
+	if b := ph.Links[1].B.Counters.BER; b.SymbolErrors != 5 || b.Bits != 4e11 || b.WindowSeconds != 10 || b.RateBits != 40e9 {
+		t.Fatalf("10 s: b's BER reading %+v", b)
+	}
+	clk.Add(30 * time.Second)
+	addErrors(t, s, r, 1, "b", sim.PortErrors{SymbolErrors: 100})
+	ph = hc.Check(ctx, r)
+	l := ph.Links[1]
+	if l.BERState != BERAboveTarget || l.BEREnd != "b" || l.Healthy || math.Abs(l.BER-100/1.2e12) > 1e-20 ||
+		l.BERWindowSeconds != 30 || l.BERTarget != DefaultBERTarget || ph.Healthy {
+		t.Fatalf("30 s, 100 errors: %q end %q BER %g window %g target %g healthy %v", l.BERState, l.BEREnd, l.BER,
+			l.BERWindowSeconds, l.BERTarget, l.Healthy)
+	}
+	if b := l.B.Counters.BER; b.TotalSymbolErrors != 105 || b.TotalBits != 1.6e12 {
+		t.Fatalf("totals: %+v", b)
+	}
+	for i, o := range ph.Links {
+		if i != 1 && (o.BERState != BEROK || !o.Healthy) {
+			t.Fatalf("link %d without errors over 30 s: BER %q healthy %v", i, o.BERState, o.Healthy)
+		}
+	}
+}
+
+// TestBERTargetPerKind: a switch link's target overrides the general
+// one; a host link keeps the general one.
+func TestBERTargetPerKind(t *testing.T) {
+	_, _, hc, r, clk := healthSetup(t, Options{Counters: true, BERTarget: 1e-11, SwitchLinks: Expect{BER: 1e-14}})
+	hc.Check(context.Background(), r)
+	clk.Add(30 * time.Second)
+	ph := hc.Check(context.Background(), r)
+	for _, l := range ph.Links {
+		want, st := 1e-11, BEROK
+		if l.Kind == KindSwitch {
+			want, st = 1e-14, BERNotYetKnown // 1e14 bits need 2,500 s at 40 Gb/s
+		}
+		if l.BERTarget != want || l.BERState != st {
+			t.Fatalf("%s link: target %g state %q, want %g %q", l.Kind, l.BERTarget, l.BERState, want, st)
+		}
+	}
+}
+
+// TestErrorDetailsOnlyWhenRisen: PortRcvErrorDetails and
+// PortXmitDiscardDetails are read only at the end whose PortRcvErrors or
+// PortXmitDiscards rose, one MAD each; a quiet interval costs none.
+func TestErrorDetailsOnlyWhenRisen(t *testing.T) {
+	s, _, hc, r, clk := healthSetup(t, Options{Counters: true})
+	ctx := context.Background()
+	hc.Check(ctx, r)
+	clk.Add(10 * time.Second)
+	quiet := hc.Check(ctx, r).MADs
+	addErrors(t, s, r, 2, "a", sim.PortErrors{RcvErrors: 4, RcvErrorDetails: [6]uint64{1, 0, 3}})
+	addErrors(t, s, r, 2, "b", sim.PortErrors{XmitDiscards: 2, XmitDiscardDetails: [4]uint64{0, 0, 0, 2}})
+	clk.Add(10 * time.Second)
+	ph := hc.Check(ctx, r)
+	if ph.MADs != quiet+2 {
+		t.Fatalf("%d MADs with errors at two ends, %d quiet: want 2 more", ph.MADs, quiet)
+	}
+	a, b := ph.Links[2].A.Counters, ph.Links[2].B.Counters
+	if a.RcvErrorDetails["PortLocalPhysicalErrors"] != 1 || a.RcvErrorDetails["PortBufferOverrunErrors"] != 3 ||
+		a.XmitDiscardDetails != nil || a.DetailsErr != "" {
+		t.Fatalf("a: %+v %+v %q", a.RcvErrorDetails, a.XmitDiscardDetails, a.DetailsErr)
+	}
+	if b.XmitDiscardDetails["PortSwHOQLifetimeLimitDiscards"] != 2 || b.RcvErrorDetails != nil {
+		t.Fatalf("b: %+v %+v", b.RcvErrorDetails, b.XmitDiscardDetails)
+	}
+	for i, l := range ph.Links {
+		if i != 2 && (l.A.Counters.RcvErrorDetails != nil || l.B.Counters.XmitDiscardDetails != nil) {
+			t.Fatalf("link %d read details without errors", i)
+		}
+	}
+}
+
+// TestFECAtFDRAndFaster: PortExtendedSpeedsCounters is read at the ends of
+// the one link trained at HDR, nowhere else; its blocks rise; an RS-FEC
+// PMA is read in the RS-FEC layout at HDR and not asked at EDR; a PMA
+// without the attribute is asked once.
+func TestFECAtFDRAndFaster(t *testing.T) {
+	s, _, hc, r, clk := healthSetup(t, Options{Counters: true})
+	ctx := context.Background()
+	an, ap := endName(s, r, 1, "a")
+	hdr := &sim.LinkTraining{WidthActive: 2, WidthSupported: 2, ExtActive: 4, ExtSupported: 4}
+	if err := s.f.SetLinkTraining(an, ap, hdr); err != nil {
+		t.Fatal(err)
+	}
+	hc.Check(ctx, r)
+	clk.Add(10 * time.Second)
+	addErrors(t, s, r, 1, "b", sim.PortErrors{FECCorrected: 1000, FECUncorrectable: 2})
+	ph := hc.Check(ctx, r)
+	for i, l := range ph.Links {
+		if (l.A.Counters.FEC != nil) != (i == 1) || (l.B.Counters.FEC != nil) != (i == 1) {
+			t.Fatalf("link %d at %s: FEC read %v/%v", i, l.Speed, l.A.Counters.FEC != nil, l.B.Counters.FEC != nil)
+		}
+	}
+	f := ph.Links[1].B.Counters.FEC
+	if !f.Known || f.CorrectedInc != 1000 || f.UncorrectableInc != 2 || f.TotalUncorrectable != 2 || f.RSFEC || f.Err != "" {
+		t.Fatalf("HDR end b: %+v", f)
+	}
+	bn, _ := endName(s, r, 1, "b")
+	if err := s.f.SetPMAExtendedSpeeds(bn, true, false); err != nil {
+		t.Fatal(err)
+	}
+	hc2 := NewChecker(s.tr, Options{Counters: true})
+	hc2.Check(ctx, r)
+	clk.Add(10 * time.Second)
+	addErrors(t, s, r, 1, "b", sim.PortErrors{FECUncorrectable: 1})
+	f = hc2.Check(ctx, r).Links[1].B.Counters.FEC
+	if !f.RSFEC || f.Uncorrectable != 3 || f.UncorrectableInc != 1 {
+		t.Fatalf("RS-FEC PMA at HDR: %+v", f)
+	}
+	edr := *hdr
+	edr.ExtActive, edr.ExtSupported = 2, 2
+	_ = s.f.SetLinkTraining(an, ap, &edr)
+	clk.Add(10 * time.Second)
+	if f := hc2.Check(ctx, r).Links[1].B.Counters.FEC; f != nil {
+		t.Fatalf("RS-FEC PMA at EDR (layout unknown without PortInfoExtended): read %+v", f)
+	}
+	if err := s.f.SetPMAExtendedSpeeds(bn, false, true); err != nil {
+		t.Fatal(err)
+	}
+	_ = s.f.SetLinkTraining(an, ap, hdr)
+	hc3 := NewChecker(s.tr, Options{Counters: true})
+	first := hc3.Check(ctx, r)
+	clk.Add(10 * time.Second)
+	second := hc3.Check(ctx, r)
+	if f := first.Links[1].B.Counters.FEC; f == nil || f.Err == "" {
+		t.Fatalf("PMA without the attribute: %+v", f)
+	}
+	if f := second.Links[1].B.Counters.FEC; f != nil {
+		t.Fatalf("PMA without the attribute asked again: %+v", f)
+	}
+}
+
+// TestDataCountersWithoutCapabilityMask2: a PMA with PortCountersExtended
+// but without its error counters (CapabilityMask2 0, as ibsim's) gives
+// the errors from PortCounters; DataCounters reads its data counters too,
+// one MAD more a port.
+func TestDataCountersWithoutCapabilityMask2(t *testing.T) {
+	s := newFixture(t)
+	var none uint32
+	for _, n := range s.f.Nodes() {
+		if err := s.f.SetPMACapabilityMask2(n.Name, &none); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := s.trace(s.lid("H1-2"))
+	ctx := context.Background()
+	// The second check of each: the first may read a switch's port 0
+	// twice, from two ends at once.
+	hp, hd := NewChecker(s.tr, Options{Counters: true}), NewChecker(s.tr, Options{Counters: true, DataCounters: true})
+	hp.Check(ctx, r)
+	hd.Check(ctx, r)
+	plain, data := hp.Check(ctx, r), hd.Check(ctx, r)
+	ends := 2 * len(plain.Links)
+	if data.MADs != plain.MADs+ends {
+		t.Fatalf("DataCounters: %d MADs, without %d: want %d more", data.MADs, plain.MADs, ends)
+	}
+	for i, l := range data.Links {
+		c := l.A.Counters
+		if c.Extended || c.Data == nil || c.Data["PortXmitPkts"] == 0 || plain.Links[i].A.Counters.Data != nil {
+			t.Fatalf("link %d: extended %v data %v", i, c.Extended, c.Data)
+		}
+	}
+}
