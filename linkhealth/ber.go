@@ -73,8 +73,23 @@ func (e *LinkEnd) endRateBits() float64 {
 	return float64(widthLanes(e.pi.LinkWidthActive)) * e.speeds.active.LaneBits()
 }
 
-// noteBER sets r's BER window and running totals from its increments.
-func (h *Checker) noteBER(e *LinkEnd, k portKey, r *PortCounterReading) {
+// endRead is one end's counter reading under way (counters.go): the
+// reads and sums that follow the counters'.
+type endRead struct {
+	h    *Checker
+	p    *trace.Probe
+	e    *LinkEnd
+	k    portKey
+	caps *pmaCaps
+	snap *counterSnap
+	prev *counterSnap // the previous reading (nil: none)
+	r    *PortCounterReading
+}
+
+// noteBER sets the reading's BER window and running totals from its
+// increments.
+func (x *endRead) noteBER() {
+	h, e, k, r := x.h, x.e, x.k, x.r
 	t, _ := h.totals.Get(k)
 	defer func() { h.totals.Put(k, t) }()
 	if r.State != CountersOK && r.State != CountersSaturated {
@@ -98,8 +113,8 @@ func (h *Checker) noteBER(e *LinkEnd, k portKey, r *PortCounterReading) {
 // judgeBER sets each end's BER state against the link's target and the
 // link's BER: the worse end's. A window that carried fewer than 1/target
 // bits cannot tell the target rate: not yet known, never ok.
-func (h *Checker) judgeBER(l *Link) {
-	target := h.opts.berFor(l)
+func (o *Options) judgeBER(l *Link) {
+	target := o.berFor(l)
 	l.BERTarget = target
 	l.BERState = ""
 	for _, end := range []struct {
@@ -164,7 +179,8 @@ var (
 // PortRcvErrorDetails when PortRcvErrors rose, PortXmitDiscardDetails
 // when PortXmitDiscards did (judging values, when they are not 0). A PMA
 // that answers that it lacks one is not asked again for SupportTTL.
-func (h *Checker) readDetails(p *trace.Probe, e *LinkEnd, caps *pmaCaps, snap *counterSnap, r *PortCounterReading) {
+func (x *endRead) readDetails() {
+	h, p, e, caps, snap, r := x.h, x.p, x.e, x.caps, x.snap, x.r
 	rose := func(i int) bool {
 		switch r.State {
 		case CountersOK, CountersSaturated:
@@ -222,7 +238,8 @@ func unsupported(err error) bool {
 // active, which only PortInfoExtended tells; RS-FEC is the only FEC of
 // HDR and faster, so there the RS-FEC layout is read, and at FDR and EDR
 // such a PMA is not asked (docs/protocol.md, "PortExtendedSpeedsCounters").
-func (h *Checker) readFEC(p *trace.Probe, e *LinkEnd, k portKey, caps *pmaCaps, snap *counterSnap, prev *counterSnap, r *PortCounterReading) {
+func (x *endRead) readFEC() {
+	h, p, e, k, caps, snap, prev, r := x.h, x.p, x.e, x.k, x.caps, x.snap, x.prev, x.r
 	if !e.ok || e.speeds.active < SpeedFDR || caps.noExtSpeeds || (caps.rsfec && e.speeds.active < SpeedHDR) {
 		return
 	}

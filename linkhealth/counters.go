@@ -175,13 +175,13 @@ func (h *Checker) readCountersNow(p *trace.Probe, e *LinkEnd, k portKey) *PortCo
 		r.State = compare(prev, snap, r)
 	}
 	h.readVLXmitWait(p, e, caps, &snap, prev, r)
-	h.readDetails(p, e, &caps, &snap, r) // ber.go
-	var pp *counterSnap
+	x := &endRead{h: h, p: p, e: e, k: k, caps: &caps, snap: &snap, r: r} // ber.go
 	if ok {
-		pp = &prev
+		x.prev = &prev
 	}
-	h.readFEC(p, e, k, &caps, &snap, pp, r)
-	h.noteBER(e, k, r)
+	x.readDetails()
+	x.readFEC()
+	x.noteBER()
 	return r
 }
 

@@ -77,7 +77,7 @@ func (h *Checker) judge(l *Link) {
 		l.Verdict, l.Healthy = verdicts[0], false
 	}
 	h.judgeCongestion(l)
-	h.judgeBER(l) // ber.go
+	h.opts.judgeBER(l) // ber.go
 	if len(l.OverLimit) > 0 {
 		l.Healthy = false
 	}
