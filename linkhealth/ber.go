@@ -28,15 +28,16 @@ const (
 
 // BERReading is an end's bit error rate over the window between its
 // last two readings, and its running totals since the checker first read
-// it: what alert rules compute a BER from over any window.
+// it: what alert rules compute a BER from over any window. It is judged
+// by the link (Link.BERState): a reading is shared by every path that
+// crosses the port, whatever the link's kind, and never changed once
+// made.
 type BERReading struct {
 	RateBits      float64 `json:"rate_bits"` // the end's width × lane rate
 	WindowSeconds float64 `json:"window_seconds"`
 	SymbolErrors  uint64  `json:"symbol_errors"` // in the window
 	Bits          float64 `json:"bits"`          // carried in the window: RateBits × WindowSeconds
 	BER           float64 `json:"ber"`           // SymbolErrors / Bits (0 while Bits is 0)
-	Target        float64 `json:"target"`
-	State         string  `json:"state"`
 	// Totals since the first reading: the increments summed (resets and
 	// saturations do not make them go back), and the bits carried over
 	// the windows summed.
@@ -94,12 +95,11 @@ func (x *endRead) noteBER() {
 	defer func() { h.totals.Put(k, t) }()
 	if r.State != CountersOK && r.State != CountersSaturated {
 		if t != (berTotals{}) || r.State == CountersFirst {
-			r.BER = &BERReading{RateBits: e.endRateBits(), State: BERNotYetKnown,
-				TotalSymbolErrors: t.symbolErrors, TotalBits: t.bits}
+			r.BER = &BERReading{RateBits: e.endRateBits(), TotalSymbolErrors: t.symbolErrors, TotalBits: t.bits}
 		}
 		return
 	}
-	b := &BERReading{RateBits: e.endRateBits(), WindowSeconds: r.SinceSeconds, SymbolErrors: r.inc[0], State: BERNotYetKnown}
+	b := &BERReading{RateBits: e.endRateBits(), WindowSeconds: r.SinceSeconds, SymbolErrors: r.inc[0]}
 	b.Bits = b.RateBits * b.WindowSeconds
 	if b.Bits > 0 {
 		b.BER = float64(b.SymbolErrors) / b.Bits
@@ -110,9 +110,9 @@ func (x *endRead) noteBER() {
 	r.BER = b
 }
 
-// judgeBER sets each end's BER state against the link's target and the
-// link's BER: the worse end's. A window that carried fewer than 1/target
-// bits cannot tell the target rate: not yet known, never ok.
+// judgeBER sets the link's BER: the worse end's, against the link's
+// target. A window that carried fewer than 1/target bits cannot tell the
+// target rate: not yet known, never ok.
 func (o *Options) judgeBER(l *Link) {
 	target := o.berFor(l)
 	l.BERTarget = target
@@ -126,17 +126,15 @@ func (o *Options) judgeBER(l *Link) {
 			continue
 		}
 		b := c.BER
-		b.Target = target
+		st := BEROK
 		switch {
 		case b.Bits == 0 || b.Bits < 1/target:
-			b.State = BERNotYetKnown
+			st = BERNotYetKnown
 		case b.BER > target:
-			b.State = BERAboveTarget
-		default:
-			b.State = BEROK
+			st = BERAboveTarget
 		}
-		if berRank[b.State] > berRank[l.BERState] || l.BERState == "" {
-			l.BERState, l.BER, l.BEREnd, l.BERWindowSeconds = b.State, b.BER, end.name, b.WindowSeconds
+		if l.BERState == "" || berRank[st] > berRank[l.BERState] {
+			l.BERState, l.BER, l.BEREnd, l.BERWindowSeconds = st, b.BER, end.name, b.WindowSeconds
 		}
 	}
 	if l.BERState == BERAboveTarget {

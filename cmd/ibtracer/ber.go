@@ -84,8 +84,8 @@ func writeEndDetails(w io.Writer, l linkhealth.Link) {
 			parts = append(parts, fecText(f))
 		}
 		if b := c.BER; b != nil && b.WindowSeconds > 0 {
-			parts = append(parts, fmt.Sprintf("BER %s (%d symbol errors in %.3g bits over %.0fs): %s", fmtBER(b.BER),
-				b.SymbolErrors, b.Bits, b.WindowSeconds, b.State))
+			parts = append(parts, fmt.Sprintf("BER %s (%d symbol errors in %.3g bits over %.0fs)", fmtBER(b.BER),
+				b.SymbolErrors, b.Bits, b.WindowSeconds))
 		}
 		if len(parts) > 0 {
 			fmt.Fprintf(w, "    %s[%d]: %s\n", e.Label(), e.Port, strings.Join(parts, "; "))
