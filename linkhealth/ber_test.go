@@ -207,3 +207,22 @@ func TestDataCountersWithoutCapabilityMask2(t *testing.T) {
 		}
 	}
 }
+
+// TestFECCostsOneMADAnEnd: a link trained at HDR costs one
+// PortExtendedSpeedsCounters Get at each of its ends an interval, and
+// nothing else.
+func TestFECCostsOneMADAnEnd(t *testing.T) {
+	s, _, hc, r, clk := healthSetup(t, Options{Counters: true})
+	ctx := context.Background()
+	hc.Check(ctx, r)
+	clk.Add(10 * time.Second)
+	qdr := hc.Check(ctx, r).MADs
+	an, ap := endName(s, r, 1, "a")
+	if err := s.f.SetLinkTraining(an, ap, &sim.LinkTraining{WidthActive: 2, WidthSupported: 2, ExtActive: 4, ExtSupported: 4}); err != nil {
+		t.Fatal(err)
+	}
+	clk.Add(10 * time.Second)
+	if hdr := hc.Check(ctx, r).MADs; hdr != qdr+2 {
+		t.Fatalf("%d MADs with one HDR link, %d at QDR: want 2 more", hdr, qdr)
+	}
+}
