@@ -47,6 +47,9 @@ func berColumn(l linkhealth.Link) string {
 	case "":
 		return ""
 	case linkhealth.BERNotYetKnown:
+		if l.BERWindowSeconds == 0 {
+			return " BER not yet known (one reading: --ber WINDOW reads two)"
+		}
 		need := ""
 		if l.RateBits > 0 {
 			need = fmt.Sprintf("; %s needs %s", fmtBER(l.BERTarget), time.Duration(1/l.BERTarget/l.RateBits*float64(time.Second)).Round(time.Second))

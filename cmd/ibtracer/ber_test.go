@@ -34,6 +34,9 @@ func TestBERColumnAndDetails(t *testing.T) {
 	if got := berColumn(l); got != " BER not yet known (window 10s; 1e-12 needs 25s)" {
 		t.Errorf("not yet known: %q", got)
 	}
+	if got := berColumn(linkhealth.Link{BERState: linkhealth.BERNotYetKnown, BERTarget: 1e-12}); !strings.Contains(got, "one reading") {
+		t.Errorf("one reading: %q", got)
+	}
 	l = linkhealth.Link{BERState: linkhealth.BERAboveTarget, BER: 8.3e-11, BEREnd: "b", BERWindowSeconds: 30, BERTarget: 1e-12}
 	if got := berColumn(l); got != " BER 8.3e-11 at b over 30s (target 1e-12): above_target" {
 		t.Errorf("above target: %q", got)
