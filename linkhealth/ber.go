@@ -38,9 +38,13 @@ type BERReading struct {
 	SymbolErrors  uint64  `json:"symbol_errors"` // in the window
 	Bits          float64 `json:"bits"`          // carried in the window: RateBits × WindowSeconds
 	BER           float64 `json:"ber"`           // SymbolErrors / Bits (0 while Bits is 0)
+	// Saturated: the SymbolErrorCounter is at its maximum, SymbolErrors
+	// a lower bound (0 once it stays there: its rise is unknown).
+	Saturated bool `json:"saturated,omitempty"`
 	// Totals since the first reading: the increments summed (resets and
 	// saturations do not make them go back), and the bits carried over
-	// the windows summed.
+	// the windows summed, but for windows in which a saturated counter
+	// hid its rise.
 	TotalSymbolErrors uint64  `json:"total_symbol_errors"`
 	TotalBits         float64 `json:"total_bits"`
 }
@@ -99,13 +103,17 @@ func (x *endRead) noteBER() {
 		}
 		return
 	}
-	b := &BERReading{RateBits: e.endRateBits(), WindowSeconds: r.SinceSeconds, SymbolErrors: r.inc[0]}
+	b := &BERReading{RateBits: e.endRateBits(), WindowSeconds: r.SinceSeconds, SymbolErrors: r.inc[0], Saturated: x.snap.sat[0]}
 	b.Bits = b.RateBits * b.WindowSeconds
 	if b.Bits > 0 {
 		b.BER = float64(b.SymbolErrors) / b.Bits
 	}
-	t.symbolErrors += b.SymbolErrors
-	t.bits += b.Bits
+	// A counter stuck at its maximum hides its rise: the window's bits
+	// are not counted against errors that cannot be seen.
+	if !b.Saturated || b.SymbolErrors > 0 {
+		t.symbolErrors += b.SymbolErrors
+		t.bits += b.Bits
+	}
 	b.TotalSymbolErrors, b.TotalBits = t.symbolErrors, t.bits
 	r.BER = b
 }
@@ -132,6 +140,8 @@ func (o *Options) judgeBER(l *Link) {
 			st = BERNotYetKnown
 		case b.BER > target:
 			st = BERAboveTarget
+		case b.Saturated:
+			st = BERNotYetKnown // a lower bound at or below target tells nothing
 		}
 		if l.BERState == "" || berRank[st] > berRank[l.BERState] {
 			l.BERState, l.BER, l.BEREnd, l.BERWindowSeconds = st, b.BER, end.name, b.WindowSeconds

@@ -226,3 +226,35 @@ func TestFECCostsOneMADAnEnd(t *testing.T) {
 		t.Fatalf("%d MADs with one HDR link, %d at QDR: want 2 more", hdr, qdr)
 	}
 }
+
+// TestBERSaturatedNeverOK: review 1, finding 1. A 16-bit
+// SymbolErrorCounter stuck at 65,535 rose by an unknown amount: its BER
+// is not yet known (never ok, the link never healthy for it), and no
+// bits are counted in the running totals while it is (they would thin
+// the rate the rules compute). The window in which it reached its
+// maximum counts what could be seen, a lower bound: above target.
+func TestBERSaturatedNeverOK(t *testing.T) {
+	s, _, hc, r, clk := healthSetup(t, Options{Counters: true})
+	ctx := context.Background()
+	bn, _ := endName(s, r, 1, "b")
+	if err := s.f.SetPMALegacy(bn, true); err != nil {
+		t.Fatal(err)
+	}
+	addErrors(t, s, r, 1, "b", sim.PortErrors{SymbolErrors: 65000})
+	hc.Check(ctx, r)
+	clk.Add(60 * time.Second)
+	addErrors(t, s, r, 1, "b", sim.PortErrors{SymbolErrors: 5000})
+	l := hc.Check(ctx, r).Links[1]
+	b := l.B.Counters.BER
+	if l.BERState != BERAboveTarget || l.BEREnd != "b" || !b.Saturated || b.SymbolErrors != 535 || b.TotalSymbolErrors != 535 ||
+		b.TotalBits != 2.4e12 {
+		t.Fatalf("saturating: %q end %q, b's %+v", l.BERState, l.BEREnd, b)
+	}
+	clk.Add(60 * time.Second)
+	addErrors(t, s, r, 1, "b", sim.PortErrors{SymbolErrors: 100000})
+	l = hc.Check(ctx, r).Links[1]
+	b = l.B.Counters.BER
+	if l.BERState != BERNotYetKnown || l.BEREnd != "b" || !b.Saturated || b.TotalSymbolErrors != 535 || b.TotalBits != 2.4e12 {
+		t.Fatalf("saturated, 100,000 more errors: %q end %q healthy %v, b's %+v", l.BERState, l.BEREnd, l.Healthy, b)
+	}
+}
