@@ -119,8 +119,10 @@ func (x *endRead) noteBER() {
 }
 
 // judgeBER sets the link's BER: the worse end's, against the link's
-// target. A window that carried fewer than 1/target bits cannot tell the
-// target rate: not yet known, never ok.
+// target. Errors above the target's share of the bits carried are above
+// target however short the window (UFM's rule, docs/metrics.md); a
+// window that carried fewer than 1/target bits cannot tell that a rate
+// is at or below the target: not yet known, never ok.
 func (o *Options) judgeBER(l *Link) {
 	target := o.berFor(l)
 	l.BERTarget = target
@@ -136,14 +138,14 @@ func (o *Options) judgeBER(l *Link) {
 		b := c.BER
 		st := BEROK
 		switch {
+		case b.Bits > 0 && b.BER > target:
+			st = BERAboveTarget // more errors than the target allows: however short the window
 		case b.Bits == 0 || b.Bits < 1/target:
 			st = BERNotYetKnown
-		case b.BER > target:
-			st = BERAboveTarget
 		case b.Saturated:
 			st = BERNotYetKnown // a lower bound at or below target tells nothing
 		}
-		if l.BERState == "" || berRank[st] > berRank[l.BERState] {
+		if l.BERState == "" || berRank[st] > berRank[l.BERState] || (st == l.BERState && b.BER > l.BER) {
 			l.BERState, l.BER, l.BEREnd, l.BERWindowSeconds = st, b.BER, end.name, b.WindowSeconds
 		}
 	}

@@ -27,7 +27,8 @@ func addErrors(t *testing.T, s *fixture, r *trace.Result, li int, end string, e 
 }
 
 // TestBERWindow: on 4X QDR (40 Gb/s) a 1e-12 target needs 25 s; over
-// 10 s a link is not yet known, errors or none, and never ok; over 30 s
+// 10 s a link without errors is not yet known, never ok, and one with 5
+// errors already above target (more than 4e11 × 1e-12); over 30 s
 // the link with 100 symbol errors at one end is above target (that end
 // named), the others ok; the running totals sum every window.
 func TestBERWindow(t *testing.T) {
@@ -41,8 +42,12 @@ func TestBERWindow(t *testing.T) {
 	addErrors(t, s, r, 1, "b", sim.PortErrors{SymbolErrors: 5})
 	ph = hc.Check(ctx, r)
 	for i, l := range ph.Links {
-		if l.BERState != BERNotYetKnown {
-			t.Fatalf("10 s: link %d BER %q (%g), want not yet known", i, l.BERState, l.BER)
+		want := BERNotYetKnown
+		if i == 1 {
+			want = BERAboveTarget // 5 errors in 4e11 bits: more than the 0.4 that 1e-12 allows
+		}
+		if l.BERState != want {
+			t.Fatalf("10 s: link %d BER %q (%g), want %q", i, l.BERState, l.BER, want)
 		}
 	}
 	if b := ph.Links[1].B.Counters.BER; b.SymbolErrors != 5 || b.Bits != 4e11 || b.WindowSeconds != 10 || b.RateBits != 40e9 {
@@ -256,5 +261,40 @@ func TestBERSaturatedNeverOK(t *testing.T) {
 	b = l.B.Counters.BER
 	if l.BERState != BERNotYetKnown || l.BEREnd != "b" || !b.Saturated || b.TotalSymbolErrors != 535 || b.TotalBits != 2.4e12 {
 		t.Fatalf("saturated, 100,000 more errors: %q end %q healthy %v, b's %+v", l.BERState, l.BEREnd, l.Healthy, b)
+	}
+}
+
+// TestBERAboveTargetBeforeTheWindow: review 1, finding 2. Errors above
+// rate × window × target prove the rate above target whatever the
+// window; only "ok" waits for 1/target bits. A switch link's 1e-14 needs
+// 2,500 s at 4X QDR: over 30 s, 100 symbol errors at one end are above
+// target, the other switch link without errors is not yet known.
+func TestBERAboveTargetBeforeTheWindow(t *testing.T) {
+	s, _, hc, r, clk := healthSetup(t, Options{Counters: true, SwitchLinks: Expect{BER: 1e-14}})
+	ctx := context.Background()
+	hc.Check(ctx, r)
+	clk.Add(30 * time.Second)
+	addErrors(t, s, r, 1, "b", sim.PortErrors{SymbolErrors: 100})
+	ph := hc.Check(ctx, r)
+	if l := ph.Links[1]; l.Kind != KindSwitch || l.BERState != BERAboveTarget || l.BEREnd != "b" || l.Healthy {
+		t.Fatalf("switch link, 100 errors in 30 s (%g): %q end %q healthy %v", 100/1.2e12, l.BERState, l.BEREnd, l.Healthy)
+	}
+	if l := ph.Links[2]; l.Kind != KindSwitch || l.BERState != BERNotYetKnown {
+		t.Fatalf("switch link without errors over 30 s: %q", l.BERState)
+	}
+}
+
+// TestBERNamesTheWorseEnd: review 1, finding 8. Both ends above target:
+// the link's BER is the worse end's.
+func TestBERNamesTheWorseEnd(t *testing.T) {
+	s, _, hc, r, clk := healthSetup(t, Options{Counters: true})
+	ctx := context.Background()
+	hc.Check(ctx, r)
+	clk.Add(30 * time.Second)
+	addErrors(t, s, r, 1, "a", sim.PortErrors{SymbolErrors: 10})
+	addErrors(t, s, r, 1, "b", sim.PortErrors{SymbolErrors: 1000})
+	l := hc.Check(ctx, r).Links[1]
+	if l.BERState != BERAboveTarget || l.BEREnd != "b" || l.BER != 1000/1.2e12 {
+		t.Fatalf("10 errors at a, 1000 at b: %q end %q BER %g", l.BERState, l.BEREnd, l.BER)
 	}
 }
