@@ -20,9 +20,9 @@ var (
 	berLabels         = append(append([]string{}, linkLabels...), "end", "kind")
 	dLinkSymbolErrors = desc("link_symbol_errors_total", "SymbolErrorCounter increments at one end of the link (end: local is "+
 		"node_guid/port, remote remote_node_guid/remote_port) since this exporter first read it; only for link ends "+
-		"whose symbol errors or FEC blocks rose.", berLabels...)
-	dLinkBERBits = desc("link_ber_bits_total", "Bits the link carried at that end over the same readings: its width × lane rate × "+
-		"the time between readings. increase(link_symbol_errors_total) / increase(link_ber_bits_total) is its BER over a window.", berLabels...)
+		"whose symbol errors or uncorrectable FEC blocks rose.", berLabels...)
+	dLinkBERBits = desc("link_ber_bits_total", "Bits the link carried at that end since the reading before its first symbol error "+
+		"(or uncorrectable FEC block): its width × lane rate × the time between readings. increase(link_symbol_errors_total) / increase(link_ber_bits_total) is its BER over a window.", berLabels...)
 	dLinkFECCorrected = desc("link_fec_corrected_blocks_total", "FEC blocks corrected at that end since this exporter first "+
 		"read PortExtendedSpeedsCounters there (FDR and faster).", berLabels...)
 	dLinkFECUncorrectable = desc("link_fec_uncorrectable_blocks_total", "FEC blocks that could not be corrected at that end "+
@@ -106,8 +106,9 @@ func collectBER(ch chan<- prometheus.Metric, paths []*linkhealth.PathHealth, tar
 	return moved
 }
 
-// berMoved says whether an end's symbol errors or FEC blocks rose since
-// the exporter first read it.
+// berMoved says whether an end's symbol errors or uncorrectable FEC
+// blocks rose since the exporter first read it. Corrected blocks alone
+// do not count: RS-FEC corrects blocks all the time on a healthy HDR link.
 func berMoved(c *linkhealth.PortCounterReading) bool {
-	return c.BER.TotalSymbolErrors > 0 || (c.FEC != nil && (c.FEC.TotalCorrected > 0 || c.FEC.TotalUncorrectable > 0))
+	return c.BER.TotalSymbolErrors > 0 || (c.FEC != nil && c.FEC.TotalUncorrectable > 0)
 }

@@ -41,10 +41,11 @@ type BERReading struct {
 	// Saturated: the SymbolErrorCounter is at its maximum, SymbolErrors
 	// a lower bound (0 once it stays there: its rise is unknown).
 	Saturated bool `json:"saturated,omitempty"`
-	// Totals since the first reading: the increments summed (resets and
+	// Totals: the increments summed since the first reading (resets and
 	// saturations do not make them go back), and the bits carried over
-	// the windows summed, but for windows in which a saturated counter
-	// hid its rise.
+	// the windows summed since the reading before the first symbol error
+	// or uncorrectable FEC block, but for windows in which a saturated
+	// counter hid its rise.
 	TotalSymbolErrors uint64  `json:"total_symbol_errors"`
 	TotalBits         float64 `json:"total_bits"`
 }
@@ -111,6 +112,13 @@ func (x *endRead) noteBER() {
 	// A counter stuck at its maximum hides its rise: the window's bits
 	// are not counted against errors that cannot be seen.
 	if !b.Saturated || b.SymbolErrors > 0 {
+		if t.symbolErrors == 0 && t.fecUncorr == 0 {
+			// Until the first error, the bits of the last window only:
+			// the totals then start at the reading before it, and the
+			// first sample of the exporter's series carries the first
+			// burst's own rate (docs/metrics.md, "Bit error rate").
+			t.bits = 0
+		}
 		t.symbolErrors += b.SymbolErrors
 		t.bits += b.Bits
 	}
