@@ -25,14 +25,17 @@ var berAlerts = map[string]bool{"IBTracerLinkBERHigh": true, "IBTracerLinkBERCri
 // Prometheus scrapes them every second and evaluates the shipped rule
 // files with their durations divided by fleetScale (125 minutes are
 // 6m15s, 12 minutes 36 s).
-//   - No errors, 20 s: no BER series, no BER alert pending or firing.
+//   - No errors, 20 s: no BER series, no BER alert pending or firing (a
+//     link without errors is never judged).
 //   - SymbolErrorCounter raised by PerformanceSet, 50 every 2 s, at
-//     L0[1] (the host link to H0-0) and at S0[1] (a switch link): 25
-//     errors a second over ibsim's 10 Gb/s, 2.5e-9. The host link's
-//     IBTracerLinkBERHigh and IBTracerLinkBERCritical fire, one each,
-//     naming L0 and H0-0. The switch link, as fast in errors, is never
-//     judged: its 1e-15 needs 1e15 bits, 28 hours at 10 Gb/s, and no BER
-//     alert about it is ever pending.
+//     L0[1] (the host link to H0-0): 25 errors a second over ibsim's
+//     10 Gb/s, 2.5e-9. Its IBTracerLinkBERHigh and IBTracerLinkBERCritical
+//     fire, one each, naming L0 and H0-0.
+//   - One burst of 10,000 at S0[1] (a switch link), then none: the
+//     series appears with it, and increase() would not see it (review 1
+//     of issue 43, finding 3). Far above its 1e-15 and 1e-14 however few
+//     bits the window carried (finding 2): both alerts fire for it too,
+//     naming S0.
 func TestBERAlerts(t *testing.T) {
 	skipShort(t)
 	prom := promtest.RequireTool(t, "prometheus", "prometheus")
@@ -57,15 +60,16 @@ func TestBERAlerts(t *testing.T) {
 		time.Sleep(time.Second)
 	}
 
-	// Errors at both links.
+	// One burst at the switch link, errors rising at the host link.
+	if err := fab.Console(`PerformanceSet "S0"[1] PortCounters.SymbolErrorCounter=10000`); err != nil {
+		t.Fatal(err)
+	}
 	stop := make(chan struct{})
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		for n := 50; ; n += 50 {
-			for _, port := range []string{`"L0"[1]`, `"S0"[1]`} {
-				_ = fab.Console(fmt.Sprintf("PerformanceSet %s PortCounters.SymbolErrorCounter=%d", port, n))
-			}
+			_ = fab.Console(fmt.Sprintf(`PerformanceSet "L0"[1] PortCounters.SymbolErrorCounter=%d`, n))
 			select {
 			case <-stop:
 				return
@@ -75,48 +79,53 @@ func TestBERAlerts(t *testing.T) {
 	}()
 	defer func() { close(stop); <-done }()
 
-	fired := map[string]promAlert{}
+	// fired: per alert name, per link ("host", "switch"), the alert.
+	fired := map[string]map[string]promAlert{}
 	ok := poll(150*time.Second, time.Second, func() bool {
+		n := 0
 		for _, a := range berAlertsNow(t, promAddr) {
 			if a.Labels["node_guid"] == "" {
 				t.Fatalf("BER alert without a link: %+v", a)
 			}
+			if a.State != "firing" {
+				continue
+			}
+			link := "host"
 			if strings.Contains(a.key(), `port="5"`) || strings.Contains(a.key(), `remote_port="5"`) {
-				t.Fatalf("the switch link, too slow for its 1e-15, was judged: %+v", a)
+				link = "switch"
 			}
-			if a.State == "firing" {
-				fired[a.Labels["alertname"]] = a
+			name := a.Labels["alertname"]
+			if fired[name] == nil {
+				fired[name] = map[string]promAlert{}
 			}
+			fired[name][link] = a
 		}
-		return len(fired) == 2
+		for _, m := range fired {
+			n += len(m)
+		}
+		return n == 4
 	})
 	if !ok {
 		out := promRaw(promAddr, `ibtracer_link_symbol_errors_total or ibtracer_link_ber_bits_total or shard:ibtracer_link_ber:12m or shard:ibtracer_link_ber:125m`)
-		t.Fatalf("fired %v, want the host link's IBTracerLinkBERHigh and IBTracerLinkBERCritical; series:\n%s", fired, out)
+		t.Fatalf("fired %v, want IBTracerLinkBERHigh and IBTracerLinkBERCritical of the host link and of the switch link; series:\n%s", fired, out)
 	}
-	for name, a := range fired {
-		if n := countAlerts(t, promAddr, name); n != 1 {
-			t.Errorf("%s: %d alerts, want 1 (the host link's)", name, n)
+	for name, m := range fired {
+		if n := countAlerts(t, promAddr, name); n > 2 {
+			t.Errorf("%s: %d alerts, want at most 2 (one a link)", name, n)
 		}
-		s := a.Annotations["summary"]
-		if !strings.Contains(s, "L0 (") || !strings.Contains(s, "H0-0 (") || !strings.Contains(s, "port 1") {
-			t.Errorf("%s does not name the link L0[1] - H0-0[1] at both ends: %q", name, s)
-		}
-		t.Logf("%s: %s; %s", name, s, a.Annotations["description"])
-	}
-	if n, err := promtest.Query(promAddr, `ibtracer_link_symbol_errors_total{kind="switch"}`); err != nil || n == 0 {
-		t.Errorf("the switch link's errors were not exported (%d series, %v): its silence proves nothing", n, err)
-	}
-	// Another 15 s (the scaled for: of the warning): still nothing about
-	// the switch link.
-	deadline = time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) {
-		for _, a := range berAlertsNow(t, promAddr) {
-			if strings.Contains(a.key(), `port="5"`) || strings.Contains(a.key(), `remote_port="5"`) {
-				t.Fatalf("the switch link was judged: %+v", a)
+		for link, a := range m {
+			s := a.Annotations["summary"]
+			want := []string{"L0 (", "H0-0 (", "port 1"}
+			if link == "switch" {
+				want = []string{"S0 (", "port 1", "port 5"}
 			}
+			for _, w := range want {
+				if !strings.Contains(s, w) {
+					t.Errorf("%s of the %s link does not name it at both ends (%q): %q", name, link, w, s)
+				}
+			}
+			t.Logf("%s: %s; %s", name, s, a.Annotations["description"])
 		}
-		time.Sleep(time.Second)
 	}
 }
 
