@@ -18,7 +18,7 @@ import (
 
 func addBERFlags(app *kingpin.Application, f *healthFlags) {
 	app.Flag("ber", "Read the counters twice, WINDOW apart, and judge every link's bit error rate over it (as ibdiagnet's BER test; "+
-		"a window too short to tell the target says not yet known). Implies --pm.").PlaceHolder("WINDOW").DurationVar(&f.ber)
+		"a window too short to tell the target says not yet known, unless its errors are already above it). Implies --pm.").PlaceHolder("WINDOW").DurationVar(&f.ber)
 	app.Flag("ber-target", "The bit error rate a link may run at (default 1e-12, ibdiagnet's threshold).").PlaceHolder("1e-12").Float64Var(&f.berTarget)
 }
 
