@@ -56,8 +56,10 @@ type FECReading struct {
 	Corrected     uint64 `json:"corrected_blocks"`
 	Uncorrectable uint64 `json:"uncorrectable_blocks"`
 	// The increments since the previous reading (Known false: none to
-	// compare), and their totals since the first.
+	// compare, or a saturated counter that shows no rise hid it), and
+	// their totals since the first.
 	Known              bool   `json:"known"`
+	Saturated          bool   `json:"saturated,omitempty"` // a 32-bit block counter at its maximum: its increment is a lower bound
 	CorrectedInc       uint64 `json:"corrected_blocks_increment"`
 	UncorrectableInc   uint64 `json:"uncorrectable_blocks_increment"`
 	TotalCorrected     uint64 `json:"total_corrected_blocks"`
@@ -273,14 +275,32 @@ func (x *endRead) readFEC() {
 		return
 	}
 	f.Corrected, f.Uncorrectable = d.FECBlocks()
+	satCorr, satUncorr := fecSaturated(&d)
+	f.Saturated = satCorr || satUncorr
 	snap.fec = &[2]uint64{f.Corrected, f.Uncorrectable}
 	t, _ := h.totals.Get(k)
 	if prev != nil && prev.fec != nil && f.Corrected >= prev.fec[0] && f.Uncorrectable >= prev.fec[1] {
-		f.Known = true
 		f.CorrectedInc, f.UncorrectableInc = f.Corrected-prev.fec[0], f.Uncorrectable-prev.fec[1]
+		// A saturated counter that shows no rise hides it: unknown, not 0.
+		f.Known = !(satCorr && f.CorrectedInc == 0) && !(satUncorr && f.UncorrectableInc == 0)
 		t.fecCorr += f.CorrectedInc
 		t.fecUncorr += f.UncorrectableInc
 		h.totals.Put(k, t)
 	}
 	f.TotalCorrected, f.TotalUncorrectable = t.fecCorr, t.fecUncorr
+}
+
+// fecSaturated says whether a corrected or an uncorrectable FEC block
+// counter of d (32 bits a lane, or port-wide with RS-FEC) is at its
+// maximum.
+func fecSaturated(d *ibmad.PortExtendedSpeedsCounters) (corrected, uncorrectable bool) {
+	const full = 1<<32 - 1
+	if d.RSFEC {
+		return d.PortFECCorrectableBlockCounter == full, d.PortFECUncorrectableBlockCounter == full
+	}
+	for l := range ibmad.NumLanes {
+		corrected = corrected || d.FECCorrectableBlockCounterLane[l] == full
+		uncorrectable = uncorrectable || d.FECUncorrectableBlockCounterLane[l] == full
+	}
+	return corrected, uncorrectable
 }

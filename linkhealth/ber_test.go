@@ -298,3 +298,23 @@ func TestBERNamesTheWorseEnd(t *testing.T) {
 		t.Fatalf("10 errors at a, 1000 at b: %q end %q BER %g", l.BERState, l.BEREnd, l.BER)
 	}
 }
+
+// TestFECSaturated: review 1, finding 6. FEC block counters are 32 bits
+// a lane: one stuck at 0xFFFFFFFF in two readings rose by an unknown
+// amount, never by a known 0.
+func TestFECSaturated(t *testing.T) {
+	s, _, hc, r, clk := healthSetup(t, Options{Counters: true})
+	ctx := context.Background()
+	an, ap := endName(s, r, 1, "a")
+	if err := s.f.SetLinkTraining(an, ap, &sim.LinkTraining{WidthActive: 2, WidthSupported: 2, ExtActive: 4, ExtSupported: 4}); err != nil {
+		t.Fatal(err)
+	}
+	addErrors(t, s, r, 1, "b", sim.PortErrors{FECUncorrectable: 1 << 32})
+	hc.Check(ctx, r)
+	clk.Add(10 * time.Second)
+	addErrors(t, s, r, 1, "b", sim.PortErrors{FECUncorrectable: 1000})
+	f := hc.Check(ctx, r).Links[1].B.Counters.FEC
+	if f == nil || !f.Saturated || f.Known || f.Uncorrectable != 0xFFFFFFFF {
+		t.Fatalf("a lane stuck at 0xFFFFFFFF: %+v", f)
+	}
+}
