@@ -67,6 +67,10 @@ type FECReading struct {
 	Err                string `json:"error,omitempty"`
 }
 
+// FECNotReadRSFEC is FECReading.Err where a PMA with RS-FEC counters was
+// not asked at FDR or EDR (readFEC).
+const FECNotReadRSFEC = "not read: the PMA counts RS-FEC blocks, and whether RS-FEC is active at FDR or EDR only PortInfoExtended says"
+
 // berTotals are a port's running totals (Checker.totals).
 type berTotals struct {
 	symbolErrors, fecCorr, fecUncorr uint64
@@ -260,7 +264,11 @@ func unsupported(err error) bool {
 // such a PMA is not asked (docs/protocol.md, "PortExtendedSpeedsCounters").
 func (x *endRead) readFEC() {
 	h, p, e, k, caps, snap, prev, r := x.h, x.p, x.e, x.k, x.caps, x.snap, x.prev, x.r
-	if !e.ok || e.speeds.active < SpeedFDR || caps.noExtSpeeds || (caps.rsfec && e.speeds.active < SpeedHDR) {
+	if !e.ok || e.speeds.active < SpeedFDR || caps.noExtSpeeds {
+		return
+	}
+	if caps.rsfec && e.speeds.active < SpeedHDR {
+		r.FEC = &FECReading{Err: FECNotReadRSFEC}
 		return
 	}
 	d := ibmad.PortExtendedSpeedsCounters{RSFEC: caps.rsfec}

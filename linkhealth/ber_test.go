@@ -162,8 +162,9 @@ func TestFECAtFDRAndFaster(t *testing.T) {
 	edr.ExtActive, edr.ExtSupported = 2, 2
 	_ = s.f.SetLinkTraining(an, ap, &edr)
 	clk.Add(10 * time.Second)
-	if f := hc2.Check(ctx, r).Links[1].B.Counters.FEC; f != nil {
-		t.Fatalf("RS-FEC PMA at EDR (layout unknown without PortInfoExtended): read %+v", f)
+	// Review 1, finding 7: not asked, and the reading says why.
+	if f := hc2.Check(ctx, r).Links[1].B.Counters.FEC; f == nil || f.Err != FECNotReadRSFEC || f.Known || f.Corrected != 0 {
+		t.Fatalf("RS-FEC PMA at EDR (layout unknown without PortInfoExtended): %+v, want not read, saying why", f)
 	}
 	if err := s.f.SetPMAExtendedSpeeds(bn, false, true); err != nil {
 		t.Fatal(err)
