@@ -319,3 +319,30 @@ func TestFECSaturated(t *testing.T) {
 		t.Fatalf("a lane stuck at 0xFFFFFFFF: %+v", f)
 	}
 }
+
+// TestDataCountersWithoutIETF: review 1, finding 10. A PMA that sets
+// ClassPortInfo CapabilityMask bit 10 (PortCountersExtended without the
+// IETF counters) and not bit 9 has no unicast and multicast counters:
+// they are left out, never shown as 0.
+func TestDataCountersWithoutIETF(t *testing.T) {
+	s := newFixture(t)
+	var none uint32
+	for _, n := range s.f.Nodes() {
+		if err := s.f.SetPMACapabilityMask2(n.Name, &none); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.f.SetPMANoIETF(n.Name, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := s.trace(s.lid("H1-2"))
+	c := NewChecker(s.tr, Options{Counters: true, DataCounters: true}).Check(context.Background(), r).Links[0].A.Counters
+	if c.Data == nil || c.Data["PortXmitPkts"] == 0 {
+		t.Fatalf("data counters: %v", c.Data)
+	}
+	for _, n := range []string{"PortUnicastXmitPkts", "PortUnicastRcvPkts", "PortMulticastXmitPkts", "PortMulticastRcvPkts"} {
+		if v, ok := c.Data[n]; ok {
+			t.Fatalf("%s = %d from a PMA without the IETF counters: %v", n, v, c.Data)
+		}
+	}
+}

@@ -90,6 +90,7 @@ type counterRead struct {
 
 type pmaCaps struct {
 	extWidth bool // PortCountersExtended
+	ietf     bool // with its unicast and multicast counters (CapabilityMask bit 9)
 	ext      bool // PortCountersExtended with the 64-bit error counters
 	xmitWait bool
 	rsfec    bool // PortExtendedSpeedsCounters has an RS-FEC layout (ber.go)
@@ -201,6 +202,11 @@ func (h *Checker) readSnap(p *trace.Probe, e *LinkEnd, caps pmaCaps, r *PortCoun
 				"PortXmitPkts": pc.PortXmitPkts, "PortRcvPkts": pc.PortRcvPkts, "PortUnicastXmitPkts": pc.PortUnicastXmitPkts,
 				"PortUnicastRcvPkts": pc.PortUnicastRcvPkts, "PortMulticastXmitPkts": pc.PortMulticastXmitPkts,
 				"PortMulticastRcvPkts": pc.PortMulticastRcvPkts}
+			if !caps.ietf { // CapabilityMask bit 10 only: no unicast and multicast counters
+				for _, n := range [...]string{"PortUnicastXmitPkts", "PortUnicastRcvPkts", "PortMulticastXmitPkts", "PortMulticastRcvPkts"} {
+					delete(r.Data, n)
+				}
+			}
 		}
 		if caps.ext {
 			snap.ext = true
@@ -265,6 +271,7 @@ func (h *Checker) pma(p *trace.Probe, e *LinkEnd) (pmaCaps, error) {
 	ew := cpi.CapabilityMask&(ibmad.CPICapPMExtWidth|ibmad.CPICapPMExtNoIETF) != 0
 	c := pmaCaps{
 		extWidth: ew,
+		ietf:     cpi.CapabilityMask&ibmad.CPICapPMExtWidth != 0,
 		ext:      ew && cpi.CapabilityMask2&ibmad.CPICap2PMAddlPortCtrsExt != 0,
 		xmitWait: cpi.CapabilityMask&ibmad.CPICapPMXmitWait != 0,
 		rsfec:    cpi.CapabilityMask&ibmad.CPICapPMRSFEC != 0,

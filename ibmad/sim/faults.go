@@ -307,6 +307,13 @@ func (f *Fabric) SetPMAExtendedSpeeds(name string, rsfec, off bool) error {
 	return f.setPMAFault(name, func(p *pmaFault) { p.rsfec, p.noExtSpeeds = rsfec, off })
 }
 
+// SetPMANoIETF makes node name's PMA advertise PortCountersExtended
+// without its unicast and multicast counters (ClassPortInfo
+// CapabilityMask bit 10, not bit 9), and answer them as 0.
+func (f *Fabric) SetPMANoIETF(name string, on bool) error {
+	return f.setPMAFault(name, func(p *pmaFault) { p.noIETF = on })
+}
+
 // SetPMAMisanswer makes node's PMA answer as m says (nil: as asked).
 func (f *Fabric) SetPMAMisanswer(name string, m *PMAMisanswer) error {
 	if n := f.byName[name]; n != nil && m != nil {

@@ -27,6 +27,9 @@ type pmaFault struct {
 	// rsfec: PortExtendedSpeedsCounters in the RS-FEC layout, advertised;
 	// noExtSpeeds: not answered.
 	rsfec, noExtSpeeds bool
+	// noIETF: PortCountersExtended without the unicast and multicast
+	// counters (CapabilityMask bit 10 instead of bit 9).
+	noIETF bool
 }
 
 // PMAMisanswer is a PMA that answers for something other than it was
@@ -92,6 +95,9 @@ func (a *pmaAgent) answer(m *ibmad.MAD) {
 		if fault != nil && fault.rsfec {
 			cpi.CapabilityMask |= ibmad.CPICapPMRSFEC
 		}
+		if fault != nil && fault.noIETF {
+			cpi.CapabilityMask = cpi.CapabilityMask&^ibmad.CPICapPMExtWidth | ibmad.CPICapPMExtNoIETF
+		}
 		if fault != nil && fault.legacy {
 			cpi.CapabilityMask &^= ibmad.CPICapPMExtWidth | ibmad.CPICapPMExtNoIETF
 			cpi.CapabilityMask2 = 0
@@ -140,6 +146,9 @@ func answerPortAttr(m *ibmad.MAD, fault *pmaFault, ports []*Port, set bool) bool
 		answerPortCounters(attr, data, ports, set)
 		if fault != nil && fault.capMask2 != nil && *fault.capMask2&ibmad.CPICap2PMAddlPortCtrsExt == 0 {
 			clear(data[72:]) // the data counters only, as ibsim answers
+		}
+		if fault != nil && fault.noIETF {
+			clear(data[40:72]) // no unicast and multicast counters
 		}
 	case ibmad.AttrPortExtendedSpeedsCounters:
 		if fault != nil && fault.noExtSpeeds {
