@@ -87,7 +87,8 @@ var counterRank = map[string]int{linkhealth.CountersOK: 0, linkhealth.CountersFi
 // series (nothing while health is off: on is false), and returns the
 // links that are not healthy or are congested (linkinfo.go names them).
 // The logs forget the links that have no series (health_log.go).
-func collectHealth(ch chan<- prometheus.Metric, on bool, totals *healthTotals, ctrs *ctrLog, names []string, dests []*destState) (unhealthy []*linkhealth.Link) {
+func collectHealth(ch chan<- prometheus.Metric, on bool, totals *healthTotals, ctrs *ctrLog, names []string, dests []*destState,
+	ber map[string]config.BERTargets) (unhealthy []*linkhealth.Link) {
 	mark := ctrs.mark()
 	if !on { // off, or turned off by a reload: no health series
 		for _, s := range dests {
@@ -173,7 +174,9 @@ func collectHealth(ch chan<- prometheus.Metric, on bool, totals *healthTotals, c
 			unhealthy = append(unhealthy, l)
 		}
 	}
-	return unhealthy
+	// Links whose BER counters are exported are named too: the BER
+	// alerts name their ends from link_info (ber.go).
+	return append(unhealthy, collectBER(ch, paths, ber)...)
 }
 
 // counterState is the worse of a link's two ends' counter states.

@@ -94,7 +94,11 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	collectDestinations(ch, names, dests, interval)
 	e.fleet.Collect(ch)
 	e.modes.collect(ch, tr)
-	unhealthy := collectHealth(ch, on, &e.health, &e.ctrs, names, dests)
+	var ber map[string]config.BERTargets
+	if rt.Config != nil && rt.Config.Health.Options.Counters {
+		ber = rt.Config.Health.BER
+	}
+	unhealthy := collectHealth(ch, on, &e.health, &e.ctrs, names, dests, ber)
 	collectLinkInfo(ch, dests, unhealthy, e.evidence.collect(ch, e.logger, rt, dests), nodeNames) // evidence.go, linkinfo.go
 	collectPlan(ch, cabling, dests, nodeNames)                                                    // plan.go
 	h := e.dests.hists

@@ -17,6 +17,7 @@ const (
 	CPICapPMExtWidth  uint16 = 1 << 9  // PerfMgt: PortCountersExtended supported
 	CPICapPMExtNoIETF uint16 = 1 << 10 // PerfMgt: extended width, no IETF
 	CPICapPMXmitWait  uint16 = 1 << 12 // PerfMgt: PortXmitWait supported
+	CPICapPMRSFEC     uint16 = 1 << 14 // PerfMgt: PortExtendedSpeedsCounters has an RS-FEC layout
 
 	// CPICap2PMAddlPortCtrsExt is CapabilityMask2 bit 1 of the PerfMgt
 	// class: the additional PortCountersExtended fields are supported.

@@ -135,6 +135,34 @@ func FuzzPortCountersExtended(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) { roundTrip[PortCountersExtended](t, b, PortCountersExtendedSize) })
 }
 
+func FuzzPortRcvErrorDetails(f *testing.F) {
+	seeds(f, PortRcvErrorDetailsSize)
+	f.Fuzz(func(t *testing.T, b []byte) { roundTrip[PortRcvErrorDetails](t, b, PortRcvErrorDetailsSize) })
+}
+
+func FuzzPortXmitDiscardDetails(f *testing.F) {
+	seeds(f, PortXmitDiscardDetailsSize)
+	f.Fuzz(func(t *testing.T, b []byte) { roundTrip[PortXmitDiscardDetails](t, b, PortXmitDiscardDetailsSize) })
+}
+
+// FuzzPortExtendedSpeedsCounters decodes in both layouts: neither panics,
+// and each round-trips.
+func FuzzPortExtendedSpeedsCounters(f *testing.F) {
+	seeds(f, PortExtendedSpeedsCountersSize)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		roundTrip[PortExtendedSpeedsCounters](t, b, PortExtendedSpeedsCountersSize)
+		v := PortExtendedSpeedsCounters{RSFEC: true}
+		if v.UnmarshalBinary(b) != nil {
+			return
+		}
+		out, err := v.MarshalBinary()
+		w := PortExtendedSpeedsCounters{RSFEC: true}
+		if err != nil || w.UnmarshalBinary(out) != nil || v != w {
+			t.Fatalf("RS-FEC round trip: %v\n%+v\n%+v", err, v, w)
+		}
+	})
+}
+
 func FuzzSourceRoute(f *testing.F) {
 	seeds(f, SourceRouteSeedSize, SourceRouteSize)
 	f.Fuzz(func(t *testing.T, b []byte) {

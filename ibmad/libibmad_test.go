@@ -251,7 +251,8 @@ func cases() []attrCase {
 		},
 		portCountersCase(),
 		portCountersExtCase(),
-		vlXmitWaitCase(), // vlxmitwait_cgo_test.go
+		vlXmitWaitCase(),                                                                           // vlxmitwait_cgo_test.go
+		rcvErrorDetailsCase(), xmitDiscardDetailsCase(), extSpeedsCase(false), extSpeedsCase(true), // pmdetails_cgo_test.go
 	}
 }
 

@@ -159,6 +159,10 @@ const (
 	AttrPortCounters         AttrID = 0x0012 // PerfMgt
 	AttrPortCountersExtended AttrID = 0x001D // PerfMgt
 
+	AttrPortRcvErrorDetails        AttrID = 0x0015 // PerfMgt
+	AttrPortXmitDiscardDetails     AttrID = 0x0016 // PerfMgt
+	AttrPortExtendedSpeedsCounters AttrID = 0x001F // PerfMgt
+
 	AttrSourceRoute AttrID = 0x0010 // ibtracer vendor class 0x30 (docs/protocol.md)
 	AttrPing        AttrID = 0x0000 // ibping class 0x32
 )
@@ -320,6 +324,12 @@ func (a AttrID) name(c MgmtClass) string {
 			return "PortCountersExtended"
 		case AttrPortVLXmitWaitCounters:
 			return "PortVLXmitWaitCounters"
+		case AttrPortRcvErrorDetails:
+			return "PortRcvErrorDetails"
+		case AttrPortXmitDiscardDetails:
+			return "PortXmitDiscardDetails"
+		case AttrPortExtendedSpeedsCounters:
+			return "PortExtendedSpeedsCounters"
 		}
 	case c == ClassIBTracer && a == AttrSourceRoute:
 		return "SourceRoute"

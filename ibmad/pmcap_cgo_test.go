@@ -22,6 +22,7 @@ func TestPerfMgtCapabilityBitsMatchOpenSM(t *testing.T) {
 		{"PortCountersExtended", uint32(ibmad.CPICapPMExtWidth), uint32(ref.PMExtWidthSupported)},
 		{"extended, no IETF", uint32(ibmad.CPICapPMExtNoIETF), uint32(ref.PMExtWidthNoIETF)},
 		{"PortXmitWait", uint32(ibmad.CPICapPMXmitWait), uint32(ref.PMXmitWaitSupported)},
+		{"RS-FEC counters", uint32(ibmad.CPICapPMRSFEC), uint32(ref.PMRSFECCounters)},
 		{"CapabilityMask2: additional PortCountersExtended", ibmad.CPICap2PMAddlPortCtrsExt, ref.PMAddlPortCtrsExt},
 	} {
 		if c.ours != c.osm {

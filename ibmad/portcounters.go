@@ -187,3 +187,204 @@ func (p *PortCountersExtended) UnmarshalBinary(b []byte) error {
 	}
 	return nil
 }
+
+// PortRcvErrorDetailsSize and PortXmitDiscardDetailsSize are the sizes of
+// the two error-detail attributes.
+const (
+	PortRcvErrorDetailsSize    = 16
+	PortXmitDiscardDetailsSize = 12
+)
+
+// PortRcvErrorDetails is the PerfMgt PortRcvErrorDetails attribute
+// (0x0015; docs/protocol.md): what kind of error PortRcvErrors counted.
+// Its 16-bit counters saturate at all ones.
+type PortRcvErrorDetails struct {
+	PortSelect                uint8
+	CounterSelect             uint16
+	PortLocalPhysicalErrors   uint16
+	PortMalformedPacketErrors uint16
+	PortBufferOverrunErrors   uint16
+	PortDLIDMappingErrors     uint16
+	PortVLMappingErrors       uint16
+	PortLoopingErrors         uint16
+}
+
+func (p *PortRcvErrorDetails) counters() []*uint16 {
+	return []*uint16{&p.PortLocalPhysicalErrors, &p.PortMalformedPacketErrors, &p.PortBufferOverrunErrors,
+		&p.PortDLIDMappingErrors, &p.PortVLMappingErrors, &p.PortLoopingErrors}
+}
+
+// MarshalTo writes the attribute into b[0:16].
+func (p *PortRcvErrorDetails) MarshalTo(b []byte) error {
+	return put16s("PortRcvErrorDetails", b, PortRcvErrorDetailsSize, p.PortSelect, p.CounterSelect, p.counters())
+}
+
+// MarshalBinary returns the 16-byte attribute.
+func (p *PortRcvErrorDetails) MarshalBinary() ([]byte, error) {
+	b := make([]byte, PortRcvErrorDetailsSize)
+	return b, p.MarshalTo(b)
+}
+
+// UnmarshalBinary decodes b[0:16].
+func (p *PortRcvErrorDetails) UnmarshalBinary(b []byte) error {
+	return get16s("PortRcvErrorDetails", b, PortRcvErrorDetailsSize, &p.PortSelect, &p.CounterSelect, p.counters())
+}
+
+// PortXmitDiscardDetails is the PerfMgt PortXmitDiscardDetails attribute
+// (0x0016; docs/protocol.md): why PortXmitDiscards counted. Its 16-bit
+// counters saturate at all ones.
+type PortXmitDiscardDetails struct {
+	PortSelect                     uint8
+	CounterSelect                  uint16
+	PortInactiveDiscards           uint16
+	PortNeighborMTUDiscards        uint16
+	PortSwLifetimeLimitDiscards    uint16
+	PortSwHOQLifetimeLimitDiscards uint16
+}
+
+func (p *PortXmitDiscardDetails) counters() []*uint16 {
+	return []*uint16{&p.PortInactiveDiscards, &p.PortNeighborMTUDiscards, &p.PortSwLifetimeLimitDiscards,
+		&p.PortSwHOQLifetimeLimitDiscards}
+}
+
+// MarshalTo writes the attribute into b[0:12].
+func (p *PortXmitDiscardDetails) MarshalTo(b []byte) error {
+	return put16s("PortXmitDiscardDetails", b, PortXmitDiscardDetailsSize, p.PortSelect, p.CounterSelect, p.counters())
+}
+
+// MarshalBinary returns the 12-byte attribute.
+func (p *PortXmitDiscardDetails) MarshalBinary() ([]byte, error) {
+	b := make([]byte, PortXmitDiscardDetailsSize)
+	return b, p.MarshalTo(b)
+}
+
+// UnmarshalBinary decodes b[0:12].
+func (p *PortXmitDiscardDetails) UnmarshalBinary(b []byte) error {
+	return get16s("PortXmitDiscardDetails", b, PortXmitDiscardDetailsSize, &p.PortSelect, &p.CounterSelect, p.counters())
+}
+
+// put16s writes PortSelect (byte 1), CounterSelect (bytes 2-3) and
+// 16-bit counters from byte 4 on: the layout the detail attributes share.
+func put16s(name string, b []byte, size int, sel uint8, cs uint16, cs16 []*uint16) error {
+	if len(b) < size {
+		return errShort(name, size, len(b))
+	}
+	b[0], b[1] = 0, sel
+	binary.BigEndian.PutUint16(b[2:], cs)
+	for i, c := range cs16 {
+		binary.BigEndian.PutUint16(b[4+2*i:], *c)
+	}
+	return nil
+}
+
+func get16s(name string, b []byte, size int, sel *uint8, cs *uint16, cs16 []*uint16) error {
+	if len(b) < size {
+		return errShort(name, size, len(b))
+	}
+	*sel, *cs = b[1], binary.BigEndian.Uint16(b[2:])
+	for i, c := range cs16 {
+		*c = binary.BigEndian.Uint16(b[4+2*i:])
+	}
+	return nil
+}
+
+// NumLanes is the number of lanes PortExtendedSpeedsCounters counts.
+const NumLanes = 12
+
+// PortExtendedSpeedsCountersSize is the size of PortExtendedSpeedsCounters
+// in either layout (the RS-FEC one is the longer).
+const PortExtendedSpeedsCountersSize = 152
+
+// PortExtendedSpeedsCounters is the PerfMgt PortExtendedSpeedsCounters
+// attribute (0x001F; docs/protocol.md), read at FDR and faster. Its
+// layout depends on the port's FEC mode: without RS-FEC, lane counters
+// of detected errors and of correctable and uncorrectable FEC blocks; with
+// RS-FEC active (RSFEC), lane counters of corrected symbols and port-wide
+// block and symbol counters. Fields of the other layout are zero.
+type PortExtendedSpeedsCounters struct {
+	RSFEC                  bool // the layout: set before MarshalTo and UnmarshalBinary
+	PortSelect             uint8
+	CounterSelect          uint64
+	SyncHeaderErrorCounter uint16
+	UnknownBlockCounter    uint16
+	// Without RS-FEC.
+	ErrorDetectionCounterLane        [NumLanes]uint16
+	FECCorrectableBlockCounterLane   [NumLanes]uint32
+	FECUncorrectableBlockCounterLane [NumLanes]uint32
+	// With RS-FEC.
+	FECCorrectableSymbolCounterLane  [NumLanes]uint32
+	PortFECCorrectableBlockCounter   uint32
+	PortFECUncorrectableBlockCounter uint32
+	PortFECCorrectedSymbolCounter    uint32
+}
+
+// MarshalTo writes the attribute into b[0:152] in its layout.
+func (p *PortExtendedSpeedsCounters) MarshalTo(b []byte) error {
+	if len(b) < PortExtendedSpeedsCountersSize {
+		return errShort("PortExtendedSpeedsCounters", PortExtendedSpeedsCountersSize, len(b))
+	}
+	clear(b[:PortExtendedSpeedsCountersSize])
+	b[1] = p.PortSelect
+	binary.BigEndian.PutUint64(b[8:], p.CounterSelect)
+	binary.BigEndian.PutUint16(b[16:], p.SyncHeaderErrorCounter)
+	binary.BigEndian.PutUint16(b[18:], p.UnknownBlockCounter)
+	for l := range NumLanes {
+		if p.RSFEC {
+			binary.BigEndian.PutUint32(b[44+4*l:], p.FECCorrectableSymbolCounterLane[l])
+			continue
+		}
+		binary.BigEndian.PutUint16(b[20+2*l:], p.ErrorDetectionCounterLane[l])
+		binary.BigEndian.PutUint32(b[44+4*l:], p.FECCorrectableBlockCounterLane[l])
+		binary.BigEndian.PutUint32(b[92+4*l:], p.FECUncorrectableBlockCounterLane[l])
+	}
+	if p.RSFEC {
+		binary.BigEndian.PutUint32(b[140:], p.PortFECCorrectableBlockCounter)
+		binary.BigEndian.PutUint32(b[144:], p.PortFECUncorrectableBlockCounter)
+		binary.BigEndian.PutUint32(b[148:], p.PortFECCorrectedSymbolCounter)
+	}
+	return nil
+}
+
+// MarshalBinary returns the 152-byte attribute.
+func (p *PortExtendedSpeedsCounters) MarshalBinary() ([]byte, error) {
+	b := make([]byte, PortExtendedSpeedsCountersSize)
+	return b, p.MarshalTo(b)
+}
+
+// UnmarshalBinary decodes b[0:152] in the layout p.RSFEC names, and
+// zeroes the other layout's fields.
+func (p *PortExtendedSpeedsCounters) UnmarshalBinary(b []byte) error {
+	if len(b) < PortExtendedSpeedsCountersSize {
+		return errShort("PortExtendedSpeedsCounters", PortExtendedSpeedsCountersSize, len(b))
+	}
+	*p = PortExtendedSpeedsCounters{RSFEC: p.RSFEC, PortSelect: b[1], CounterSelect: binary.BigEndian.Uint64(b[8:]),
+		SyncHeaderErrorCounter: binary.BigEndian.Uint16(b[16:]), UnknownBlockCounter: binary.BigEndian.Uint16(b[18:])}
+	for l := range NumLanes {
+		if p.RSFEC {
+			p.FECCorrectableSymbolCounterLane[l] = binary.BigEndian.Uint32(b[44+4*l:])
+			continue
+		}
+		p.ErrorDetectionCounterLane[l] = binary.BigEndian.Uint16(b[20+2*l:])
+		p.FECCorrectableBlockCounterLane[l] = binary.BigEndian.Uint32(b[44+4*l:])
+		p.FECUncorrectableBlockCounterLane[l] = binary.BigEndian.Uint32(b[92+4*l:])
+	}
+	if p.RSFEC {
+		p.PortFECCorrectableBlockCounter = binary.BigEndian.Uint32(b[140:])
+		p.PortFECUncorrectableBlockCounter = binary.BigEndian.Uint32(b[144:])
+		p.PortFECCorrectedSymbolCounter = binary.BigEndian.Uint32(b[148:])
+	}
+	return nil
+}
+
+// FECBlocks returns the correctable and uncorrectable FEC blocks the
+// reading counts, summed over lanes (or port-wide, with RS-FEC).
+func (p *PortExtendedSpeedsCounters) FECBlocks() (corrected, uncorrectable uint64) {
+	if p.RSFEC {
+		return uint64(p.PortFECCorrectableBlockCounter), uint64(p.PortFECUncorrectableBlockCounter)
+	}
+	for l := range NumLanes {
+		corrected += uint64(p.FECCorrectableBlockCounterLane[l])
+		uncorrectable += uint64(p.FECUncorrectableBlockCounterLane[l])
+	}
+	return corrected, uncorrectable
+}

@@ -23,6 +23,7 @@ type Checker struct {
 	prev     *ttlcache.Cache[portKey, counterSnap] // the last reading of each port, for increments
 	caps     *ttlcache.Cache[ibmad.GUID, uint32]   // a switch's port 0 CapabilityMask
 	pmaCaps  *ttlcache.Cache[ibmad.GUID, pmaCaps]
+	totals   *ttlcache.Cache[portKey, berTotals] // each port's running BER and FEC totals (ber.go)
 
 	mu      sync.Mutex              // guards reading
 	reading map[portKey]*sync.Mutex // one reader per port at a time
@@ -53,6 +54,7 @@ func NewChecker(t *trace.Tracer, o Options) *Checker {
 		prev:     ttlcache.New[portKey, counterSnap](0, cacheSize, to.Clock.Now),
 		caps:     ttlcache.New[ibmad.GUID, uint32](0, cacheSize, to.Clock.Now),
 		pmaCaps:  ttlcache.New[ibmad.GUID, pmaCaps](to.SupportTTL, cacheSize, to.Clock.Now),
+		totals:   ttlcache.New[portKey, berTotals](0, cacheSize, to.Clock.Now),
 		reading:  map[portKey]*sync.Mutex{},
 	}
 	t.OnPortInfo(h.notePortInfo)

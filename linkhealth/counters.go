@@ -18,8 +18,10 @@ var CounterNames = [numCounters]string{"SymbolErrorCounter", "LinkErrorRecoveryC
 	"ExcessiveBufferOverrunErrors", "VL15Dropped", "PortXmitWait"}
 
 const (
-	numCounters = 13
-	xmitWait    = 12 // index of PortXmitWait: congestion, not an error
+	numCounters  = 13
+	rcvErrors    = 3  // index of PortRcvErrors
+	xmitDiscards = 6  // index of PortXmitDiscards
+	xmitWait     = 12 // index of PortXmitWait: congestion, not an error
 )
 
 // counterBits are the widths of the PortCounters fields; they saturate at
@@ -48,6 +50,20 @@ type PortCounterReading struct {
 	// VLXmitWait is the port's per-VL waits, read when its PortXmitWait
 	// rose (congestion.go).
 	VLXmitWait *VLXmitWaitReading `json:"vl_xmit_wait,omitempty"`
+	// Data are PortCountersExtended's data counters by perfquery -x's
+	// names, read with Options.DataCounters where the PMA has the
+	// attribute.
+	Data map[string]uint64 `json:"data,omitempty"`
+	// RcvErrorDetails and XmitDiscardDetails are PortRcvErrorDetails and
+	// PortXmitDiscardDetails, read when PortRcvErrors or PortXmitDiscards
+	// rose (ber.go); DetailsErr why one could not be.
+	RcvErrorDetails    map[string]uint64 `json:"rcv_error_details,omitempty"`
+	XmitDiscardDetails map[string]uint64 `json:"xmit_discard_details,omitempty"`
+	DetailsErr         string            `json:"details_error,omitempty"`
+	// FEC is PortExtendedSpeedsCounters, read at FDR and faster; BER the
+	// end's bit error rate (ber.go).
+	FEC *FECReading `json:"fec,omitempty"`
+	BER *BERReading `json:"ber,omitempty"`
 
 	inc [numCounters]uint64
 	at  time.Time // when it was read (the tracer's clock)
@@ -65,6 +81,7 @@ type counterSnap struct {
 	ext bool
 	at  time.Time
 	vl  *[ibmad.NumVLs]uint64 // PortVLXmitWaitCounters, when read (congestion.go)
+	fec *[2]uint64            // FEC blocks corrected and uncorrectable, when read (ber.go)
 }
 
 type counterRead struct {
@@ -72,9 +89,15 @@ type counterRead struct {
 }
 
 type pmaCaps struct {
+	extWidth bool // PortCountersExtended
+	ietf     bool // with its unicast and multicast counters (CapabilityMask bit 9)
 	ext      bool // PortCountersExtended with the 64-bit error counters
 	xmitWait bool
-	noVLWait bool // the PMA answered that it lacks PortVLXmitWaitCounters
+	rsfec    bool // PortExtendedSpeedsCounters has an RS-FEC layout (ber.go)
+	// The PMA answered that it lacks PortVLXmitWaitCounters,
+	// PortRcvErrorDetails, PortXmitDiscardDetails or
+	// PortExtendedSpeedsCounters.
+	noVLWait, noRcvDetails, noXmitDetails, noExtSpeeds bool
 }
 
 // counterKey keys the shared counter readings (Options.Share). A port's
@@ -127,32 +150,10 @@ func (h *Checker) readCountersNow(p *trace.Probe, e *LinkEnd, k portKey) *PortCo
 		r.Err = err.Error()
 		return r
 	}
-	var snap counterSnap
-	if caps.ext {
-		var pc ibmad.PortCountersExtended
-		if err := h.pmaGet(p, e, ibmad.AttrPortCountersExtended, &pc); err != nil {
-			r.Err = err.Error()
-			return r
-		}
-		snap.ext = true
-		snap.v = [numCounters]uint64{pc.SymbolErrorCounter, pc.LinkErrorRecoveryCounter, pc.LinkDownedCounter,
-			pc.PortRcvErrors, pc.PortRcvRemotePhysicalErrors, pc.PortRcvSwitchRelayErrors, pc.PortXmitDiscards,
-			pc.PortXmitConstraintErrors, pc.PortRcvConstraintErrors, pc.LocalLinkIntegrityErrors,
-			pc.ExcessiveBufferOverrunErrors, pc.VL15Dropped, pc.PortXmitWait}
-	} else {
-		var pc ibmad.PortCounters
-		if err := h.pmaGet(p, e, ibmad.AttrPortCounters, &pc); err != nil {
-			r.Err = err.Error()
-			return r
-		}
-		snap.v = [numCounters]uint64{uint64(pc.SymbolErrorCounter), uint64(pc.LinkErrorRecoveryCounter),
-			uint64(pc.LinkDownedCounter), uint64(pc.PortRcvErrors), uint64(pc.PortRcvRemotePhysicalErrors),
-			uint64(pc.PortRcvSwitchRelayErrors), uint64(pc.PortXmitDiscards), uint64(pc.PortXmitConstraintErrors),
-			uint64(pc.PortRcvConstraintErrors), uint64(pc.LocalLinkIntegrityErrors),
-			uint64(pc.ExcessiveBufferOverrunErrors), uint64(pc.VL15Dropped), uint64(pc.PortXmitWait)}
-		for i, b := range counterBits {
-			snap.sat[i] = snap.v[i] == 1<<b-1
-		}
+	snap, err := h.readSnap(p, e, caps, r)
+	if err != nil {
+		r.Err = err.Error()
+		return r
 	}
 	snap.at = h.now()
 	if !caps.xmitWait {
@@ -175,7 +176,60 @@ func (h *Checker) readCountersNow(p *trace.Probe, e *LinkEnd, k portKey) *PortCo
 		r.State = compare(prev, snap, r)
 	}
 	h.readVLXmitWait(p, e, caps, &snap, prev, r)
+	x := &endRead{h: h, p: p, e: e, k: k, caps: &caps, snap: &snap, r: r} // ber.go
+	if ok {
+		x.prev = &prev
+	}
+	x.readDetails()
+	x.readFEC()
+	x.noteBER()
 	return r
+}
+
+// readSnap reads e's error counters: from PortCountersExtended when its
+// PMA has the 64-bit error counters, else from PortCounters; and, with
+// Options.DataCounters, PortCountersExtended's data counters wherever the
+// PMA has the attribute (into r.Data).
+func (h *Checker) readSnap(p *trace.Probe, e *LinkEnd, caps pmaCaps, r *PortCounterReading) (counterSnap, error) {
+	var snap counterSnap
+	if caps.ext || (caps.extWidth && h.opts.DataCounters) {
+		var pc ibmad.PortCountersExtended
+		if err := h.pmaGet(p, e, ibmad.AttrPortCountersExtended, &pc); err != nil {
+			return snap, err
+		}
+		if h.opts.DataCounters {
+			r.Data = map[string]uint64{"PortXmitData": pc.PortXmitData, "PortRcvData": pc.PortRcvData,
+				"PortXmitPkts": pc.PortXmitPkts, "PortRcvPkts": pc.PortRcvPkts, "PortUnicastXmitPkts": pc.PortUnicastXmitPkts,
+				"PortUnicastRcvPkts": pc.PortUnicastRcvPkts, "PortMulticastXmitPkts": pc.PortMulticastXmitPkts,
+				"PortMulticastRcvPkts": pc.PortMulticastRcvPkts}
+			if !caps.ietf { // CapabilityMask bit 10 only: no unicast and multicast counters
+				for _, n := range [...]string{"PortUnicastXmitPkts", "PortUnicastRcvPkts", "PortMulticastXmitPkts", "PortMulticastRcvPkts"} {
+					delete(r.Data, n)
+				}
+			}
+		}
+		if caps.ext {
+			snap.ext = true
+			snap.v = [numCounters]uint64{pc.SymbolErrorCounter, pc.LinkErrorRecoveryCounter, pc.LinkDownedCounter,
+				pc.PortRcvErrors, pc.PortRcvRemotePhysicalErrors, pc.PortRcvSwitchRelayErrors, pc.PortXmitDiscards,
+				pc.PortXmitConstraintErrors, pc.PortRcvConstraintErrors, pc.LocalLinkIntegrityErrors,
+				pc.ExcessiveBufferOverrunErrors, pc.VL15Dropped, pc.PortXmitWait}
+			return snap, nil
+		}
+	}
+	var pc ibmad.PortCounters
+	if err := h.pmaGet(p, e, ibmad.AttrPortCounters, &pc); err != nil {
+		return snap, err
+	}
+	snap.v = [numCounters]uint64{uint64(pc.SymbolErrorCounter), uint64(pc.LinkErrorRecoveryCounter),
+		uint64(pc.LinkDownedCounter), uint64(pc.PortRcvErrors), uint64(pc.PortRcvRemotePhysicalErrors),
+		uint64(pc.PortRcvSwitchRelayErrors), uint64(pc.PortXmitDiscards), uint64(pc.PortXmitConstraintErrors),
+		uint64(pc.PortRcvConstraintErrors), uint64(pc.LocalLinkIntegrityErrors),
+		uint64(pc.ExcessiveBufferOverrunErrors), uint64(pc.VL15Dropped), uint64(pc.PortXmitWait)}
+	for i, b := range counterBits {
+		snap.sat[i] = snap.v[i] == 1<<b-1
+	}
+	return snap, nil
 }
 
 // compare sets r's increments from prev to cur and returns the state. A
@@ -214,9 +268,13 @@ func (h *Checker) pma(p *trace.Probe, e *LinkEnd) (pmaCaps, error) {
 	if err := h.pmaGet(p, e, ibmad.AttrClassPortInfo, &cpi); err != nil {
 		return pmaCaps{}, err
 	}
+	ew := cpi.CapabilityMask&(ibmad.CPICapPMExtWidth|ibmad.CPICapPMExtNoIETF) != 0
 	c := pmaCaps{
-		ext:      cpi.CapabilityMask&(ibmad.CPICapPMExtWidth|ibmad.CPICapPMExtNoIETF) != 0 && cpi.CapabilityMask2&ibmad.CPICap2PMAddlPortCtrsExt != 0,
+		extWidth: ew,
+		ietf:     cpi.CapabilityMask&ibmad.CPICapPMExtWidth != 0,
+		ext:      ew && cpi.CapabilityMask2&ibmad.CPICap2PMAddlPortCtrsExt != 0,
 		xmitWait: cpi.CapabilityMask&ibmad.CPICapPMXmitWait != 0,
+		rsfec:    cpi.CapabilityMask&ibmad.CPICapPMRSFEC != 0,
 	}
 	h.pmaCaps.Put(e.NodeGUID, c)
 	return c, nil

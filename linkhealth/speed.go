@@ -27,8 +27,11 @@ const (
 
 var speedNames = [...]string{"unknown", "SDR", "DDR", "QDR", "FDR", "EDR", "HDR", "NDR", "XDR"}
 
-// laneBits is the data rate of one lane (the rate sysfs and ibstat show:
-// 4X EDR = 100 Gb/s).
+// laneBits is the nominal rate of one lane, the one convention for every
+// speed (docs/metrics.md, "Bit error rate"): the rate the kernel's sysfs
+// rate file and ibstat show (4X QDR = 40 Gb/s, 4X EDR = 100 Gb/s). At
+// SDR to QDR it is the signalling rate (8b/10b: 80% of it is data); from
+// FDR on, with 64b/66b, about the data rate.
 var laneBits = [...]float64{0, 2.5e9, 5e9, 10e9, 14e9, 25e9, 50e9, 100e9, 200e9}
 
 func (s Speed) String() string {
@@ -38,7 +41,7 @@ func (s Speed) String() string {
 	return fmt.Sprintf("Speed(%d)", uint8(s))
 }
 
-// LaneBits is the data rate of one lane in bits per second.
+// LaneBits is the nominal rate of one lane in bits per second (laneBits).
 func (s Speed) LaneBits() float64 {
 	if int(s) < len(laneBits) {
 		return laneBits[s]

@@ -57,6 +57,14 @@ type Options struct {
 	// XmitWaitTickSymbols is the length of a PortXmitWait tick in symbol
 	// times (PortSamplesControl Tick + 1; 0: DefaultXmitWaitTickSymbols).
 	XmitWaitTickSymbols int
+	// DataCounters reads PortCountersExtended's data counters too where
+	// the PMA has the attribute but not its 64-bit error counters (as
+	// ibsim's): one more MAD a port (ibtracer --pm shows them).
+	DataCounters bool
+	// BERTarget is the bit error rate a link may run at (0:
+	// DefaultBERTarget); HostLinks.BER and SwitchLinks.BER override it
+	// for one kind of link (ber.go; docs/metrics.md, "Bit error rate").
+	BERTarget float64
 	// Share reuses a port's PortInfo and counter readings for this long
 	// across the destinations whose paths cross it (the exporter sets its
 	// interval): the cost is one read per distinct port per Share, however
@@ -69,6 +77,7 @@ type Options struct {
 type Expect struct {
 	Width int
 	Speed Speed
+	BER   float64 // the target bit error rate (0: the general one)
 }
 
 // Link kinds (Link.Kind).
@@ -80,7 +89,7 @@ const (
 // expectFor is the width and speed link l is judged by: its kind's,
 // else the general ones.
 func (o *Options) expectFor(l *Link) Expect {
-	e := Expect{o.ExpectWidth, o.ExpectSpeed}
+	e := Expect{Width: o.ExpectWidth, Speed: o.ExpectSpeed}
 	k := o.HostLinks
 	if l.Kind == KindSwitch {
 		k = o.SwitchLinks
@@ -190,7 +199,16 @@ type Link struct {
 	// OverLimit lists "end:counter" whose increase (or value) reached its
 	// limit.
 	OverLimit []string `json:"over_limit,omitempty"`
-	Healthy   bool     `json:"healthy"`
+	// BERState is the worse end's BER state (ok, above_target,
+	// not_yet_known; empty: no counters read), BER and BERWindowSeconds
+	// its rate and window, BEREnd ("a" or "b") that end; BERTarget the
+	// link's target (ber.go).
+	BERState         string  `json:"ber_state,omitempty"`
+	BER              float64 `json:"ber"`
+	BERWindowSeconds float64 `json:"ber_window_seconds,omitempty"`
+	BEREnd           string  `json:"ber_end,omitempty"`
+	BERTarget        float64 `json:"ber_target,omitempty"`
+	Healthy          bool    `json:"healthy"`
 }
 
 // PathHealth is the health of every link of a traced path.

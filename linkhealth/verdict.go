@@ -77,6 +77,7 @@ func (h *Checker) judge(l *Link) {
 		l.Verdict, l.Healthy = verdicts[0], false
 	}
 	h.judgeCongestion(l)
+	h.opts.judgeBER(l) // ber.go
 	if len(l.OverLimit) > 0 {
 		l.Healthy = false
 	}

@@ -23,6 +23,8 @@ type healthFlags struct {
 	hostWidth, hostSpeed, switchWidth, switchSpeed string
 	pm                                             bool
 	pmInterval                                     time.Duration
+	ber                                            time.Duration // --ber WINDOW (ber.go)
+	berTarget                                      float64
 	threshold                                      string
 	limits                                         []string
 }
@@ -37,6 +39,7 @@ func addHealthFlags(app *kingpin.Application, f *healthFlags) {
 	app.Flag("expect-switch-speed", "As --expect-speed, for switch-to-switch links only.").PlaceHolder("HDR").StringVar(&f.switchSpeed)
 	app.Flag("pm", "Read the PerfMgt error counters at both ends of every link. Implies --health.").BoolVar(&f.pm)
 	app.Flag("pm-interval", "Read the counters twice, this long apart, and judge their increments (default: judge the values of one reading). Implies --pm.").DurationVar(&f.pmInterval)
+	addBERFlags(app, f) // ber.go
 	app.Flag("threshold-file", "Counter limits in ibqueryerrors' --threshold-file format (CounterName=value lines). Implies --pm.").PlaceHolder("FILE").StringVar(&f.threshold)
 	app.Flag("limit", "A counter limit, CounterName=value (repeatable; as ibdiagpath -P). A counter above it is unhealthy. Implies --pm.").PlaceHolder("SymbolErrorCounter=10").StringsVar(&f.limits)
 }
@@ -46,6 +49,9 @@ func addHealthFlags(app *kingpin.Application, f *healthFlags) {
 func (f *healthFlags) options() (o linkhealth.Options, ok bool, err error) {
 	if f.pmInterval < 0 {
 		return o, false, fmt.Errorf("--pm-interval %s is negative", f.pmInterval)
+	}
+	if err := f.berOptions(&o); err != nil { // ber.go
+		return o, false, err
 	}
 	f.pm = f.pm || f.pmInterval > 0 || f.threshold != "" || len(f.limits) > 0
 	f.on = f.on || f.pm || f.expectWidth != "" || f.expectSpeed != "" || f.hostWidth != "" || f.hostSpeed != "" ||
@@ -78,7 +84,7 @@ func (f *healthFlags) options() (o linkhealth.Options, ok bool, err error) {
 			}
 		}
 	}
-	o.Counters, o.Limits = f.pm, map[string]uint64{}
+	o.Counters, o.Limits, o.DataCounters = f.pm, map[string]uint64{}, f.pm
 	if f.threshold != "" {
 		if err := linkhealth.LoadLimits(f.threshold, o.Limits); err != nil {
 			return o, false, fmt.Errorf("--threshold-file: %v", err)
@@ -153,8 +159,9 @@ func writeHealthVerbose(w io.Writer, ph *linkhealth.PathHealth) {
 		if l.Verdict == linkhealth.LinkWidthDegraded || l.Verdict == linkhealth.LinkSpeedDegraded {
 			fmt.Fprintf(w, " (could be %s %s)", width(l.CouldBeWidth), l.CouldBeSpeed)
 		}
-		fmt.Fprint(w, counterColumn(l), congestionColumn(l))
+		fmt.Fprint(w, counterColumn(l), congestionColumn(l), berColumn(l))
 		fmt.Fprintln(w)
+		writeEndDetails(w, l) // ber.go
 		for _, e := range []*linkhealth.LinkEnd{&l.A, &l.B} {
 			if e.Err != "" {
 				fmt.Fprintf(w, "    %s[%d]: %s\n", e.Label(), e.Port, e.Err)

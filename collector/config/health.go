@@ -42,9 +42,18 @@ type HealthConfig struct {
 	// XmitWaitTickSymbols is a PortXmitWait tick in symbol times
 	// (PortSamplesControl Tick + 1); 0: linkhealth's default, 8.
 	XmitWaitTickSymbols int `yaml:"xmit_wait_tick_symbols"`
+	// BERTarget and BERCritical are the bit error rates a link may run
+	// at: above BERTarget over the long window (125 minutes) the link
+	// warns, above BERCritical over the short one (12 minutes) it is
+	// critical (ber.go; docs/metrics.md, "Bit error rate"). 0: the
+	// defaults, DefaultBERTarget and DefaultBERCritical.
+	BERTarget   float64 `yaml:"ber_target"`
+	BERCritical float64 `yaml:"ber_critical"`
 
 	// Options is the section read (Enabled false: health off).
 	Options linkhealth.Options `yaml:"-"`
+	// BER is the targets read, per kind of link (KindHost, KindSwitch).
+	BER map[string]BERTargets `yaml:"-"`
 }
 
 // Share is a share of a whole, written 0.05 for 5 %: health's
@@ -64,10 +73,13 @@ func (s *Share) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// LinkExpect is the expected width and speed of one kind of link.
+// LinkExpect is the expected width and speed of one kind of link, and
+// its BER targets (0: the general ones).
 type LinkExpect struct {
-	ExpectWidth string `yaml:"expect_width"`
-	ExpectSpeed string `yaml:"expect_speed"`
+	ExpectWidth string  `yaml:"expect_width"`
+	ExpectSpeed string  `yaml:"expect_speed"`
+	BERTarget   float64 `yaml:"ber_target"`
+	BERCritical float64 `yaml:"ber_critical"`
 }
 
 // parse reads e into x; field names the section for an error.
@@ -93,7 +105,7 @@ func (h *HealthConfig) check(file string, line int) error {
 	}
 	o := linkhealth.Options{Limits: map[string]uint64{}}
 	var all linkhealth.Expect
-	if err := (LinkExpect{h.ExpectWidth, h.ExpectSpeed}).parse(&all, bad, ""); err != nil {
+	if err := (LinkExpect{ExpectWidth: h.ExpectWidth, ExpectSpeed: h.ExpectSpeed}).parse(&all, bad, ""); err != nil {
 		return err
 	}
 	o.ExpectWidth, o.ExpectSpeed = all.Width, all.Speed
@@ -104,6 +116,9 @@ func (h *HealthConfig) check(file string, line int) error {
 		return err
 	}
 	expects := o.ExpectWidth != 0 || o.ExpectSpeed != 0 || o.HostLinks != (linkhealth.Expect{}) || o.SwitchLinks != (linkhealth.Expect{})
+	if err := h.checkBER(&o, bad); err != nil { // ber.go
+		return err
+	}
 	if h.Counters == nil {
 		t := true
 		h.Counters = &t
@@ -130,7 +145,7 @@ func (h *HealthConfig) check(file string, line int) error {
 		o.Limits[n] = h.Limits[n]
 	}
 	o.XmitWaitLimit, o.XmitWaitTickSymbols = float64(h.XmitWaitLimit), h.XmitWaitTickSymbols
-	if (expects || len(o.Limits) > 0 || h.ThresholdFile != "" || o.XmitWaitLimit > 0) && !h.Enabled {
+	if (expects || h.berGiven() || len(o.Limits) > 0 || h.ThresholdFile != "" || o.XmitWaitLimit > 0) && !h.Enabled {
 		return bad("enabled", "health settings are given but health is off: set enabled: true")
 	}
 	if !*h.Counters && len(o.Limits) > 0 {

@@ -14,6 +14,7 @@ type portCounters struct {
 	xmitPkts, rcvPkts, xmitData, rcvData             atomic.Uint64
 	xmitDiscards, rcvErrors, linkDowned, switchRelay atomic.Uint64
 	symbolErrors                                     atomic.Uint64
+	details                                          errorDetails               // pmerrors.go
 	climb                                            atomic.Pointer[errorClimb] // fault: climbing errors
 	cong                                             congestion                 // fault: transmit waits
 }
@@ -22,6 +23,7 @@ type portCounters struct {
 type counterSums struct {
 	xmitPkts, rcvPkts, xmitData, rcvData, xmitDiscards, rcvErrors, linkDowned, switchRelay, symbolErrors uint64
 	xmitWait                                                                                             uint64
+	details                                                                                              detailSums // pmerrors.go
 }
 
 func (s *counterSums) add(c *portCounters) {
@@ -35,6 +37,7 @@ func (s *counterSums) add(c *portCounters) {
 	s.switchRelay += c.switchRelay.Load()
 	s.symbolErrors += c.symbolErrors.Load() + c.climbed()
 	s.xmitWait += c.cong.xmitWait()
+	s.details.add(&c.details)
 }
 
 // reset clears the counters (a PerfMgt Set) and restarts the climbs from
@@ -48,6 +51,7 @@ func (c *portCounters) reset() {
 		c.climb.Store(&errorClimb{perSecond: e.perSecond, since: e.now(), now: e.now})
 	}
 	c.cong.reset()
+	c.details.reset()
 }
 
 // climbed is the errors a climbing fault added so far.

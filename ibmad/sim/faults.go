@@ -267,6 +267,53 @@ func (f *Fabric) SetPMANoVLXmitWait(name string, off bool) error {
 	return f.setPMAFault(name, func(p *pmaFault) { p.noVLWait = off })
 }
 
+// AddPortErrors adds e to the counters of node name's port.
+func (f *Fabric) AddPortErrors(name string, port int, e PortErrors) error {
+	p, err := f.port(name, port)
+	if err != nil {
+		return err
+	}
+	c := &p.ctr
+	c.symbolErrors.Add(e.SymbolErrors)
+	c.rcvErrors.Add(e.RcvErrors)
+	c.xmitDiscards.Add(e.XmitDiscards)
+	c.linkDowned.Add(e.LinkDowned)
+	for i, v := range e.RcvErrorDetails {
+		c.details.rcv[i].Add(v)
+	}
+	for i, v := range e.XmitDiscardDetails {
+		c.details.xmit[i].Add(v)
+	}
+	c.details.fecCorr.Add(e.FECCorrected)
+	c.details.fecUncorr.Add(e.FECUncorrectable)
+	return nil
+}
+
+// SetPMACapabilityMask2 makes node name's PMA advertise mask as its
+// ClassPortInfo CapabilityMask2 (nil: the default, which sets bit 1, the
+// 64-bit error counters of PortCountersExtended). ibsim sets none: with
+// mask 0 the PMA answers PortCountersExtended with the data counters
+// only, as ibsim does.
+func (f *Fabric) SetPMACapabilityMask2(name string, mask *uint32) error {
+	return f.setPMAFault(name, func(p *pmaFault) { p.capMask2 = mask })
+}
+
+// SetPMAExtendedSpeeds sets how node name's PMA answers
+// PortExtendedSpeedsCounters: rsfec advertises RS-FEC counters
+// (ClassPortInfo CapabilityMask bit 14) and answers in the RS-FEC layout;
+// off answers with an unsupported-attribute status, as a PMA without the
+// attribute does.
+func (f *Fabric) SetPMAExtendedSpeeds(name string, rsfec, off bool) error {
+	return f.setPMAFault(name, func(p *pmaFault) { p.rsfec, p.noExtSpeeds = rsfec, off })
+}
+
+// SetPMANoIETF makes node name's PMA advertise PortCountersExtended
+// without its unicast and multicast counters (ClassPortInfo
+// CapabilityMask bit 10, not bit 9), and answer them as 0.
+func (f *Fabric) SetPMANoIETF(name string, on bool) error {
+	return f.setPMAFault(name, func(p *pmaFault) { p.noIETF = on })
+}
+
 // SetPMAMisanswer makes node's PMA answer as m says (nil: as asked).
 func (f *Fabric) SetPMAMisanswer(name string, m *PMAMisanswer) error {
 	if n := f.byName[name]; n != nil && m != nil {

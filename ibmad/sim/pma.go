@@ -22,6 +22,14 @@ type pmaFault struct {
 	noVLWait bool
 	// misanswer: answers for another attribute or port.
 	misanswer *PMAMisanswer
+	// capMask2 overrides ClassPortInfo CapabilityMask2 (pmerrors.go).
+	capMask2 *uint32
+	// rsfec: PortExtendedSpeedsCounters in the RS-FEC layout, advertised;
+	// noExtSpeeds: not answered.
+	rsfec, noExtSpeeds bool
+	// noIETF: PortCountersExtended without the unicast and multicast
+	// counters (CapabilityMask bit 10 instead of bit 9).
+	noIETF bool
 }
 
 // PMAMisanswer is a PMA that answers for something other than it was
@@ -81,13 +89,23 @@ func (a *pmaAgent) answer(m *ibmad.MAD) {
 		cpi := ibmad.ClassPortInfo{BaseVersion: 1, ClassVersion: 1, RespTimeValue: 18,
 			CapabilityMask:  ibmad.CPICapPMAllPort | ibmad.CPICapPMExtWidth | ibmad.CPICapPMXmitWait,
 			CapabilityMask2: ibmad.CPICap2PMAddlPortCtrsExt} // IsAdditionalPortCountersExtendedSupported
+		if fault != nil && fault.capMask2 != nil {
+			cpi.CapabilityMask2 = *fault.capMask2
+		}
+		if fault != nil && fault.rsfec {
+			cpi.CapabilityMask |= ibmad.CPICapPMRSFEC
+		}
+		if fault != nil && fault.noIETF {
+			cpi.CapabilityMask = cpi.CapabilityMask&^ibmad.CPICapPMExtWidth | ibmad.CPICapPMExtNoIETF
+		}
 		if fault != nil && fault.legacy {
 			cpi.CapabilityMask &^= ibmad.CPICapPMExtWidth | ibmad.CPICapPMExtNoIETF
 			cpi.CapabilityMask2 = 0
 		}
 		clear(data)
 		_ = cpi.MarshalTo(data)
-	case ibmad.AttrPortCounters, ibmad.AttrPortCountersExtended, ibmad.AttrPortVLXmitWaitCounters:
+	case ibmad.AttrPortCounters, ibmad.AttrPortCountersExtended, ibmad.AttrPortVLXmitWaitCounters,
+		ibmad.AttrPortRcvErrorDetails, ibmad.AttrPortXmitDiscardDetails, ibmad.AttrPortExtendedSpeedsCounters:
 		sel := data[1]
 		var ports []*Port
 		switch {
@@ -107,12 +125,41 @@ func (a *pmaAgent) answer(m *ibmad.MAD) {
 			answerVLXmitWaits(data, ports, meth == ibmad.MethodSet)
 			break
 		}
-		answerPortCounters(m.AttrID(), data, ports, meth == ibmad.MethodSet)
+		if !answerPortAttr(m, fault, ports, meth == ibmad.MethodSet) {
+			return
+		}
 	default:
 		m.SetStatus(ibmad.StatusMethodAttrUnsupp)
 		return
 	}
 	m.SetStatus(ibmad.StatusOK)
+}
+
+// answerPortAttr answers a port-counter attribute other than
+// PortVLXmitWaitCounters for ports into m; false: m has the error status.
+func answerPortAttr(m *ibmad.MAD, fault *pmaFault, ports []*Port, set bool) bool {
+	data := m.PerfMgtData()
+	switch attr := m.AttrID(); attr {
+	case ibmad.AttrPortCounters:
+		answerPortCounters(attr, data, ports, set)
+	case ibmad.AttrPortCountersExtended:
+		answerPortCounters(attr, data, ports, set)
+		if fault != nil && fault.capMask2 != nil && *fault.capMask2&ibmad.CPICap2PMAddlPortCtrsExt == 0 {
+			clear(data[72:]) // the data counters only, as ibsim answers
+		}
+		if fault != nil && fault.noIETF {
+			clear(data[40:72]) // no unicast and multicast counters
+		}
+	case ibmad.AttrPortExtendedSpeedsCounters:
+		if fault != nil && fault.noExtSpeeds {
+			m.SetStatus(ibmad.StatusMethodAttrUnsupp)
+			return false
+		}
+		answerDetails(attr, data, ports, set, fault != nil && fault.rsfec)
+	default:
+		answerDetails(attr, data, ports, set, false)
+	}
+	return true
 }
 
 // answerPortCounters answers PortCounters or PortCountersExtended (attr) for
@@ -179,7 +226,8 @@ func (a *pmaAgent) misanswer(m *ibmad.MAD) (after func()) {
 		binary.BigEndian.PutUint16(m[16:], uint16(to))
 	}
 	switch attr := m.AttrID(); attr {
-	case ibmad.AttrPortCounters, ibmad.AttrPortCountersExtended, ibmad.AttrPortVLXmitWaitCounters:
+	case ibmad.AttrPortCounters, ibmad.AttrPortCountersExtended, ibmad.AttrPortVLXmitWaitCounters,
+		ibmad.AttrPortRcvErrorDetails, ibmad.AttrPortXmitDiscardDetails, ibmad.AttrPortExtendedSpeedsCounters:
 		if sel, ok := p.misanswer.Ports[attr]; ok {
 			m.PerfMgtData()[1] = sel
 		}

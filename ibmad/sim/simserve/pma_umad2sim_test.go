@@ -57,3 +57,46 @@ func TestDiagsPerfqueryXmitWait(t *testing.T) {
 		t.Errorf("PortSelect %q, want %d", got, port)
 	}
 }
+
+// TestDiagsPerfqueryErrorDetails: the stock perfquery reads, over this
+// server, the error details and FEC blocks put on a switch port
+// (sim.AddPortErrors): PortRcvErrorDetails (-E), PortXmitDiscardDetails
+// (-D) and PortExtendedSpeedsCounters (-T), which ibsim lacks. The sim's
+// encoding of the three is so checked by a decoder that is not ours.
+func TestDiagsPerfqueryErrorDetails(t *testing.T) {
+	lib := requireDiags(t)
+	topo, err := sim.LoadTopology(filepath.Join(topoDir, "chain-5.net"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := sim.New(topo, sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := serve(t, f, "hostA")
+	const port = 2
+	if err := f.AddPortErrors("s3", port, sim.PortErrors{RcvErrorDetails: [6]uint64{1, 2, 3, 4, 5, 6},
+		XmitDiscardDetails: [4]uint64{7, 8, 9, 10}, FECCorrected: 4242, FECUncorrectable: 3}); err != nil {
+		t.Fatal(err)
+	}
+	lid, _ := f.LIDOf("s3", 0)
+	args := []string{strconv.Itoa(int(lid)), strconv.Itoa(port)}
+	for _, c := range []struct {
+		flag   string
+		fields map[string]string
+	}{
+		{"-E", map[string]string{"PortLocalPhysicalErrors": "1", "PortMalformedPktErrors": "2", "PortBufferOverrunErrors": "3",
+			"PortDLIDMappingErrors": "4", "PortVLMappingErrors": "5", "PortLoopingErrors": "6"}},
+		{"-D", map[string]string{"PortInactiveDiscards": "7", "PortNeighborMTUDiscards": "8",
+			"PortSwLifetimeLimitDiscards": "9", "PortSwHOQLifetimeLimitDiscards": "10"}},
+		{"-T", map[string]string{"FECCorrectableBlockCtrLane0": "4242", "FECUncorrectableBlockCtrLane0": "3",
+			"FECCorrectableBlockCtrLane1": "0", "ErrorDetectionCounterLane0": "0"}},
+	} {
+		out := diag(t, lib, s, "", nil, "perfquery", append([]string{c.flag}, args...)...)
+		for k, want := range c.fields {
+			if got := field(out, k); got != want {
+				t.Errorf("perfquery %s: %s %q, want %s\n%s", c.flag, k, got, want, out)
+			}
+		}
+	}
+}
