@@ -265,20 +265,27 @@ func runFleetScale(tb testing.TB, p scaleParams) scaleReport {
 		reqs += n.m.requests.Load()
 	}
 	r := scaleReport{exporters: len(nodes), switches: len(swNames), wall: time.Since(began), traces: int(traces.Load())}
-	counts.mu.Lock()
-	defer counts.mu.Unlock()
-	for len(counts.sa) < int(end/time.Second)+1 {
-		counts.sa = append(counts.sa, 0)
-		counts.smps = append(counts.smps, make([]int32, len(swNames)))
+	counts.summarize(&r, swNames, int(p.restart/time.Second), int(end/time.Second))
+	r.madsPerExpInterval = float64(reqs-reqsAtSteady) / float64(len(nodes)) / (float64(p.steady) / float64(interval))
+	return r
+}
+
+// summarize fills r's switch and SA figures from the counts: the
+// restart is seconds [0, rs], the steady state (rs, ss].
+func (c *scaleCounts) summarize(r *scaleReport, swNames []string, rs, ss int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for len(c.sa) < ss+1 {
+		c.sa = append(c.sa, 0)
+		c.smps = append(c.smps, make([]int32, len(swNames)))
 	}
-	rs, ss := int(p.restart/time.Second), int(end/time.Second)
 	// The counts of second s are those sent while the clock read s:
 	// timers of second s fire when it reads s+1, so the windows are
 	// (rs, ss].
 	for s := 0; s <= rs; s++ {
-		r.saRestartTotal += int(counts.sa[s])
-		r.saRestartPeak = max(r.saRestartPeak, int(counts.sa[s]))
-		for sw, v := range counts.smps[s] {
+		r.saRestartTotal += int(c.sa[s])
+		r.saRestartPeak = max(r.saRestartPeak, int(c.sa[s]))
+		for sw, v := range c.smps[s] {
 			if int(v) > r.restartSwPeak {
 				r.restartSwPeak, r.restartSwPeakAt = int(v), swNames[sw]
 			}
@@ -289,9 +296,9 @@ func runFleetScale(tb testing.TB, p scaleParams) scaleReport {
 	peak := make([]int, len(swNames))
 	saTotal := 0
 	for s := rs + 1; s <= ss; s++ {
-		saTotal += int(counts.sa[s])
-		r.saSteadyPeak = max(r.saSteadyPeak, int(counts.sa[s]))
-		for sw, v := range counts.smps[s] {
+		saTotal += int(c.sa[s])
+		r.saSteadyPeak = max(r.saSteadyPeak, int(c.sa[s]))
+		for sw, v := range c.smps[s] {
 			total[sw] += int(v)
 			peak[sw] = max(peak[sw], int(v))
 		}
@@ -310,8 +317,6 @@ func runFleetScale(tb testing.TB, p scaleParams) scaleReport {
 		}
 	}
 	r.saSteadyMean = float64(saTotal) / float64(n)
-	r.madsPerExpInterval = float64(reqs-reqsAtSteady) / float64(len(nodes)) / (float64(p.steady) / float64(interval))
-	return r
 }
 
 func (r scaleReport) log(tb testing.TB) {
