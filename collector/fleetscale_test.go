@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"fmt"
 	"os"
 	"sort"
 	"strings"
@@ -36,6 +37,7 @@ type scaleParams struct {
 	// state.
 	restart, steady time.Duration
 	progress        bool // log each simulated minute
+	health          bool // health and evidence on (off in the packaged configuration)
 }
 
 // scaleReport is what a fleet at scale measured.
@@ -51,6 +53,9 @@ type scaleReport struct {
 	saSteadyMean       float64 // SA MADs per second
 	saSteadyPeak       int
 	madsPerExpInterval float64 // requests an exporter sends per interval (SMPs, SA, vendor)
+	pmaSwitch          string  // the switch most PerfMgt MADs reach (health's counter reads)
+	pmaMean            float64 // their rate there
+	pmaPeak            int     // the highest PerfMgt second at any switch
 	traces             int
 	// Over the restart span:
 	saRestartPeak   int
@@ -78,22 +83,39 @@ type scaleCounts struct {
 	switches map[*sim.Node]int
 	mu       sync.Mutex
 	smps     [][]int32 // [second][switch]
+	pma      [][]int32 // [second][switch]: PerfMgt MADs (health's counter reads)
 	sa       []int32   // [second]
 }
 
-func (c *scaleCounts) add(sw int, sa bool, now time.Time) {
+// What a counted MAD is.
+const (
+	countSMP = iota // an SMP to a switch
+	countSA         // a MAD at the SA
+	countPMA        // a PerfMgt MAD to a switch
+)
+
+func (c *scaleCounts) add(sw, kind int, now time.Time) {
 	s := int(now.Sub(c.start) / time.Second)
 	c.mu.Lock()
+	c.growLocked(s)
+	switch kind {
+	case countSA:
+		c.sa[s]++
+	case countSMP:
+		c.smps[s][sw]++
+	case countPMA:
+		c.pma[s][sw]++
+	}
+	c.mu.Unlock()
+}
+
+// growLocked makes room for second s.
+func (c *scaleCounts) growLocked(s int) {
 	for len(c.sa) <= s {
 		c.sa = append(c.sa, 0)
 		c.smps = append(c.smps, make([]int32, len(c.switches)))
+		c.pma = append(c.pma, make([]int32, len(c.switches)))
 	}
-	if sa {
-		c.sa[s]++
-	} else {
-		c.smps[s][sw]++
-	}
-	c.mu.Unlock()
 }
 
 // Recv counts the SA's answers (an RMPP table's every segment) as MADs
@@ -101,7 +123,7 @@ func (c *scaleCounts) add(sw int, sa bool, now time.Time) {
 func (m *madCounter) Recv(p *ibmad.Packet) error {
 	err := m.Transport.Recv(p)
 	if err == nil && p.MAD.MgmtClass() == ibmad.ClassSubnAdm && p.MAD.Method().IsResponse() {
-		m.c.add(0, true, m.clock.Now())
+		m.c.add(0, countSA, m.clock.Now())
 	}
 	return err
 }
@@ -115,7 +137,7 @@ func (m *madCounter) Send(p *ibmad.Packet) error {
 	var target *sim.Node
 	switch mad.MgmtClass() {
 	case ibmad.ClassSubnAdm:
-		m.c.add(0, true, m.clock.Now())
+		m.c.add(0, countSA, m.clock.Now())
 	case ibmad.ClassSubnDR:
 		node := m.Transport.Node()
 		for i := 1; i <= int(mad.DRHopCount()) && node != nil; i++ {
@@ -127,23 +149,33 @@ func (m *madCounter) Send(p *ibmad.Packet) error {
 			node = node.Ports[out].Remote.Node
 		}
 		target = node
-	case ibmad.ClassSubnLID:
+	case ibmad.ClassSubnLID, ibmad.ClassPerfMgt:
 		if port := m.f.PortByLID(p.Addr.LID); port != nil {
 			target = port.Node
 		}
 	}
 	if target != nil && target.IsSwitch() && !resp {
-		m.c.add(m.c.switches[target], false, m.clock.Now())
+		kind := countSMP
+		if mad.MgmtClass() == ibmad.ClassPerfMgt {
+			kind = countPMA
+		}
+		m.c.add(m.c.switches[target], kind, m.clock.Now())
 	}
 	return m.Transport.Send(p)
 }
 
-// packagedConfig is packaging/ibtracer.yml, as the packages install it.
-func packagedConfig(tb testing.TB) *config.Config {
+// packagedConfig is packaging/ibtracer.yml, as the packages install it;
+// with health, also health and evidence on.
+func packagedConfig(tb testing.TB, health bool) *config.Config {
 	tb.Helper()
 	b, err := os.ReadFile("../packaging/ibtracer.yml")
 	if err != nil {
 		tb.Fatal(err)
+	}
+	// Health (counters and congestion, as test/localize judges them) and
+	// evidence on, as the fleet verdict needs and docs/exporter.md sizes.
+	if health {
+		b = append(b, "\nhealth:\n  enabled: true\n  counters: true\n  xmit_wait_limit: 0.05\nevidence:\n  enabled: true\n"...)
 	}
 	c, err := config.Parse("ibtracer.yml", b)
 	if err != nil {
@@ -174,7 +206,7 @@ func runFleetScale(tb testing.TB, p scaleParams) scaleReport {
 			swNames = append(swNames, n.Name)
 		}
 	}
-	cfg := packagedConfig(tb)
+	cfg := packagedConfig(tb, p.health)
 	// The MAD budget only delays an exporter's MADs, so without it the
 	// switches' peak seconds are as high or higher; and its waits would
 	// park timers the quiet fleet below does not count.
@@ -275,10 +307,7 @@ func runFleetScale(tb testing.TB, p scaleParams) scaleReport {
 func (c *scaleCounts) summarize(r *scaleReport, swNames []string, rs, ss int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for len(c.sa) < ss+1 {
-		c.sa = append(c.sa, 0)
-		c.smps = append(c.smps, make([]int32, len(swNames)))
-	}
+	c.growLocked(ss)
 	// The counts of second s are those sent while the clock read s:
 	// timers of second s fire when it reads s+1, so the windows are
 	// (rs, ss].
@@ -295,8 +324,13 @@ func (c *scaleCounts) summarize(r *scaleReport, swNames []string, rs, ss int) {
 	total := make([]int, len(swNames))
 	peak := make([]int, len(swNames))
 	saTotal := 0
+	pmaTotal := make([]int, len(swNames))
 	for s := rs + 1; s <= ss; s++ {
 		saTotal += int(c.sa[s])
+		for sw, v := range c.pma[s] {
+			pmaTotal[sw] += int(v)
+			r.pmaPeak = max(r.pmaPeak, int(v))
+		}
 		r.saSteadyPeak = max(r.saSteadyPeak, int(c.sa[s]))
 		for sw, v := range c.smps[s] {
 			total[sw] += int(v)
@@ -317,6 +351,11 @@ func (c *scaleCounts) summarize(r *scaleReport, swNames []string, rs, ss int) {
 		}
 	}
 	r.saSteadyMean = float64(saTotal) / float64(n)
+	for sw, v := range pmaTotal {
+		if m := float64(v) / float64(n); m > r.pmaMean {
+			r.pmaMean, r.pmaSwitch = m, swNames[sw]
+		}
+	}
 }
 
 func (r scaleReport) log(tb testing.TB) {
@@ -324,6 +363,7 @@ func (r scaleReport) log(tb testing.TB) {
 	tb.Logf("%d exporters, %d switches, %s wall; %d traces in steady state", r.exporters, r.switches, r.wall.Round(time.Second), r.traces)
 	tb.Logf("steady: busiest switch %s: mean %.1f SMPs/s, peak second %d; highest peak second %d (%s); SA %.2f MADs/s (peak second %d); %.1f MADs per exporter per interval",
 		r.busiest, r.busiestMean, r.busiestPeak, r.peak, r.peakSwitch, r.saSteadyMean, r.saSteadyPeak, r.madsPerExpInterval)
+	tb.Logf("steady: PerfMgt MADs (health's counters): busiest switch %s: mean %.1f/s; highest second at any switch %d", r.pmaSwitch, r.pmaMean, r.pmaPeak)
 	tb.Logf("restart: SA %d MADs in all, peak second %d; busiest switch second %d (%s)",
 		r.saRestartTotal, r.saRestartPeak, r.restartSwPeak, r.restartSwPeakAt)
 }
@@ -395,12 +435,19 @@ func TestFleetAtScale(t *testing.T) {
 
 // TestFleetAtScaleFull is the fleet of 10,000 exporters: every host of
 // a fat tree of 250 leaves of 40 hosts under 36 spines
-// (IBTRACER_FLEET_FULL=1; scripts/bench-fleet.sh).
+// (IBTRACER_FLEET_FULL=1; scripts/bench-fleet.sh). IBTRACER_FLEET_HEALTH=1
+// turns health and evidence on; IBTRACER_FLEET_LEAVES=N takes N leaves.
 func TestFleetAtScaleFull(t *testing.T) {
 	if os.Getenv("IBTRACER_FLEET_FULL") == "" {
 		t.Skip("IBTRACER_FLEET_FULL=1 runs the fleet of 10,000 (scripts/bench-fleet.sh)")
 	}
-	p := scaleParams{leaves: 250, spines: 36, hostsPerLeaf: 40, restart: 4 * time.Minute, steady: 6 * time.Minute, progress: true}
+	p := scaleParams{leaves: 250, spines: 36, hostsPerLeaf: 40, restart: 4 * time.Minute, steady: 6 * time.Minute, progress: true,
+		health: os.Getenv("IBTRACER_FLEET_HEALTH") != ""}
+	if s := os.Getenv("IBTRACER_FLEET_LEAVES"); s != "" { // a smaller fleet of the same shape
+		if _, err := fmt.Sscan(s, &p.leaves); err != nil {
+			t.Fatal(err)
+		}
+	}
 	r := runFleetScale(t, p)
 	r.log(t)
 	r.checkBudgets(t, p)
