@@ -56,6 +56,8 @@ type scaleReport struct {
 	saSteadyMean       float64 // SA MADs per second
 	saSteadyPeak       int
 	madsPerExpInterval float64 // requests an exporter sends per interval (SMPs, SA, vendor)
+	busiestSpine       string  // the spine most SMPs reach
+	busiestSpineMean   float64 // their rate
 	pmaSwitch          string  // the switch most PerfMgt MADs reach (health's counter reads)
 	pmaMean            float64 // their rate there
 	pmaPeak            int     // the highest PerfMgt second at any switch
@@ -352,6 +354,12 @@ func (c *scaleCounts) summarize(r *scaleReport, swNames []string, rs, ss int) {
 		order[i] = i
 	}
 	sort.Slice(order, func(a, b int) bool { return total[order[a]] > total[order[b]] })
+	for _, sw := range order {
+		if strings.HasPrefix(swNames[sw], "S") { // sim.FatTree2's spines
+			r.busiestSpine, r.busiestSpineMean = swNames[sw], float64(total[sw])/float64(n)
+			break
+		}
+	}
 	r.busiest = swNames[order[0]]
 	r.busiestMean = float64(total[order[0]]) / float64(n)
 	r.busiestPeak = peak[order[0]]
@@ -373,6 +381,7 @@ func (r scaleReport) log(tb testing.TB) {
 	tb.Logf("%d exporters, %d switches, %s wall; %d traces in steady state", r.exporters, r.switches, r.wall.Round(time.Second), r.traces)
 	tb.Logf("steady: busiest switch %s: mean %.1f SMPs/s, peak second %d; highest peak second %d (%s); SA %.2f MADs/s (peak second %d); %.1f MADs per exporter per interval",
 		r.busiest, r.busiestMean, r.busiestPeak, r.peak, r.peakSwitch, r.saSteadyMean, r.saSteadyPeak, r.madsPerExpInterval)
+	tb.Logf("steady: busiest spine %s: mean %.1f SMPs/s", r.busiestSpine, r.busiestSpineMean)
 	tb.Logf("steady: PerfMgt MADs (health's counters): busiest switch %s: mean %.1f/s; highest second at any switch %d", r.pmaSwitch, r.pmaMean, r.pmaPeak)
 	tb.Logf("restart: SA %d MADs in all, peak second %d; busiest switch second %d (%s)",
 		r.saRestartTotal, r.saRestartPeak, r.restartSwPeak, r.restartSwPeakAt)
