@@ -22,7 +22,7 @@
 #   LOC_SCALE=10k|1k (default 10k), TRIALS=<n> (default 3).
 # Nothing leaves the process: no socket, no file but the test binaries.
 # On the 2 shared, loaded cores of the development machine the load part
-# took about 30 minutes and 2.7 GB; the fleet verdict at 1,000 exporters
+# took 14 to 25 minutes and 3 GB; the fleet verdict at 1,000 exporters
 # about 5 minutes per trial (all six kinds), at 10,000 about ten times as
 # long.
 set -euo pipefail
