@@ -89,3 +89,43 @@ func TestBudgetKeepsSharing(t *testing.T) {
 		t.Fatalf("the second destination behind the same leaves spent %d MADs, the first %d: nothing shared", free[1], free[0])
 	}
 }
+
+// The budget waits on the exporter's one clock (docs/architecture.md,
+// "One clock"): on a fake clock, a MAD over mad_rate_per_target waits
+// until the test moves the clock, not for the wall clock's second.
+func TestBudgetWaitsOnTheExportersClock(t *testing.T) {
+	_, eng := simAt(t, 1, 1, 2)
+	fc := newFakeClock(time.Unix(1800000000, 0))
+	e := New(log.NewNopLogger(), "seed")
+	e.clock = fc
+	defer e.Stop()
+	e.Apply(mustConfig(t, "mad_rate_per_target: 1\n"))
+	e.SetDevice(eng, nil, nil)
+	pa, err := eng.Port()
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 2)
+	for i := 0; i < 2; i++ { // the bucket holds one token (a tenth of a second deep, at least one)
+		go func() {
+			smp := ibmad.NewLIDGet(ibmad.AttrNodeInfo, 0)
+			req := &ibmad.Request{Addr: ibmad.SMPAddress(pa.LID)}
+			_ = smp.MarshalTo(req.MAD[:])
+			var resp ibmad.Response
+			done <- eng.Do(context.Background(), req, &resp)
+		}()
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("the second MAD went after %v of wall time only (err %v): the budget waits on the wall clock", time.Second, err)
+	case <-time.After(1500 * time.Millisecond):
+	}
+	fc.WaitPending(t, 1, "the budget's wait")
+	fc.Add(time.Second)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}

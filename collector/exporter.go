@@ -78,7 +78,7 @@ func (e *Exporter) Install(r Runtime) {
 	old := e.st.load().Config
 	rt := newInstalled(r, e.clock, e.logger)
 	if rt.tracer != nil {
-		r.Engine.SetBudget(ibmad.Budget{Rate: r.Config.MADRate, PerTarget: r.Config.MADRatePerTarget}) // device_metrics.go
+		r.Engine.SetBudget(ibmad.Budget{Rate: r.Config.MADRate, PerTarget: r.Config.MADRatePerTarget, Clock: e.clock}) // device_metrics.go; the exporter's one clock
 	}
 	e.st.store(rt) // jitter_seed or the device may have changed: the waiting loops look again
 	c := r.Config

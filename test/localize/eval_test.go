@@ -14,6 +14,8 @@ import (
 	"github.com/ibtracer/ibtracer_exporter/localize"
 )
 
+var locScale = flag.String("loc.scale", "", "fleet of TestFleetLocalization: \"\" (64 exporters, 24 destinations each), 1k or 10k (1,000 or 10,000 exporters with the packaged sample of 8; scripts/bench-fleet.sh)")
+
 var locTrials = flag.Int("loc.trials", 0, "trials per fault kind of TestFleetLocalization (0: a quick run; 20 prints the table of docs/metrics.md, \"Fleet verdict\")")
 
 // Fault kinds of the evaluation.
@@ -261,7 +263,11 @@ func TestFleetLocalization(t *testing.T) {
 	if trials == 0 {
 		trials = locQuickTrial
 	}
-	lf := newLocFleet(t, locFleetParams)
+	params, ok := locScales[*locScale]
+	if !ok {
+		t.Fatalf("-loc.scale=%q: want \"\", 1k or 10k", *locScale)
+	}
+	lf := newLocFleet(t, params)
 	rng := rand.New(rand.NewPCG(21, 7))
 	schemes := []locScheme{fleetVerdict, vote007}
 	tallies := map[string]map[string]*locTally{}
@@ -289,7 +295,7 @@ func TestFleetLocalization(t *testing.T) {
 				intervals = append(intervals, st.observe(lf.round(ctx)))
 			}
 			fault.repair()
-			if n == 0 {
+			if n == 0 && len(lf.exps) <= locFleetParams.exporters {
 				checkRulesAgree(t, st, intervals[len(intervals)-1], kind)
 			}
 			if testing.Verbose() {
@@ -322,6 +328,10 @@ func TestFleetLocalization(t *testing.T) {
 	t.Logf("%d trials per kind, %d exporters x %d destinations, %v", trials, len(lf.exps), lf.p.sample, time.Since(start).Round(time.Second))
 	t.Log("\n" + locTable(schemes, tallies))
 	ours := tallies[fleetVerdict.name]
+	if *locScale != "" {
+		checkScaleTargets(t, ours)
+		return
+	}
 	right, all := 0, 0
 	for _, k := range locKinds {
 		tl := ours[k]
@@ -401,4 +411,35 @@ func pct(a, b int) float64 {
 		return 0
 	}
 	return 100 * float64(a) / float64(b)
+}
+
+// locWithin is the target at scale: the right link first in the
+// fleet verdict within this many intervals, in at least 95 % of trials.
+var locWithin = map[string]int{faultDrop: 3, faultDead: 2, faultDiverge: 2, faultWidth: 2, faultCongest: 2}
+
+// checkScaleTargets checks the fleet verdict of a fleet at scale against
+// the targets of docs/architecture.md ("Load on one switch"): per fault
+// kind, the right link first within locWithin intervals in 95 % of the
+// trials, and a healthy fabric blames nothing.
+func checkScaleTargets(t *testing.T, ours map[string]*locTally) {
+	t.Helper()
+	for _, k := range locKinds {
+		tl := ours[k]
+		if k == faultNone {
+			if tl.blamed > 0 {
+				t.Errorf("fleet verdict: blamed a link in %d of %d fault-free trials", tl.blamed, tl.trials)
+			}
+			continue
+		}
+		in := 0
+		for _, i := range tl.intervals {
+			if i <= locWithin[k] {
+				in++
+			}
+		}
+		t.Logf("fleet verdict: %s: right link first within %d intervals in %d of %d trials (%.1f%%)", k, locWithin[k], in, tl.trials, pct(in, tl.trials))
+		if float64(in) < 0.95*float64(tl.trials) {
+			t.Errorf("fleet verdict: %s: right within %d intervals in %d of %d trials, want at least 95%%", k, locWithin[k], in, tl.trials)
+		}
+	}
 }

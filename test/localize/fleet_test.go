@@ -3,6 +3,7 @@ package localizeeval
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -31,6 +32,9 @@ type locParams struct {
 	interval                                   time.Duration
 	workers                                    int    // exporters tracing at once
 	seed                                       uint64 // the fabric's drop decisions
+	// shareValidation is the exporters' share_validation (0: the
+	// default); the fleets at scale take the packaged one.
+	shareValidation time.Duration
 }
 
 // locTimeout is the exporters' MAD timeout: long enough that no MAD times
@@ -45,6 +49,9 @@ type locFleet struct {
 	f    *sim.Fabric
 	clk  *fakeclock.Clock
 	exps []*locExporter
+	// all: every CA port, as discover: all: true names them; an
+	// exporter's candidates are all but its own port (sampleOf).
+	all []config.Destination
 }
 
 // locExporter is one exporter: its tracer and health checker, and the
@@ -56,8 +63,7 @@ type locExporter struct {
 	tr   *trace.Tracer
 	hc   *linkhealth.Checker
 	sel  config.Selector
-	// dests: every CA port but its own, as discover: all: true names them.
-	dests []config.Destination
+	lid  uint16 // its own port's, never in its sample
 }
 
 // locPath is what one exporter's trace of one destination found in one
@@ -85,12 +91,17 @@ func newLocFleet(tb testing.TB, p locParams) *locFleet {
 	}
 	lf := &locFleet{tb: tb, p: p, f: f, clk: fakeclock.New(time.Unix(1_800_000_000, 0))}
 	ports := simPorts(f)
-	cfg, err := config.Parse("test.yml", []byte(fmt.Sprintf("interval: %s\ntimeout: %s\nretries: 1\nhealth:\n  enabled: true\n  xmit_wait_limit: 0.05\ndiscover:\n  - all: true\n    sample: %d\n",
-		p.interval, locTimeout, p.sample)))
+	yml := fmt.Sprintf("interval: %s\ntimeout: %s\nretries: 1\nhealth:\n  enabled: true\n  xmit_wait_limit: 0.05\ndiscover:\n  - all: true\n    sample: %d\n",
+		p.interval, locTimeout, p.sample)
+	if p.shareValidation > 0 {
+		yml += fmt.Sprintf("share_validation: %s\n", p.shareValidation)
+	}
+	cfg, err := config.Parse("test.yml", []byte(yml))
 	if err != nil {
 		tb.Fatal(err)
 	}
 	sel := cfg.Discover[0]
+	lf.all = fleet.Destinations(&sel, fleet.MatchPorts(&sel, ports, 0), nil)
 	hosts, isExporter := fleetHosts(tb, f, p.exporters)
 	for _, h := range hosts {
 		tr, err := f.Attach(h, 0)
@@ -121,8 +132,7 @@ func newLocFleet(tb testing.TB, p locParams) *locFleet {
 			tb.Fatal(err)
 		}
 		lf.exps = append(lf.exps, &locExporter{host: h, seed: pa.PortGUID.String(), self: uint64(pa.PortGUID),
-			tr: tracer, hc: linkhealth.NewChecker(tracer, ho), sel: sel,
-			dests: fleet.Destinations(&sel, fleet.MatchPorts(&sel, ports, uint64(pa.PortGUID)), nil)})
+			tr: tracer, hc: linkhealth.NewChecker(tracer, ho), sel: sel, lid: pa.LID})
 	}
 	return lf
 }
@@ -130,8 +140,20 @@ func newLocFleet(tb testing.TB, p locParams) *locFleet {
 // sampleOf is the destinations exporter e traces now: the ports the
 // selector matches but its own, sampled with its seed as
 // package fleet does.
+//
+// The candidates are shared (at 10,000 exporters a list each would take
+// gigabytes): a sample of the list without its own port is the sample of
+// the whole list when that leaves its port out, else the sample of one
+// more, less its port (a candidate's score does not depend on the
+// others).
 func (lf *locFleet) sampleOf(e *locExporter) []config.Destination {
-	return fleet.Sample(e.dests, e.sel.Sample, e.seed, 0, lf.clk.Now(), time.Duration(e.sel.Rotate))
+	rotate := time.Duration(e.sel.Rotate)
+	s := fleet.Sample(lf.all, e.sel.Sample, e.seed, 0, lf.clk.Now(), rotate)
+	if !slices.ContainsFunc(s, func(d config.Destination) bool { return d.LID == e.lid }) {
+		return s
+	}
+	s = fleet.Sample(lf.all, e.sel.Sample+1, e.seed, 0, lf.clk.Now(), rotate)
+	return slices.DeleteFunc(s, func(d config.Destination) bool { return d.LID == e.lid })
 }
 
 // round advances the clock one interval and has every exporter trace
