@@ -39,17 +39,26 @@ func (m *returnMemory) changed(off int, prev, sig uint64) bool {
 }
 
 // collectReturnsLocked emits path_returns_total with path_changes_total's
-// labels: one series per destination, per LID offset with paths: all.
+// labels, once the path changed (at 0 until a return): a series per
+// destination, per LID offset with paths: all, whose path changed, so
+// the series follow the faults (docs/metrics.md, "Series budget"). A
+// return follows a change, so the series is there before its first one.
 func (s *destState) collectReturnsLocked(ch chan<- prometheus.Metric, d, dOff *prometheus.Desc) {
+	if s.pathChanges == 0 {
+		return
+	}
 	if !s.cfg.AllPaths() {
 		ch <- &sample{desc: d, labels: s.base, typ: prometheus.CounterValue, val: float64(s.back.returns[0])}
 		return
 	}
 	offs := s.offsetsLocked()
-	out := make([]sample, len(offs))
-	for i, off := range offs {
-		out[i] = sample{desc: dOff, labels: s.base.with(pair("lid_offset", strconv.Itoa(off))), typ: prometheus.CounterValue,
-			val: float64(s.back.returns[off])}
-		ch <- &out[i]
+	out := make([]sample, 0, len(offs))
+	for _, off := range offs {
+		if s.byOffset[off] == 0 {
+			continue
+		}
+		out = append(out, sample{desc: dOff, labels: s.base.with(pair("lid_offset", strconv.Itoa(off))), typ: prometheus.CounterValue,
+			val: float64(s.back.returns[off])})
+		ch <- &out[len(out)-1]
 	}
 }

@@ -203,11 +203,12 @@ func latencyRatios(addr string) string {
 	for _, q := range []string{
 		`max(max_over_time(ibtracer:latency:ratio[2m]))`,
 		`max_over_time(ibtracer:latency:fabric_ratio[2m])`,
-		`max(max_over_time((ibtracer:latency:ratio / on() group_left() ibtracer:latency:fabric_ratio)[2m:1s]))`,
+		`max(max_over_time((ibtracer:latency:ratio / on(job) group_left() ibtracer:latency:fabric_ratio)[2m:1s]))`,
 		`max_over_time(count(count_over_time((
 		   ibtracer:latency:ratio >= 3
-		   and ibtracer:latency:ratio >= on() group_left() (3 * ibtracer:latency:fabric_ratio)
-		   and on(dest) (ibtracer:latency:recent - ibtracer:latency:baseline >= 0.0005)
+		   and (ibtracer:latency:ratio >= on(job) group_left() (3 * ibtracer:latency:fabric_ratio)
+		     or ibtracer:latency:ratio and on(job) (count by (job) (ibtracer:latency:ratio) < 3))
+		   and on(job, dest) (ibtracer:latency:recent - ibtracer:latency:baseline >= 0.0005)
 		 )[15s:1s]) >= 15)[2m:1s])`,
 	} {
 		resp, err := http.Get("http://" + addr + "/api/v1/query?query=" + url.QueryEscape(q))
