@@ -86,6 +86,7 @@ type destState struct {
 	set          *trace.PathSet // the last path set (paths: all; paths.go)
 	byOffset     map[int]uint64 // path changes per LID offset (paths: all; nil until one)
 	pathChanges  uint64
+	back         returnMemory // the path before the last change, and the returns to it (returns.go)
 	lastChange   time.Time
 	mismatched   uint64 // hops mismatched, summed over traces
 	unsupported  uint64 // hops without an agent, summed over traces
@@ -179,6 +180,7 @@ func (s *destState) recordLocked(r *trace.Result, off int) {
 				}
 				s.byOffset[off]++
 				s.lastChange = now
+				s.back.changed(off, prev, sig)
 			}
 			s.setSignatureLocked(off, sig)
 		}

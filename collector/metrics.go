@@ -138,6 +138,7 @@ func collectDestinations(ch chan<- prometheus.Metric, names []string, dests []*d
 		dFailures = desc("trace_failures_total", "Failed traces by reason (a reason appears once it occurred).", lab("reason")...)
 		dHops     = desc("path_hops", "Links the last traced path crosses: the nodes after the source, destination included.", lab()...)
 		dChanges  = desc("path_changes_total", helpChanges, lab()...)
+		dReturns  = desc("path_returns_total", helpReturns, lab()...)
 		dMisHops  = desc("path_mismatched_hops", "Hops of the last trace that reported a port mismatch (status 7).", lab()...)
 		dDiverged = desc("path_diverging_switch_info", "The switch whose forwarding diverged from its table, named by a port "+
 			"mismatch of the last trace (on its path, or over another link: mismatch_other_link), and the hop where it was seen: one series per mismatched hop that names one.",
@@ -204,6 +205,7 @@ func collectDestinations(ch chan<- prometheus.Metric, names []string, dests []*d
 		} else {
 			c(dChanges, float64(s.pathChanges))
 		}
+		s.collectReturnsLocked(ch, dReturns, pd.returns)
 		g(dMisHops, mis)
 		for _, h := range s.divergedLocked() {
 			emit(dDiverged, s.base.with(pair("switch_guid", h.Diverged.Switch.String()), pair("switch_name", h.Diverged.SwitchName),

@@ -94,7 +94,7 @@ func (s *destState) offsetsLocked() []int {
 // pathDescs are the descriptors of the per-path series: the lid_offset
 // variants, which must keep the help of the plain ones (one metric family).
 type pathDescs struct {
-	distinct, changes, hopInfo, hopStatus, hopRTT *prometheus.Desc
+	distinct, changes, returns, hopInfo, hopStatus, hopRTT *prometheus.Desc
 }
 
 const (
@@ -110,6 +110,7 @@ func newPathDescs(lab func(...string) []string) pathDescs {
 		distinct: desc("path_distinct_routes", "Distinct paths to the destination port in the last trace: with paths: all, "+
 			"among the LIDs of its LMC range; otherwise 1 when the last trace reached it, 0 when not.", lab()...),
 		changes: desc("path_changes_total", helpChanges, lab("lid_offset")...),
+		returns: desc("path_returns_total", helpReturns, lab("lid_offset")...),
 		hopInfo: desc("hop_info", helpHopInfo,
 			lab("hop", "node_guid", "port_guid", "node_desc", "node_type", "lid", "in_port", "out_port", "lid_offset")...),
 		hopStatus: desc("hop_verdict", helpHopStatus, lab("hop", "verdict", "validated_by", "lid_offset")...),

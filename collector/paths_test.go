@@ -102,6 +102,17 @@ ibtracer_path_changes_total{dest="single"} 0
 	if err := testutil.CollectAndCompare(e, strings.NewReader(wantChanges), "ibtracer_path_changes_total"); err != nil {
 		t.Fatal(err)
 	}
+	// Offset 1 goes back to its first path: a return, of offset 1 only
+	// (the series only for the offsets that changed).
+	s.recordSet(ps)
+	wantReturns := `
+# HELP ibtracer_path_returns_total ` + helpReturns + `
+# TYPE ibtracer_path_returns_total counter
+ibtracer_path_returns_total{dest="multi",lid_offset="1"} 1
+`
+	if err := testutil.CollectAndCompare(e, strings.NewReader(wantReturns), "ibtracer_path_returns_total"); err != nil {
+		t.Fatal(err)
+	}
 	reg := prometheus.NewPedanticRegistry()
 	if err := reg.Register(e); err != nil {
 		t.Fatal(err)

@@ -79,6 +79,12 @@ func evalScenario() ([]evalSeries, []evalCheck, int) {
 				}
 				return 2
 			}),
+			ser("ibtracer_path_returns_total{"+l+"}", func(m int) float64 {
+				if moves && m >= repair {
+					return 1 // the second change is back to the first path
+				}
+				return 0
+			}),
 			ser("ibtracer_last_latency_seconds{"+l+"}", func(m int) float64 {
 				if d == "c" && m >= fault {
 					return 900e-6

@@ -203,11 +203,12 @@ func latencyRatios(addr string) string {
 	for _, q := range []string{
 		`max(max_over_time(ibtracer:latency:ratio[2m]))`,
 		`max_over_time(ibtracer:latency:fabric_ratio[2m])`,
-		`max(max_over_time((ibtracer:latency:ratio / on() group_left() ibtracer:latency:fabric_ratio)[2m:1s]))`,
+		`max(max_over_time((ibtracer:latency:ratio / on(job) group_left() ibtracer:latency:fabric_ratio)[2m:1s]))`,
 		`max_over_time(count(count_over_time((
 		   ibtracer:latency:ratio >= 3
-		   and ibtracer:latency:ratio >= on() group_left() (3 * ibtracer:latency:fabric_ratio)
-		   and on(dest) (ibtracer:latency:recent - ibtracer:latency:baseline >= 0.0005)
+		   and (ibtracer:latency:ratio >= on(job) group_left() (3 * ibtracer:latency:fabric_ratio)
+		     or ibtracer:latency:ratio and on(job) (count by (job) (ibtracer:latency:ratio) < 3))
+		   and on(job, dest) (ibtracer:latency:recent - ibtracer:latency:baseline >= 0.0005)
 		 )[15s:1s]) >= 15)[2m:1s])`,
 	} {
 		resp, err := http.Get("http://" + addr + "/api/v1/query?query=" + url.QueryEscape(q))
@@ -440,7 +441,10 @@ scrape_configs:
 // rise over its baseline for which IBTracerLatencyHigh pages, 1 s (ibsim's
 // MADs take milliseconds under the fleet's load, and its latencies swing
 // with the load of 8 exporters and the SM's sweeps; the report logs the
-// latency ratios the rules see, latencyRatios), and the threshold the
+// latency ratios the rules see, latencyRatios: they are not asserted, as
+// a destination's ratio needs its recent latency of an hour ago, 3
+// minutes here, and the healthy and cable phases end before: the log
+// says "none" there), and the threshold the
 // rules before issue 42 read (IBTRACER_FLEET_RULES).
 func writeSiteThreshold(t *testing.T, dir string) {
 	t.Helper()
