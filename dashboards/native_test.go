@@ -3,11 +3,9 @@ package dashboards
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -148,49 +146,14 @@ func TestHistogramQueriesNativeAndClassic(t *testing.T) {
 func startPrometheus(t *testing.T, bin, target, rules string, flags ...string) string {
 	t.Helper()
 	dir := t.TempDir()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
+	addr := freeAddr(t)
 	cfg := fmt.Sprintf("global:\n  scrape_interval: 500ms\n  evaluation_interval: 500ms\nrule_files: [%s]\nscrape_configs:\n  - job_name: ibtracer\n    static_configs:\n      - targets: [%q]\n", rules, target)
 	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	args := append([]string{"--config.file=prometheus.yml", "--storage.tsdb.path=" + filepath.Join(dir, "tsdb"),
 		"--web.listen-address=" + addr}, flags...)
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Dir = dir
-	logf, err := os.Create(filepath.Join(dir, "prometheus.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-		cancel()
-		logf.Close()
-		if t.Failed() {
-			b, _ := os.ReadFile(logf.Name())
-			if len(b) > 3000 {
-				b = b[len(b)-3000:]
-			}
-			t.Logf("prometheus log:\n%s", b)
-		}
-	})
+	exited := runBounded(t, dir, "prometheus", bin, args...)
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		resp, err := http.Get("http://" + addr + "/-/ready")
@@ -201,8 +164,8 @@ func startPrometheus(t *testing.T, bin, target, rules string, flags ...string) s
 			}
 		}
 		select {
-		case <-done:
-			t.Fatal("prometheus exited")
+		case err := <-exited:
+			t.Fatalf("prometheus exited: %v", err)
 		default:
 		}
 		if time.Now().After(deadline) {

@@ -5,7 +5,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -45,7 +44,7 @@ func TestBERAlerts(t *testing.T) {
 	_, targets := startMeshExporters(t, fab, lifetime, []string{"H0-0", "H2-0"},
 		"interval: 2s\ntimeout: 300ms\nretries: 1\nhealth:\n  enabled: true\n"+
 			"  host_links: {ber_target: 1e-11, ber_critical: 1e-10}\n  switch_links: {ber_target: 1e-15, ber_critical: 1e-14}\n")
-	promAddr := startBERPrometheus(t, prom, lifetime, targets)
+	promAddr := startScaledPrometheus(t, prom, lifetime, targets, "")
 	checkRuleLoaded(t, promAddr, "IBTracerLinkBERHigh")
 
 	// The quiet fabric.
@@ -149,37 +148,6 @@ func countAlerts(t *testing.T, addr, name string) int {
 		}
 	}
 	return n
-}
-
-// startBERPrometheus starts Prometheus scraping targets every second and
-// evaluating the shipped rules scaled by fleetScale, waits until it has
-// scraped every exporter a few times, and returns its address.
-func startBERPrometheus(t *testing.T, prom string, lifetime time.Duration, targets []string) string {
-	t.Helper()
-	dir := t.TempDir()
-	ruleFiles := writeShippedRules(t, dir, func(b []byte) []byte { return scaleRules(t, b, fleetScale) })
-	promAddr := freePort(t)
-	promCfg := fmt.Sprintf(`global:
-  scrape_interval: 1s
-  evaluation_interval: 1s
-rule_files: [%s]
-scrape_configs:
-  - job_name: ibtracer
-    static_configs:
-      - targets: [%s]
-`, ruleFiles, strings.Join(targets, ", "))
-	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(promCfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	startDaemonFor(t, lifetime, dir, prom, "--config.file=prometheus.yml", "--storage.tsdb.path="+filepath.Join(dir, "tsdb"),
-		"--web.listen-address="+promAddr)
-	if !poll(30*time.Second, 500*time.Millisecond, func() bool {
-		n, err := promtest.Query(promAddr, `count_over_time(up[1m]) >= 5`)
-		return err == nil && n == len(targets)
-	}) {
-		t.Fatalf("Prometheus did not scrape the %d exporters", len(targets))
-	}
-	return promAddr
 }
 
 // promRaw returns Prometheus's answer to expr as it came, for a failure

@@ -86,36 +86,24 @@ func startPlanExporters(t *testing.T, fab *ibsimtest.Fabric, lifetime time.Durat
 	return targets
 }
 
-// shippedRuleFilesIn lists the shipped rule files (every
-// dashboards/ibtracer*rules.yml, the rules' unit tests left out), so
-// that the test evaluates all the layers the repository ships.
-func shippedRuleFilesIn(t *testing.T) []string {
-	t.Helper()
-	files, err := filepath.Glob(filepath.Join(root, "dashboards", "ibtracer*rules.yml"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no shipped rule file: %v", err)
-	}
-	return files
-}
-
-// startPlanPrometheus starts Prometheus scraping targets every second and
-// evaluating the shipped rules scaled by fleetScale, waits until it has
-// scraped every exporter a few times and holds every exporter's plan
-// counts, and returns its address.
+// startPlanPrometheus starts Prometheus over targets with the shipped
+// rules scaled (startScaledPrometheus), waits until it holds every
+// exporter's plan counts, and returns its address.
 func startPlanPrometheus(t *testing.T, prom string, lifetime time.Duration, targets []string) string {
 	t.Helper()
+	promAddr := startScaledPrometheus(t, prom, lifetime, targets, `ibtracer_plan_links{status="planned"} > 0`)
+	checkRuleLoaded(t, promAddr, planAlert)
+	return promAddr
+}
+
+// startScaledPrometheus starts Prometheus scraping targets every second
+// and evaluating the shipped rules scaled by fleetScale, waits until it
+// has scraped every exporter a few times and, where ready is not empty,
+// until ready gives one series per target, and returns its address.
+func startScaledPrometheus(t *testing.T, prom string, lifetime time.Duration, targets []string, ready string) string {
+	t.Helper()
 	dir := t.TempDir()
-	var names []string
-	for _, f := range shippedRuleFilesIn(t) {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		names = append(names, filepath.Base(f))
-		if err := os.WriteFile(filepath.Join(dir, filepath.Base(f)), scaleRules(t, b, fleetScale), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	ruleFiles := writeShippedRules(t, dir, func(b []byte) []byte { return scaleRules(t, b, fleetScale) })
 	promAddr := freePort(t)
 	promCfg := fmt.Sprintf(`global:
   scrape_interval: 1s
@@ -125,7 +113,7 @@ scrape_configs:
   - job_name: ibtracer
     static_configs:
       - targets: [%s]
-`, strings.Join(names, ", "), strings.Join(targets, ", "))
+`, ruleFiles, strings.Join(targets, ", "))
 	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(promCfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -133,12 +121,17 @@ scrape_configs:
 		"--web.listen-address="+promAddr)
 	if !poll(30*time.Second, 500*time.Millisecond, func() bool {
 		n, err := promtest.Query(promAddr, `count_over_time(up[1m]) >= 5`)
-		m, err2 := promtest.Query(promAddr, `ibtracer_plan_links{status="planned"} > 0`)
-		return err == nil && err2 == nil && n == len(targets) && m == len(targets)
+		if err != nil || n != len(targets) {
+			return false
+		}
+		if ready == "" {
+			return true
+		}
+		m, err := promtest.Query(promAddr, ready)
+		return err == nil && m == len(targets)
 	}) {
-		t.Fatalf("Prometheus did not scrape the %d exporters' plan counts", len(targets))
+		t.Fatalf("Prometheus did not scrape the %d exporters (ready: %q)", len(targets), ready)
 	}
-	checkRuleLoaded(t, promAddr, planAlert)
 	return promAddr
 }
 
