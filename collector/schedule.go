@@ -72,7 +72,12 @@ func newScheduler(ctx context.Context, c *clock, seeds seedSource) *scheduler {
 // interval after discovery (docs/architecture.md, "Load on one switch").
 // An offset relative to discovery, not to the start, keeps the first
 // traces from piling up where discovery ends.
-const traceStartSpread = 5 * time.Minute
+// The window is at most startIntervals intervals, so that a short
+// interval (or a fast rotation) does not wait minutes.
+const (
+	traceStartSpread = 5 * time.Minute
+	startIntervals   = 5
+)
 
 // markStart sets the start window's origin, once: the exporter's first
 // runtime (Install).
@@ -190,8 +195,9 @@ func (q *scheduler) firstRun(s *destState, seed string, n int) time.Duration {
 	if s.atPhase { // discovered: its phase, not a burst with the others
 		now := (*q.clock).Now()
 		from := now
-		if !q.began.IsZero() && now.Before(q.began.Add(traceStartSpread)) { // discovered at the start: its part of the window later
-			from = now.Add(startOffset(seed, s.cfg.Name))
+		window := min(traceStartSpread, startIntervals*interval)
+		if !q.began.IsZero() && now.Before(q.began.Add(window)) { // discovered at the start: its part of the window later
+			from = now.Add(startOffset(seed, s.cfg.Name, window))
 		}
 		return nextRun(from, interval, ph).Sub(now)
 	}
@@ -355,11 +361,11 @@ func phase(seed, name string, interval time.Duration) time.Duration {
 	return time.Duration(h.Sum64() % uint64(interval))
 }
 
-// startOffset is how far into traceStartSpread the first trace of
+// startOffset is how far into the start window the first trace of
 // destination name, discovered at the start of the exporter whose seed
 // is seed, waits: a hash apart from the phase's, so that a destination's
 // offset and phase do not go together.
-func startOffset(seed, name string) time.Duration {
+func startOffset(seed, name string, window time.Duration) time.Duration {
 	h := fnv.New64a()
 	_, _ = h.Write([]byte("start"))
 	_, _ = h.Write([]byte{0})
@@ -370,7 +376,7 @@ func startOffset(seed, name string) time.Duration {
 	x ^= x >> 31 // FNV's last bytes barely reach its high bits (as fleet's hash64)
 	x *= 0x94d049bb133111eb
 	x ^= x >> 29
-	return time.Duration(x % uint64(traceStartSpread))
+	return time.Duration(x % uint64(window))
 }
 
 // nextRun returns the first time after now that sits at phase within the

@@ -11,8 +11,8 @@ import (
 
 // A fleet that starts at once (a reboot of every node) must not walk
 // its cold paths together (docs/architecture.md, "Load on one switch"):
-// the first traces of the discovered destinations spread over
-// traceStartSpread from the exporter's start, each at its phase, and a
+// the first traces of the destinations discovered at the start spread
+// over traceStartSpread after their discovery, each at its phase, and a
 // destination discovered after that window starts at its phase.
 func TestFirstTracesSpreadOverStartWindow(t *testing.T) {
 	start := time.Unix(1800000000, 0)
@@ -45,6 +45,12 @@ func TestFirstTracesSpreadOverStartWindow(t *testing.T) {
 		if float64(k) > 1.3*share {
 			t.Errorf("minute %d after the start: %d first traces of %d, want at most %.0f (spread over %s)", m, k, n, 1.3*share, traceStartSpread)
 		}
+	}
+	// A short interval spreads them over 5 intervals, not minutes.
+	short := newDestState(config.Destination{Name: "short", Interval: config.Duration(5 * time.Second)}, nil, nil)
+	short.atPhase = true
+	if d := q.firstRun(short, "0x1", n); d < 0 || d > 6*5*time.Second {
+		t.Errorf("interval 5s: first trace in %s, want within 30s", d)
 	}
 	// Discovered after the window: at its next phase, within an interval.
 	c.(*stepClock).Add(traceStartSpread + time.Second)
