@@ -75,8 +75,8 @@ func newScheduler(ctx context.Context, c *clock, seeds seedSource) *scheduler {
 // The window is at most startIntervals intervals, so that a short
 // interval (or a fast rotation) does not wait minutes.
 const (
-	traceStartSpread = 5 * time.Minute
-	startIntervals   = 5
+	traceStartSpread = 8 * time.Minute
+	startIntervals   = 8
 )
 
 // markStart sets the start window's origin, once: the exporter's first

@@ -46,11 +46,11 @@ func TestFirstTracesSpreadOverStartWindow(t *testing.T) {
 			t.Errorf("minute %d after the start: %d first traces of %d, want at most %.0f (spread over %s)", m, k, n, 1.3*share, traceStartSpread)
 		}
 	}
-	// A short interval spreads them over 5 intervals, not minutes.
+	// A short interval spreads them over 8 intervals, not minutes.
 	short := newDestState(config.Destination{Name: "short", Interval: config.Duration(5 * time.Second)}, nil, nil)
 	short.atPhase = true
-	if d := q.firstRun(short, "0x1", n); d < 0 || d > 6*5*time.Second {
-		t.Errorf("interval 5s: first trace in %s, want within 30s", d)
+	if d := q.firstRun(short, "0x1", n); d < 0 || d > 9*5*time.Second {
+		t.Errorf("interval 5s: first trace in %s, want within 45s", d)
 	}
 	// Discovered after the window: at its next phase, within an interval.
 	c.(*stepClock).Add(traceStartSpread + time.Second)
