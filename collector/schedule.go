@@ -196,7 +196,7 @@ func (q *scheduler) firstRun(s *destState, seed string, n int) time.Duration {
 		now := (*q.clock).Now()
 		from := now
 		window := min(traceStartSpread, startIntervals*interval)
-		if !q.began.IsZero() && now.Before(q.began.Add(window)) { // discovered at the start: its part of the window later
+		if window > 0 && !q.began.IsZero() && now.Before(q.began.Add(window)) { // discovered at the start: its part of the window later
 			from = now.Add(startOffset(seed, s.cfg.Name, window))
 		}
 		return nextRun(from, interval, ph).Sub(now)
