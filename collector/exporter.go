@@ -75,6 +75,7 @@ func New(logger log.Logger, seed string) *Exporter {
 func (e *Exporter) Install(r Runtime) {
 	e.changing.Lock()
 	defer e.changing.Unlock()
+	e.sched.markStart() // the first traces' start window (schedule.go)
 	old := e.st.load().Config
 	rt := newInstalled(r, e.clock, e.logger)
 	if rt.tracer != nil {

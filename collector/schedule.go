@@ -53,13 +53,40 @@ type scheduler struct {
 	queue   []*destState
 	waiting map[*destState]struct{} // destinations armed for a seed retry
 	workers int
-	limit   int    // concurrency
-	wakes   uint64 // wake calls: a seed may be known now
-	closed  bool   // close: no new timer, no new worker
+	limit   int       // concurrency
+	wakes   uint64    // wake calls: a seed may be known now
+	closed  bool      // close: no new timer, no new worker
+	began   time.Time // the exporter's first runtime (markStart): the start window's origin
 }
 
 func newScheduler(ctx context.Context, c *clock, seeds seedSource) *scheduler {
 	return &scheduler{ctx: ctx, clock: c, seeds: seeds, waiting: map[*destState]struct{}{}}
+}
+
+// traceStartSpread is the window over which the first traces of the
+// destinations discovered within it of an exporter's start are spread,
+// each by its seed and name (startOffset) after it is discovered: a
+// fleet that starts at once (a reboot of every node) walks its cold
+// paths, 8 SMPs at a spine where a warm trace sends under one, over the
+// discovery's fleet.StartSpread and this window, not over the first
+// interval after discovery (docs/architecture.md, "Load on one switch").
+// An offset relative to discovery, not to the start, keeps the first
+// traces from piling up where discovery ends.
+// The window is at most startIntervals intervals, so that a short
+// interval (or a fast rotation) does not wait minutes.
+const (
+	traceStartSpread = 8 * time.Minute
+	startIntervals   = 8
+)
+
+// markStart sets the start window's origin, once: the exporter's first
+// runtime (Install).
+func (q *scheduler) markStart() {
+	q.mu.Lock()
+	if q.began.IsZero() {
+		q.began = (*q.clock).Now()
+	}
+	q.mu.Unlock()
 }
 
 // start schedules new destinations: their first runs are computed on a
@@ -165,9 +192,14 @@ func (q *scheduler) begin(s *destState) {
 func (q *scheduler) firstRun(s *destState, seed string, n int) time.Duration {
 	interval := time.Duration(s.cfg.Interval)
 	ph := phase(seed, s.cfg.Name, interval)
-	if s.atPhase { // discovered later: its phase, not a burst with the others
+	if s.atPhase { // discovered: its phase, not a burst with the others
 		now := (*q.clock).Now()
-		return nextRun(now, interval, ph).Sub(now)
+		from := now
+		window := min(traceStartSpread, startIntervals*interval)
+		if window > 0 && !q.began.IsZero() && now.Before(q.began.Add(window)) { // discovered at the start: its part of the window later
+			from = now.Add(startOffset(seed, s.cfg.Name, window))
+		}
+		return nextRun(from, interval, ph).Sub(now)
 	}
 	// The first traces start soon, but spread with the number of
 	// destinations (50 a second), so that a large configuration does
@@ -327,6 +359,24 @@ func phase(seed, name string, interval time.Duration) time.Duration {
 		return 0
 	}
 	return time.Duration(h.Sum64() % uint64(interval))
+}
+
+// startOffset is how far into the start window the first trace of
+// destination name, discovered at the start of the exporter whose seed
+// is seed, waits: a hash apart from the phase's, so that a destination's
+// offset and phase do not go together.
+func startOffset(seed, name string, window time.Duration) time.Duration {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte("start"))
+	_, _ = h.Write([]byte{0})
+	_, _ = h.Write([]byte(seed))
+	_, _ = h.Write([]byte{0})
+	_, _ = h.Write([]byte(name))
+	x := h.Sum64()
+	x ^= x >> 31 // FNV's last bytes barely reach its high bits (as fleet's hash64)
+	x *= 0x94d049bb133111eb
+	x ^= x >> 29
+	return time.Duration(x % uint64(window))
 }
 
 // nextRun returns the first time after now that sits at phase within the

@@ -30,6 +30,7 @@ type cachedPath struct {
 	hops    []Hop
 	inPorts [][]uint8 // per hop, the SourceRoute InPort array sent
 	srcLID  uint16
+	viaSA   bool // read from the SA (sawalk.go): never confirmed by SMPs, walked again
 }
 
 // keep keeps p, a validated path to dlid, for the next trace to confirm.
@@ -62,15 +63,16 @@ func (f *fastPath) sharedBlock(w *walk, guid ibmad.GUID, path ibmad.DRPath, bloc
 // LFT entry for the DLID at every switch, SourceRoute at every agent, the
 // LID-routed NodeInfo at every hop its SMA validated, and NodeInfo at a
 // destination validated by neither. Any difference, or an agent
-// support entry that expired (a new agent may have started), means walk.
+// support answer that differs from the path's (a new agent started, or
+// one stopped), means walk.
 func (f *fastPath) confirm(w *walk) ([]Hop, bool) {
 	v := w.t.val
 	cp, ok := f.paths.Get(w.dlid)
-	if !ok || cp.srcLID != w.src.LID || w.viaSA { // SA mode walks: its records are cached (sarecords.go)
+	if !ok || cp.srcLID != w.src.LID || w.viaSA || cp.viaSA { // SA mode walks: its records are cached (sarecords.go)
 		return nil, false
 	}
-	for _, h := range cp.hops[1:] {
-		if v.mode != ValidateSMA && !v.support.Has(h.NodeGUID) {
+	for i := range cp.hops[1:] {
+		if v.mode != ValidateSMA && !v.supportAsBefore(w, &cp.hops[1+i]) {
 			return nil, false
 		}
 	}
@@ -132,4 +134,25 @@ func (f *fastPath) confirm(w *walk) ([]Hop, bool) {
 	wg.Wait()
 	nameCheckedLinks(nil, hops) // verdicts.go
 	return hops, ok
+}
+
+// supportAsBefore says whether hop h of a cached path still has the
+// agent support it was validated with. A remembered answer that expired
+// (Options.SupportTTL) is asked again, one vendor MAD and no SMP, rather
+// than walking the whole path again, which reads NodeInfo, PortInfo,
+// SwitchInfo and LFT blocks at every switch (docs/architecture.md, "Load
+// on one switch"). An answer that differs from the path's (an agent
+// started or stopped), a question not answered, or a hop whose support
+// the path does not tell, means walk.
+func (v *validator) supportAsBefore(w *walk, h *Hop) bool {
+	if _, known := v.knownSupport(h); known {
+		return true
+	}
+	none := h.ValidatedBy == BySMA || h.Agent == AgentUnsupported // auto mode's SMA, or agent mode's "no agent"
+	some := h.ValidatedBy == ByAgent && !none
+	if !none && !some {
+		return false
+	}
+	s := v.supported(w, h)
+	return (none && s == AgentUnsupported) || (some && s == "")
 }

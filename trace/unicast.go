@@ -122,7 +122,7 @@ func (t *Tracer) traceOnce(ctx context.Context, d Destination, fresh bool) (*Res
 	if t.opts.validates() && r.Count(AgentLost) == 0 && r.Count(AgentMismatchOtherLink) == 0 {
 		// A divergence off the path is asked again by every trace, not
 		// replayed from the confirmed path (fastpath.go).
-		t.fast.keep(dlid, &cachedPath{hops: append([]Hop(nil), r.Hops...), inPorts: inPorts, srcLID: src.LID})
+		t.fast.keep(dlid, &cachedPath{hops: append([]Hop(nil), r.Hops...), inPorts: inPorts, srcLID: src.LID, viaSA: w.viaSA})
 	}
 	w.dest.remote.beyond(w, r) // subnet.go
 	return r, w

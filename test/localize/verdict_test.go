@@ -16,15 +16,15 @@ var locFleetParams = locParams{leaves: 8, spines: 4, hostsPerLeaf: 16, linksPerP
 
 // locScales are the fleets of -loc.scale: "" is locFleetParams; 1k and
 // 10k run the packaged sample, interval and share_validation (8
-// destinations every 60 s, 150 s; packaging/ibtracer.yml)
+// destinations every 60 s, 450 s; packaging/ibtracer.yml)
 // from 1,000 and 10,000 exporters on fat trees of 1,040 and 10,160 hosts
 // (two cables between every leaf and spine, as above; 254 ports at most
 // per switch).
 var locScales = map[string]locParams{
 	"":   locFleetParams,
-	"1k": {leaves: 13, spines: 18, hostsPerLeaf: 80, linksPerPair: 2, exporters: 1000, sample: 8, interval: time.Minute, workers: 4, seed: 1, shareValidation: 150 * time.Second},
+	"1k": {leaves: 13, spines: 18, hostsPerLeaf: 80, linksPerPair: 2, exporters: 1000, sample: 8, interval: time.Minute, workers: 4, seed: 1, shareValidation: 450 * time.Second},
 	"10k": {leaves: 127, spines: 18, hostsPerLeaf: 80, linksPerPair: 2, exporters: 10000, sample: 8, interval: time.Minute, workers: 4, seed: 1,
-		shareValidation: 150 * time.Second},
+		shareValidation: 450 * time.Second},
 }
 
 // fleetLinkEvidence is one link's evidence summed over the exporters, as
