@@ -91,12 +91,5 @@ func perfqueryVL(t *testing.T, fab *ibsimtest.Fabric, lid uint16, port uint8) ma
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := map[string]uint64{}
-	for _, l := range strings.Split(out, "\n") {
-		name, val, ok := strings.Cut(l, ":")
-		if n, err := strconv.ParseUint(strings.TrimLeft(val, "."), 0, 64); ok && err == nil {
-			v[name] = n
-		}
-	}
-	return v
+	return ibsimtest.PerfqueryCounters(out)
 }

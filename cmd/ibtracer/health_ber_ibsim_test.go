@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -19,17 +18,7 @@ func perfqueryFlag(t *testing.T, fab *ibsimtest.Fabric, flag string, lid uint16,
 	if err != nil {
 		t.Fatalf("perfquery %s %d %d: %v\n%s", flag, lid, port, err, out)
 	}
-	v := map[string]uint64{}
-	for _, l := range strings.Split(out, "\n") {
-		name, val, ok := strings.Cut(l, ":")
-		if !ok || strings.HasPrefix(l, "#") {
-			continue
-		}
-		if n, err := strconv.ParseUint(strings.TrimLeft(val, "."), 0, 64); err == nil {
-			v[name] = n
-		}
-	}
-	return v
+	return ibsimtest.PerfqueryCounters(out)
 }
 
 // TestHealthDetailsMatchPerfquery is the oracle of ibtracer --health --pm

@@ -64,18 +64,7 @@ func perfqueryValues(t *testing.T, fab *ibsimtest.Fabric, lid uint16, port uint8
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := map[string]uint64{}
-	for _, l := range strings.Split(out, "\n") {
-		name, val, ok := strings.Cut(l, ":")
-		if !ok || strings.HasPrefix(l, "#") {
-			continue
-		}
-		n, err := strconv.ParseUint(strings.TrimLeft(val, "."), 0, 64)
-		if err == nil {
-			v[name] = n
-		}
-	}
-	return v
+	return ibsimtest.PerfqueryCounters(out)
 }
 
 // TestHealthMatchesIblinkinfoAndPerfquery is the oracle: on ibsim + OpenSM,

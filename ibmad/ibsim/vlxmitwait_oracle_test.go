@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -22,17 +21,7 @@ func perfqueryFields(t *testing.T, fab *ibsimtest.Fabric, args ...string) map[st
 	if err != nil {
 		t.Fatalf("perfquery %v: %v\n%s", args, err, out)
 	}
-	v := map[string]uint64{}
-	for _, l := range strings.Split(out, "\n") {
-		name, val, ok := strings.Cut(l, ":")
-		if !ok || strings.HasPrefix(l, "#") {
-			continue
-		}
-		if n, err := strconv.ParseUint(strings.TrimLeft(val, "."), 0, 64); err == nil {
-			v[name] = n
-		}
-	}
-	return v
+	return ibsimtest.PerfqueryCounters(out)
 }
 
 // pmaGet sends a PerfMgt Get of attr for port to lid and decodes it.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad/sim"
+	"github.com/ibtracer/ibtracer_exporter/ibmad/sim/simserve"
 	"github.com/ibtracer/ibtracer_exporter/internal/fakeclock"
 )
 
@@ -18,15 +19,7 @@ import (
 // ours.
 func TestDiagsPerfqueryXmitWait(t *testing.T) {
 	lib := requireDiags(t)
-	topo, err := sim.LoadTopology(filepath.Join(topoDir, "chain-5.net"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := sim.New(topo, sim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := serve(t, f, "hostA")
+	f, s := serveChain5(t)
 	clk := fakeclock.New(time.Unix(1_800_000_000, 0))
 	const port, vl = 2, 3
 	if err := f.SetVLXmitWaitRate("s3", port, vl, 1000, clk.Now); err != nil {
@@ -65,15 +58,7 @@ func TestDiagsPerfqueryXmitWait(t *testing.T) {
 // encoding of the three is so checked by a decoder that is not ours.
 func TestDiagsPerfqueryErrorDetails(t *testing.T) {
 	lib := requireDiags(t)
-	topo, err := sim.LoadTopology(filepath.Join(topoDir, "chain-5.net"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := sim.New(topo, sim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := serve(t, f, "hostA")
+	f, s := serveChain5(t)
 	const port = 2
 	if err := f.AddPortErrors("s3", port, sim.PortErrors{RcvErrorDetails: [6]uint64{1, 2, 3, 4, 5, 6},
 		XmitDiscardDetails: [4]uint64{7, 8, 9, 10}, FECCorrected: 4242, FECUncorrectable: 3}); err != nil {
@@ -99,4 +84,18 @@ func TestDiagsPerfqueryErrorDetails(t *testing.T) {
 			}
 		}
 	}
+}
+
+// serveChain5 is the simulated chain-5 fabric, served from hostA.
+func serveChain5(t *testing.T) (*sim.Fabric, *simserve.Server) {
+	t.Helper()
+	topo, err := sim.LoadTopology(filepath.Join(topoDir, "chain-5.net"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := sim.New(topo, sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, serve(t, f, "hostA")
 }
