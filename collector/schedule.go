@@ -5,6 +5,8 @@ import (
 	"hash/fnv"
 	"sync"
 	"time"
+
+	"github.com/ibtracer/ibtracer_exporter/collector/fleet"
 )
 
 // The scheduler runs no goroutine per destination (at 10,000 destinations
@@ -366,17 +368,7 @@ func phase(seed, name string, interval time.Duration) time.Duration {
 // is seed, waits: a hash apart from the phase's, so that a destination's
 // offset and phase do not go together.
 func startOffset(seed, name string, window time.Duration) time.Duration {
-	h := fnv.New64a()
-	_, _ = h.Write([]byte("start"))
-	_, _ = h.Write([]byte{0})
-	_, _ = h.Write([]byte(seed))
-	_, _ = h.Write([]byte{0})
-	_, _ = h.Write([]byte(name))
-	x := h.Sum64()
-	x ^= x >> 31 // FNV's last bytes barely reach its high bits (as fleet's hash64)
-	x *= 0x94d049bb133111eb
-	x ^= x >> 29
-	return time.Duration(x % uint64(window))
+	return time.Duration(fleet.Hash64("start", seed, name) % uint64(window))
 }
 
 // nextRun returns the first time after now that sits at phase within the

@@ -60,7 +60,7 @@ func startDelay(seed string, sel int, refresh time.Duration) time.Duration {
 	if spread <= 0 {
 		return 0
 	}
-	return time.Duration(hash64(seed, strconv.Itoa(sel), "start") % uint64(spread))
+	return time.Duration(Hash64(seed, strconv.Itoa(sel), "start") % uint64(spread))
 }
 
 // maxAsksPerPass bounds the Gets one pass sends beyond those its sample
@@ -152,10 +152,10 @@ func lidOrder(top uint16, seed string, sel int, now time.Time, rotate time.Durat
 		name := "lid " + strconv.Itoa(int(lid))
 		var ep int64
 		if rotate > 0 {
-			off := time.Duration(hash64(seed, si, name, "offset") % uint64(rotate))
+			off := time.Duration(Hash64(seed, si, name, "offset") % uint64(rotate))
 			ep = int64(now.Add(-off).Sub(time.Unix(0, 0)) / rotate)
 		}
-		sc[k] = scored{lid, hash64(seed, si, name, strconv.FormatInt(ep, 10))}
+		sc[k] = scored{lid, Hash64(seed, si, name, strconv.FormatInt(ep, 10))}
 	}
 	slices.SortFunc(sc, func(a, b scored) int {
 		switch {

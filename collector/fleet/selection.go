@@ -58,7 +58,10 @@ func MatchPorts(s *config.Selector, ports []InventoryPort, self uint64) []Invent
 	return out
 }
 
-func hash64(parts ...string) uint64 {
+// Hash64 is a well-mixed 64-bit hash of parts: the fleet's scores, and
+// any spread that must differ between nodes and names (the scheduler's
+// start window) without going together with another hash of them.
+func Hash64(parts ...string) uint64 {
 	h := fnv.New64a()
 	for _, p := range parts {
 		_, _ = h.Write([]byte(p))
@@ -96,10 +99,10 @@ func Sample(ds []config.Destination, n int, seed string, sel int, now time.Time,
 	for i, d := range ds {
 		var ep int64
 		if rotate > 0 {
-			off := time.Duration(hash64(seed, si, d.Name, "offset") % uint64(rotate))
+			off := time.Duration(Hash64(seed, si, d.Name, "offset") % uint64(rotate))
 			ep = int64(now.Add(-off).Sub(time.Unix(0, 0)) / rotate)
 		}
-		sc[i] = scored{i, hash64(seed, si, d.Name, strconv.FormatInt(ep, 10))}
+		sc[i] = scored{i, Hash64(seed, si, d.Name, strconv.FormatInt(ep, 10))}
 	}
 	sort.Slice(sc, func(a, b int) bool { return sc[a].score < sc[b].score })
 	idx := make([]int, n)
