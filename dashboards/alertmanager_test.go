@@ -59,7 +59,7 @@ var routeCases = []struct {
 	{alertLabels("IBTracerDestinationUnreachable", "warning", map[string]string{"dest": "db"}), "fabric-team"},
 	{alertLabels("IBTracerPathRateDropped", "warning", map[string]string{"dest": "db"}), "fabric-team"},
 	{alertLabels("IBTracerLatencyHigh", "warning", map[string]string{"dest": "db"}), "fabric-team"},
-	{alertLabels("IBTracerPathChanged", "warning", map[string]string{"job": "ibtracer"}), "fabric-team"},
+	{alertLabels("IBTracerPathChanged", "warning", linkA), "fabric-team"},
 }
 
 // TestAlertmanagerExample: amtool accepts the example, and routes every
@@ -106,11 +106,12 @@ func TestAlertmanagerExample(t *testing.T) {
 
 // TestAlertmanagerInhibition: a real Alertmanager with the example
 // configuration, sent a degraded link that is also suspected, another
-// suspected link, a node down with its agent missing, a path change and
-// a destination that is unreachable, a link at a critical bit error rate
-// with its warning and rising errors, and another link's warning, leaves
-// the suspected degraded link, the missing agent, the path change and the
-// critical link's warnings inhibited, and only them.
+// suspected link that is down (IBTracerPathChanged), a node down with its
+// agent missing, a destination that is unreachable, a link at a critical
+// bit error rate with its warning and rising errors, and another link's
+// warning, leaves the suspected degraded link, the suspected link that is
+// down, the missing agent and the critical link's warnings inhibited, and
+// only them.
 func TestAlertmanagerInhibition(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs Alertmanager: skipped with -short")
@@ -155,7 +156,7 @@ func TestAlertmanagerInhibition(t *testing.T) {
 		{Labels: alertLabels("IBTracerLinkSuspected", "warning", linkB)},
 		{Labels: alertLabels("IBTracerNodeDown", "warning", nodeA)},
 		{Labels: alertLabels("IBTracerAgentMissing", "warning", map[string]string{"node_guid": nodeA["node_guid"], "node_desc": "host3"})},
-		{Labels: alertLabels("IBTracerPathChanged", "warning", map[string]string{"job": "ibtracer"})},
+		{Labels: alertLabels("IBTracerPathChanged", "warning", linkB)},
 		{Labels: alertLabels("IBTracerDestinationUnreachable", "warning", map[string]string{"dest": "db"})},
 		{Labels: alertLabels("IBTracerLinkBERCritical", "critical", linkB)},
 		{Labels: alertLabels("IBTracerLinkBERHigh", "warning", linkB)},
@@ -164,8 +165,9 @@ func TestAlertmanagerInhibition(t *testing.T) {
 	}
 	// The critical bit error rate pages alone for its link: its warning
 	// and the rising errors of the same link are inhibited; another
-	// link's warning is not.
-	wantInhibited := map[int]bool{1: true, 4: true, 5: true, 8: true, 9: true}
+	// link's warning is not. Link B is down (IBTracerPathChanged): its
+	// suspicion is inhibited, the path change is not.
+	wantInhibited := map[int]bool{1: true, 2: true, 4: true, 8: true, 9: true}
 	body, _ := json.Marshal(sent)
 	key := func(l map[string]string) string {
 		return fmt.Sprintf("%s/%s/%s/%s", l["alertname"], l["node_guid"], l["port"], l["dest"])

@@ -18,7 +18,6 @@ const shardRulesFile = "ibtracer.shard.rules.yml"
 // reads (they need not reach the global layer).
 var shardHelpers = map[string]bool{
 	"ibtracer:destination_unreachable:by_exporter": true,
-	"ibtracer:path_returned:by_exporter":           true,
 	"job:ibtracer_device_up:count":                 true,
 }
 

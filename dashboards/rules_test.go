@@ -32,51 +32,56 @@ const (
 )
 
 // flapTest returns the promtool test group of one spine link flap: every
-// one of 50 sources sees all 20 of its paths change when the link goes down
-// and again when it comes back 4 minutes later; the even sources trace a
-// minute before the odd ones. IBTracerPathChanged must fire exactly once
-// (one alert for the job), with the counts of paths, sources and
-// destinations in its annotations, and resolve once the flap is over.
+// one of 50 sources has all 20 of its paths re-routed around the link
+// when it goes down (10m), reads it down after the change and exports
+// ibtracer_link_left_down with 20 paths until it reads it up again (14m);
+// the even sources trace a minute before the odd ones. The link goes down
+// again at 20m and comes back at 24m. IBTracerPathChanged fires once per
+// outage (one alert for the link, not one per source), with the paths
+// and exporters in its annotations, and resolves when the link is up.
 func flapTest() string {
 	var b strings.Builder
 	b.WriteString(flapBegin)
-	fmt.Fprintf(&b, "# One spine link flap seen by %d sources x %d destinations: %d paths change\n",
+	fmt.Fprintf(&b, "# One spine link flap seen by %d sources x %d destinations: %d paths re-routed\n",
 		flapSources, flapDestinations, flapSources*flapDestinations)
-	b.WriteString("# twice (down at 10-11m, up at 14-15m); IBTracerPathChanged fires once.\n")
+	b.WriteString("# around it twice (down at 10-11m and 20-21m, up at 14-15m and 24-25m);\n")
+	b.WriteString("# IBTracerPathChanged fires once per outage.\n")
 	b.WriteString("- interval: 1m\n  input_series:\n")
+	link := `node_guid="0x0000000000b00001",port="3",remote_node_guid="0x0000000000c00001",remote_port="7"`
 	for s := 1; s <= flapSources; s++ {
-		// Counter: 0 until the link goes down, 1 after, 2 once it is back.
-		values := "0x9 1x4 2x46" // changes at 10m and 14m
+		// Down from 10m (11m for the odd sources) to 14m (15m), again
+		// from 20m (21m) to 24m (25m).
+		values := fmt.Sprintf("_x10 %[1]dx3 stale _x5 %[1]dx3 stale", flapDestinations)
 		if s%2 == 1 {
-			values = "0x10 1x4 2x45" // changes at 11m and 15m
+			values = fmt.Sprintf("_x11 %[1]dx3 stale _x5 %[1]dx3 stale", flapDestinations)
 		}
-		for d := 1; d <= flapDestinations; d++ {
-			fmt.Fprintf(&b, "  - series: ibtracer_path_changes_total{instance=\"s%02d:9684\",job=\"ibtracer\",dest=\"d%02d\"}\n    values: %s\n", s, d, values)
-		}
+		fmt.Fprintf(&b, "  - series: ibtracer_link_left_down{instance=\"s%02d:9684\",job=\"ibtracer\",%s}\n    values: %s\n", s, link, values)
 	}
+	fmt.Fprintf(&b, "  - series: ibtracer_link_info{instance=\"s01:9684\",job=\"ibtracer\",%s,node_desc=\"L1\",remote_node_desc=\"S1\",node_name=\"L1\",remote_node_name=\"S1\"}\n    values: 1x30\n", link)
 	b.WriteString("  alert_rule_test:\n")
-	b.WriteString("  - eval_time: 9m\n    alertname: IBTracerPathChanged\n    exp_alerts: []\n")
-	firing := func(at string, paths, sources int) {
+	none := func(at string) {
+		fmt.Fprintf(&b, "  - eval_time: %s\n    alertname: IBTracerPathChanged\n    exp_alerts: []\n", at)
+	}
+	firing := func(at string, sources int) {
+		paths := sources * flapDestinations
 		fmt.Fprintf(&b, "  - eval_time: %s\n    alertname: IBTracerPathChanged\n    exp_alerts:\n", at)
-		b.WriteString("    - exp_labels:\n        job: ibtracer\n        severity: warning\n      exp_annotations:\n")
-		fmt.Fprintf(&b, "        summary: %d InfiniBand path(s) changed in the last 10 minutes (job ibtracer)\n", paths)
-		fmt.Fprintf(&b, "        description: '%d path(s) from %d source(s) to %d destination(s) changed: a link went down or came back, or the SM re-routed. Many paths at once point at one link or switch. The dashboard''s \"Path changes\" and \"Path\" panels show which sources and destinations and the new hops; `ibtracer -v` on a source shows the path, the SM''s log and `ibnetdiscover` the links that went down.'\n",
-			paths, sources, flapDestinations)
-		b.WriteString("        dashboard: /d/ibtracer/ibtracer?var-job=ibtracer\n")
+		b.WriteString("    - exp_labels:\n        node_guid: \"0x0000000000b00001\"\n        port: \"3\"\n")
+		b.WriteString("        remote_node_guid: \"0x0000000000c00001\"\n        remote_port: \"7\"\n        severity: warning\n      exp_annotations:\n")
+		fmt.Fprintf(&b, "        summary: \"Link down: L1 (0x0000000000b00001) port 3 - S1 (0x0000000000c00001) port 7; %d traced path(s) re-routed around it\"\n", paths)
+		fmt.Fprintf(&b, "        description: \"The link L1 (0x0000000000b00001) port 3 - S1 (0x0000000000c00001) port 7 is down (its end read not Active after the paths left it), and %d traced path(s) from %d exporter(s) were re-routed around it by the SM. Check the cable and both ports (`iblinkinfo`, the SM's log); the alert ends when the link is up again or the paths are back on it.\"\n",
+			paths, sources)
 		b.WriteString("        runbook_url: https://github.com/ibtracer/ibtracer_exporter/blob/main/docs/runbook.md#ibtracerpathchanged\n")
 	}
-	// The even sources have seen the change: one alert.
-	firing("10m", flapSources/2*flapDestinations, flapSources/2)
+	none("9m")
+	// The even sources have read it down: one alert.
+	firing("10m", flapSources/2)
 	// Everybody has: still one alert.
-	firing("12m", flapSources*flapDestinations, flapSources)
-	firing("16m", flapSources*flapDestinations, flapSources)
-	// No change since 15m: the recorded counts are empty from 25m on,
-	// and the alert holds them to 45m (last_over_time over 20 minutes,
-	// once firing), with the annotations of their last values (24m:
-	// only the odd sources' changes at 15m were still in the 10-minute
-	// window).
-	firing("30m", flapSources/2*flapDestinations, flapSources/2)
-	b.WriteString("  - eval_time: 50m\n    alertname: IBTracerPathChanged\n    exp_alerts: []\n")
+	firing("12m", flapSources)
+	// Up again (read by every source by 15m): resolved.
+	none("16m")
+	// Down again: one alert again.
+	firing("22m", flapSources)
+	none("26m")
 	b.WriteString(flapEnd)
 	return b.String()
 }

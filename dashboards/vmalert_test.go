@@ -41,10 +41,12 @@ const (
 // healthy fabric, every path over 2 hops, every round trip 40 us. At
 // minute 150 the cable L1[5]-S1[1] is pulled: the paths to a and b move to
 // S2, and come back to the hops they had at minute 156, when it is put
-// back; c's round trip rises to 900 us at 150 (22 times its baseline)
-// and stays there. Nothing fires before 150; IBTracerPathChanged fires
-// for the fault and ends with it (at 163 both path changes are within
-// its 10-minute window: the rules before issue 42 still fired);
+// back; from 151 to 155 n1 reads the link down (ibtracer_link_left_down,
+// 2 paths); c's round trip rises to 900 us at 150 (22 times its
+// baseline) and stays there. Nothing fires before 150; IBTracerPathChanged
+// fires for the link, named by both ends, and ends with the fault (at
+// 163 both path changes are within 10 minutes: the rules before issue 42
+// still fired);
 // IBTracerLatencyHigh fires for c (pending once c's 10-minute median is
 // up, 5 minutes later firing).
 func evalScenario() ([]evalSeries, []evalCheck, int) {
@@ -79,12 +81,6 @@ func evalScenario() ([]evalSeries, []evalCheck, int) {
 				}
 				return 2
 			}),
-			ser("ibtracer_path_returns_total{"+l+"}", func(m int) float64 {
-				if moves && m >= repair {
-					return 1 // the second change is back to the first path
-				}
-				return 0
-			}),
 			ser("ibtracer_last_latency_seconds{"+l+"}", func(m int) float64 {
 				if d == "c" && m >= fault {
 					return 900e-6
@@ -118,6 +114,17 @@ func evalScenario() ([]evalSeries, []evalCheck, int) {
 			ser(hop(1, "L1", "0x0000000000a00001", 5), before), ser(hop(2, "S1", "0x0000000000b00001", 2), before),
 			ser(hop(1, "L1", "0x0000000000a00001", 6), detour), ser(hop(2, "S2", "0x0000000000b00002", 2), detour))
 	}
+	link := `node_guid="0x0000000000a00001",port="5",remote_node_guid="0x0000000000b00001",remote_port="1"`
+	down := func(v float64) func(m int) float64 {
+		return func(m int) float64 {
+			if m > fault && m < repair {
+				return v
+			}
+			return nan
+		}
+	}
+	s = append(s, ser("ibtracer_link_left_down{"+inst+","+link+"}", down(2)),
+		ser("ibtracer_link_info{"+inst+","+link+`,node_desc="L1",remote_node_desc="S1",node_name="L1",remote_node_name="S1"}`, down(1)))
 	checks := []evalCheck{
 		{fault - 1, fmt.Sprintf(firingSince, fault), nil},
 		{fault + 3, firingNow, []string{"IBTracerPathChanged"}},
