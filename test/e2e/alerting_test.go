@@ -63,7 +63,7 @@ var forRe = regexp.MustCompile(`(?m)^(\s*)for: \S+$`)
 // TestPrometheusAlertmanagerEndToEnd: a real Prometheus scrapes the
 // exporter every second with the shipped rules (for: shortened), a real
 // Alertmanager posts to a webhook served here. Unlinking a link on a
-// traced path brings IBTracerPathChanged; stopping the agent on a
+// traced path brings IBTracerPathChanged (the link is down); stopping the agent on a
 // destination brings IBTracerAgentMissing; unlinking a destination's only
 // cable brings IBTracerDestinationUnreachable. Every dashboard query
 // returns data from that Prometheus, and every label name the dashboard
@@ -181,8 +181,9 @@ scrape_configs:
 	if err := fab.Console(fmt.Sprintf(`Unlink "sw1"[%d]`, port)); err != nil {
 		t.Fatal(err)
 	}
-	// One alert per job however many paths changed (a flap must page
-	// once), so it carries no destination label.
+	// The SM re-routes far's path over the parallel link, and the
+	// exporter reads the one it left down: one alert for that link
+	// (labelled by its ends, no destination label).
 	hook.wait(t, "IBTracerPathChanged/", 60*time.Second)
 
 	// The agent on far2's destination stops: IBTracerAgentMissing.

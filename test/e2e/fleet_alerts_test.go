@@ -564,8 +564,8 @@ func checkHostRebooting(t *testing.T, fab *ibsimtest.Fabric, views []fleetView, 
 	reboot.report(t)
 	for _, p := range reboot {
 		// The cable of the phase before is back: its IBTracerPathChanged
-		// (firing when this phase began) ends with the paths' return
-		// (docs/metrics.md, "No flapping"), not a hold later.
+		// (firing when this phase began) ends once the exporters read the
+		// link up (docs/metrics.md, "No flapping"), not a hold later.
 		for k := range p.before {
 			if strings.Contains(k, "IBTracerPathChanged") {
 				t.Logf("%s: %s was firing when the phase began", p.name, k)
