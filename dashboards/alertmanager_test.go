@@ -60,6 +60,7 @@ var routeCases = []struct {
 	{alertLabels("IBTracerPathRateDropped", "warning", map[string]string{"dest": "db"}), "fabric-team"},
 	{alertLabels("IBTracerLatencyHigh", "warning", map[string]string{"dest": "db"}), "fabric-team"},
 	{alertLabels("IBTracerPathChanged", "warning", linkA), "fabric-team"},
+	{alertLabels("IBTracerLinksDown", "warning", map[string]string{"node_guid": "0x0000000000200005"}), "fabric-team"},
 }
 
 // TestAlertmanagerExample: amtool accepts the example, and routes every
