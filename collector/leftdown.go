@@ -114,8 +114,9 @@ func (c *leftCheck) read(dr ibmad.DRPath, port uint8) (ibmad.PortState, error) {
 // r crosses again or that are Active again go, the others are read again,
 // and a change of path adds the links it left that are down. The reads'
 // MADs count in the destination's trace MADs (docs/metrics.md, "Links
-// paths left").
-func checkLeft(ctx context.Context, tr *trace.Tracer, s *destState, r *trace.Result, logger log.Logger, forgot *atomic.Uint64) {
+// paths left"). now is the exporter's clock's time, which the entries'
+// since and last answer are.
+func checkLeft(ctx context.Context, tr *trace.Tracer, s *destState, r *trace.Result, now time.Time, logger log.Logger, forgot *atomic.Uint64) {
 	old := changedFrom(s, r)
 	s.mu.Lock()
 	cur := slices.Clone(s.left)
@@ -123,7 +124,7 @@ func checkLeft(ctx context.Context, tr *trace.Tracer, s *destState, r *trace.Res
 	if (len(cur) == 0 && old == nil) || ctx.Err() != nil {
 		return
 	}
-	c := &leftCheck{ctx: ctx, tr: tr, r: r, now: r.Start.Add(r.Duration), name: s.cfg.Name, logger: logger}
+	c := &leftCheck{ctx: ctx, tr: tr, r: r, now: now, name: s.cfg.Name, logger: logger}
 	var crossed map[localize.Link]bool
 	if reached(r) {
 		crossed = crossedLinks(r)

@@ -28,7 +28,7 @@ func (e *Exporter) traceOnce(ctx context.Context, s *destState, interval time.Du
 		cancel()
 		if worst != nil { // the links left are the worst path's, the one the ops state follows (leftdown.go)
 			lctx, cancel := context.WithTimeout(ctx, interval)
-			checkLeft(lctx, tr, s, worst, e.logger, &e.leftForgot)
+			checkLeft(lctx, tr, s, worst, e.clock.Now(), e.logger, &e.leftForgot)
 			cancel()
 		}
 		return
@@ -57,7 +57,7 @@ func (e *Exporter) traceOnce(ctx context.Context, s *destState, interval time.Du
 	logEvents(e.logger, s.observe(r))
 	if !s.cfg.Multicast() { // the links a changed path left that are down (leftdown.go)
 		lctx, cancel := context.WithTimeout(ctx, interval)
-		checkLeft(lctx, tr, s, r, e.logger, &e.leftForgot)
+		checkLeft(lctx, tr, s, r, e.clock.Now(), e.logger, &e.leftForgot)
 		cancel()
 	}
 	// The path health is kept, what it spent counted, and the links whose
