@@ -222,10 +222,19 @@ func (c *leftCheck) added(kept leftLinks, old *trace.Result, crossed map[localiz
 // after and its port, as the old path crossed it, the series' labels and
 // the near end's port state as last read.
 func leftKV(e *leftEntry) []any {
-	v := e.link.Labels()
+	v, d := e.link.Labels(), e.descs()
 	return []any{"link", fmt.Sprintf("%s[%d] -> %s[%d]", e.near.label(), e.near.port, e.far.label(), e.far.port),
 		"node_guid", v[0], "port", v[1], "remote_node_guid", v[2], "remote_port", v[3],
-		"node_desc", fabricstr.String(e.near.desc), "remote_node_desc", fabricstr.String(e.far.desc), "port_state", e.state}
+		"node_desc", fabricstr.String(d[0]), "remote_node_desc", fabricstr.String(d[1]), "port_state", e.state}
+}
+
+// descs are the node descriptions of e's ends in its link's order
+// (localize.NewLink's: the labels').
+func (e *leftEntry) descs() [2]string {
+	if e.link.NodeGUID != e.near.guid || e.link.Port != e.near.port {
+		return [2]string{e.far.desc, e.near.desc}
+	}
+	return [2]string{e.near.desc, e.far.desc}
 }
 
 // collectLeftDown emits link_left_down, one series per link some
@@ -244,11 +253,7 @@ func collectLeftDown(ch chan<- prometheus.Metric, dests []*destState, forgot uin
 				count, descs = map[localize.Link]int{}, map[localize.Link][2]string{}
 			}
 			count[e.link]++
-			d := [2]string{e.near.desc, e.far.desc}
-			if e.link.NodeGUID != e.near.guid || e.link.Port != e.near.port {
-				d[0], d[1] = d[1], d[0]
-			}
-			descs[e.link] = d
+			descs[e.link] = e.descs()
 		}
 		s.mu.Unlock()
 	}

@@ -65,9 +65,14 @@ func TestLinkLeftDown(t *testing.T) {
 		t.Fatalf("link_left_down %v, want {%v: %d}", got, link, len(crossing))
 	}
 	wantDescs(t, f, linkInfo(t, e), got, nil)
-	if w := withMsg(buf.take(t), "path left a link that is down"); len(w) != len(crossing) ||
-		!strings.Contains(w[0]["link"], spine) || w[0]["port_state"] != "Down" {
+	w := withMsg(buf.take(t), "path left a link that is down")
+	if len(w) != len(crossing) || !strings.HasPrefix(w[0]["link"], spine+" ") || w[0]["port_state"] != "Down" {
 		t.Fatalf("warnings %v, want %d naming %s", w, len(crossing), spine)
+	}
+	// The labels and descriptions of the line are the link's, in its order.
+	if w[0]["node_guid"] != link.NodeGUID.String() || w[0]["node_desc"] != f.NodeByGUID(link.NodeGUID).Desc ||
+		w[0]["remote_node_desc"] != f.NodeByGUID(link.RemoteNodeGUID).Desc {
+		t.Fatalf("warning %v: ends out of the link's order %v", w[0], link)
 	}
 	s := e.dests.get(crossing[0])
 	before := s.mads
