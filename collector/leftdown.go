@@ -238,11 +238,11 @@ func (e *leftEntry) descs() [2]string {
 }
 
 // collectLeftDown emits link_left_down, one series per link some
-// destination left while it is down, and the forgotten counter; it
-// returns those links with their ends' node descriptions (in the link's
-// order) for link_info.
+// destination left while it is down, and the forgotten counter once
+// there is a left link or was one forgotten (at 0 before the first: a
+// healthy fabric has neither series); it returns those links with their
+// ends' node descriptions (in the link's order) for link_info.
 func collectLeftDown(ch chan<- prometheus.Metric, dests []*destState, forgot uint64) map[localize.Link][2]string {
-	ch <- prometheus.MustNewConstMetric(dLinkLeftForgotten, prometheus.CounterValue, float64(forgot))
 	var count map[localize.Link]int
 	var descs map[localize.Link][2]string
 	for _, s := range dests {
@@ -260,6 +260,9 @@ func collectLeftDown(ch chan<- prometheus.Metric, dests []*destState, forgot uin
 	keys := make([]localize.Link, 0, len(count))
 	for l := range count {
 		keys = append(keys, l)
+	}
+	if len(keys) > 0 || forgot > 0 {
+		ch <- prometheus.MustNewConstMetric(dLinkLeftForgotten, prometheus.CounterValue, float64(forgot))
 	}
 	sort.Slice(keys, func(i, j int) bool { return keys[i].Less(keys[j]) })
 	for _, l := range keys {

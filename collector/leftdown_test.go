@@ -32,8 +32,10 @@ func leftExporter(t *testing.T) (e *Exporter, f *sim.Fabric, dests []string, spi
 	buf = &logBuffer{}
 	e.logger = log.NewLogfmtLogger(buf)
 	e.traceAll(t, dests)
-	if l := leftDown(t, e); len(l) != 0 {
-		t.Fatalf("healthy fabric: link_left_down %v", l)
+	if l, plain := linkSeries(t, e); len(l["ibtracer_link_left_down"]) != 0 {
+		t.Fatalf("healthy fabric: link_left_down %v", l["ibtracer_link_left_down"])
+	} else if _, ok := plain["ibtracer_link_left_down_forgotten_total"]; ok {
+		t.Fatal("healthy fabric: a forgotten counter")
 	}
 	spine, port, _ = spineDown(t, e, f, dests)
 	link := simLink(t, f, spine, port)
@@ -63,6 +65,9 @@ func TestLinkLeftDown(t *testing.T) {
 	got := leftDown(t, e)
 	if len(got) != 1 || got[link] != float64(len(crossing)) {
 		t.Fatalf("link_left_down %v, want {%v: %d}", got, link, len(crossing))
+	}
+	if _, plain := linkSeries(t, e); plain["ibtracer_link_left_down_forgotten_total"] != 0 {
+		t.Fatalf("forgotten %v, want 0", plain)
 	}
 	wantDescs(t, f, linkInfo(t, e), got, nil)
 	w := withMsg(buf.take(t), "path left a link that is down")
@@ -204,5 +209,43 @@ func TestLinkLeftNoAnswer(t *testing.T) {
 	}
 	if l := withMsg(buf.take(t), "left link dropped: no answer"); len(l) != len(crossing) {
 		t.Fatalf("dropped lines %v", l)
+	}
+}
+
+// TestLinkLeftBound: a destination keeps at most 64 entries; over that
+// the oldest are forgotten, each with a warning, and counted in
+// link_left_down_forgotten_total.
+func TestLinkLeftBound(t *testing.T) {
+	e, f, dests, spine, port, crossing, buf := leftExporter(t)
+	if err := f.SetLinkState(spine, port, false, true); err != nil {
+		t.Fatal(err)
+	}
+	e.traceAll(t, dests)
+	s := e.dests.get(crossing[0])
+	s.mu.Lock()
+	real := s.left[0]
+	for i := 0; len(s.left) < leftMax+6; i++ { // the same down port under other links' names, older
+		en := real
+		en.link.RemotePort = uint8(100 + i)
+		en.since = real.since.Add(-time.Duration(i+1) * time.Minute)
+		s.left = append(s.left, en)
+	}
+	s.mu.Unlock()
+	buf.take(t)
+	e.traceEach(crossing[:1])
+	s.mu.Lock()
+	n := len(s.left)
+	s.mu.Unlock()
+	if n != leftMax {
+		t.Fatalf("%d entries, want %d", n, leftMax)
+	}
+	if w := withMsg(buf.take(t), "left link forgotten: more than 64"); len(w) != 6 {
+		t.Fatalf("%d forgotten lines, want 6: %v", len(w), w)
+	}
+	if v := e.leftForgot.Load(); v != 6 {
+		t.Fatalf("forgotten %d, want 6", v)
+	}
+	if got := leftDown(t, e); got[real.link] != float64(len(crossing)) {
+		t.Fatalf("the newest entry was forgotten: %v", got)
 	}
 }
