@@ -94,6 +94,7 @@ type destState struct {
 	traces       uint64                   // traces recorded, of every result (/traces)
 	failures     *[len(allReasons)]uint64 // in allReasons' order; nil until a failure
 	health       *linkhealth.PathHealth   // of the last trace (nil: health off, or no link; health.go)
+	left         leftLinks                // links the path left that are down (leftdown.go; nil: none)
 
 	ops opsState // what the logs and /traces remember (history.go)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"sync"
+	"sync/atomic"
 
 	"github.com/go-kit/log"
 
@@ -41,6 +42,8 @@ type Exporter struct {
 	modes  modeStats    // traces by discovery mode (discoverymode.go)
 	health healthTotals
 	skips  skipCounts // traces not run (tracing.go)
+	// leftForgot counts the left links forgotten over the bound (leftdown.go).
+	leftForgot atomic.Uint64
 
 	evidence linkEvidence // the scrape's link evidence (evidence.go)
 	ctrs     ctrLog       // what the logs last said of each link's counters (health_log.go)

@@ -29,15 +29,26 @@ var dLinkInfo = desc("link_info", "The node descriptions of a link's two ends, 1
 // and the links of unhealthy (collectHealth's, not healthy or
 // congested), each once, their ends' descriptions from the health
 // check's link ends (which copy the trace's hops), else from the hops of
-// the destinations' last and previous paths.
-func collectLinkInfo(ch chan<- prometheus.Metric, dests []*destState, unhealthy []*linkhealth.Link, named []localize.Link, names nodenamemap.Map) {
-	if len(unhealthy) == 0 && len(named) == 0 {
+// the destinations' last and previous paths; and the links of left
+// (collectLeftDown's: links paths left that are down), their ends'
+// descriptions from the old paths' hops.
+func collectLinkInfo(ch chan<- prometheus.Metric, dests []*destState, unhealthy []*linkhealth.Link, named []localize.Link,
+	left map[localize.Link][2]string, names nodenamemap.Map) {
+	if len(unhealthy) == 0 && len(named) == 0 && len(left) == 0 {
 		return
 	}
-	links := make(map[localize.Link]bool, len(named)+len(unhealthy))
+	links := make(map[localize.Link]bool, len(named)+len(unhealthy)+len(left))
 	descs := map[ibmad.GUID]string{}
 	for _, l := range named {
 		links[l] = true
+	}
+	for l, d := range left {
+		links[l] = true
+		for i, g := range []ibmad.GUID{l.NodeGUID, l.RemoteNodeGUID} {
+			if d[i] != "" {
+				descs[g] = d[i]
+			}
+		}
 	}
 	for _, l := range unhealthy {
 		links[localize.NewLink(l.A.NodeGUID, l.A.Port, l.B.NodeGUID, l.B.Port)] = true

@@ -99,8 +99,9 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 		ber = rt.Config.Health.BER
 	}
 	unhealthy := collectHealth(ch, on, &e.health, &e.ctrs, names, dests, ber)
-	collectLinkInfo(ch, dests, unhealthy, e.evidence.collect(ch, e.logger, rt, dests), nodeNames) // evidence.go, linkinfo.go
-	collectPlan(ch, cabling, dests, nodeNames)                                                    // plan.go
+	left := collectLeftDown(ch, dests, e.leftForgot.Load())                                             // leftdown.go
+	collectLinkInfo(ch, dests, unhealthy, e.evidence.collect(ch, e.logger, rt, dests), left, nodeNames) // evidence.go, linkinfo.go
+	collectPlan(ch, cabling, dests, nodeNames)                                                          // plan.go
 	h := e.dests.hists
 	h.duration.Collect(ch)
 	h.latency.Collect(ch)

@@ -24,8 +24,13 @@ func (e *Exporter) traceOnce(ctx context.Context, s *destState, interval time.Du
 	}
 	tctx, cancel := context.WithTimeout(ctx, interval)
 	if s.cfg.AllPaths() {
-		e.traceSet(tctx, ctx, tr, s, names)
+		worst := e.traceSet(tctx, ctx, tr, s, names)
 		cancel()
+		if worst != nil { // the links left are the worst path's, the one the ops state follows (leftdown.go)
+			lctx, cancel := context.WithTimeout(ctx, interval)
+			checkLeft(lctx, tr, s, worst, e.clock.Now(), e.logger, &e.leftForgot)
+			cancel()
+		}
 		return
 	}
 	r, ph := traceTarget(tctx, tr, hc, s)
@@ -50,6 +55,11 @@ func (e *Exporter) traceOnce(ctx context.Context, s *destState, interval time.Du
 	// State changes and path changes are logged once (history.go); each
 	// trace only at debug.
 	logEvents(e.logger, s.observe(r))
+	if !s.cfg.Multicast() { // the links a changed path left that are down (leftdown.go)
+		lctx, cancel := context.WithTimeout(ctx, interval)
+		checkLeft(lctx, tr, s, r, e.clock.Now(), e.logger, &e.leftForgot)
+		cancel()
+	}
 	// The path health is kept, what it spent counted, and the links whose
 	// counters became unavailable or available again logged, in the
 	// order observed (health_log.go).
@@ -69,16 +79,18 @@ func (e *Exporter) traceOnce(ctx context.Context, s *destState, interval time.Du
 
 // traceSet is traceOnce for paths: all: every LID of the port, recorded
 // as one set. A device error in any of its traces skips the whole set.
-func (e *Exporter) traceSet(tctx, ctx context.Context, tr *trace.Tracer, s *destState, names nodenamemap.Map) {
+// It returns the set's worst trace, the one the ops state follows (nil:
+// nothing recorded).
+func (e *Exporter) traceSet(tctx, ctx context.Context, tr *trace.Tracer, s *destState, names nodenamemap.Map) *trace.Result {
 	ps := tr.TraceAll(tctx, s.target)
 	if ctx.Err() != nil {
-		return // stopped (reload or shutdown)
+		return nil // stopped (reload or shutdown)
 	}
 	for _, r := range ps.Paths {
 		if r.Status == trace.StatusDevice {
 			e.skips.add(skipDeviceError)
 			level.Warn(e.logger).Log("msg", "trace skipped: device error", "destination", s.cfg.Name, "err", r.Err)
-			return
+			return nil
 		}
 	}
 	if names != nil {
@@ -92,9 +104,11 @@ func (e *Exporter) traceSet(tctx, ctx context.Context, tr *trace.Tracer, s *dest
 	// The set's state is its worst trace's (the base LID's while all are
 	// healthy), logged once per change (history.go).
 	// A divergence off the path is any LID's (history.go, offPathEvent).
-	logEvents(e.logger, s.observe(ps.Worst(), ps.Paths...))
+	worst := ps.Worst()
+	logEvents(e.logger, s.observe(worst, ps.Paths...))
 	level.Debug(e.logger).Log("msg", "traced every LID", "destination", s.cfg.Name, "lids", len(ps.Paths),
 		"distinct_paths", ps.Distinct, "mads", ps.MADs(), "duration", ps.Duration())
+	return worst
 }
 
 // traceTarget is one trace of s and its path health: the unicast trace,
