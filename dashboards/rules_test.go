@@ -37,8 +37,9 @@ const (
 // ibtracer_link_left_down with 20 paths until it reads it up again (14m);
 // the even sources trace a minute before the odd ones. The link goes down
 // again at 20m and comes back at 24m. IBTracerPathChanged fires once per
-// outage (one alert for the link, not one per source), with the paths
-// and exporters in its annotations, and resolves when the link is up.
+// outage (one alert for the link, not one per source; for: 1m), with the
+// paths and exporters in its annotations, and resolves when the link is
+// up.
 func flapTest() string {
 	var b strings.Builder
 	b.WriteString(flapBegin)
@@ -73,9 +74,10 @@ func flapTest() string {
 		b.WriteString("        runbook_url: https://github.com/ibtracer/ibtracer_exporter/blob/main/docs/runbook.md#ibtracerpathchanged\n")
 	}
 	none("9m")
-	// The even sources have read it down: one alert.
-	firing("10m", flapSources/2)
-	// Everybody has: still one alert.
+	// The even sources have read it down: pending (for: 1m).
+	none("10m")
+	// Everybody has: one alert.
+	firing("11m", flapSources)
 	firing("12m", flapSources)
 	// Up again (read by every source by 15m): resolved.
 	none("16m")
