@@ -95,6 +95,7 @@ type destState struct {
 	failures     *[len(allReasons)]uint64 // in allReasons' order; nil until a failure
 	health       *linkhealth.PathHealth   // of the last trace (nil: health off, or no link; health.go)
 	left         leftLinks                // links the path left that are down (leftdown.go; nil: none)
+	carried      []*trace.Result          // the paths of the state a reload replaced, until the first walk (leftdown.go, carryLeft)
 
 	ops opsState // what the logs and /traces remember (history.go)
 }

@@ -17,6 +17,10 @@ type destSet struct {
 	mu         sync.RWMutex // guards byName and labelNames
 	byName     map[string]*destState
 	labelNames []string // the configuration's label names, in order
+	// relabeled are the states relabel dropped, by name, until the
+	// reconcile that follows: their successors take their left links
+	// (leftdown.go, carryLeft).
+	relabeled map[string]*destState
 }
 
 func newDestSet() *destSet {
@@ -68,8 +72,10 @@ func (d *destSet) relabel(names []string) (dropped []*destState) {
 	if same {
 		return nil
 	}
+	d.relabeled = map[string]*destState{}
 	for name, s := range d.byName {
 		dropped = append(dropped, s)
+		d.relabeled[name] = s
 		delete(d.byName, name)
 	}
 	return dropped
@@ -96,6 +102,12 @@ func (d *destSet) reconcile(configured []config.Destination, discovered [][]conf
 			stopped = append(stopped, old)
 		}
 		s := newDestState(c, d.labelNames, d.hists)
+		if !ok {
+			old, ok = d.relabeled[c.Name]
+		}
+		if ok {
+			carryLeft(old, s) // the links its path left that are down (leftdown.go)
+		}
 		s.atPhase = discovered
 		d.byName[c.Name] = s
 		started = append(started, s)
@@ -108,6 +120,7 @@ func (d *destSet) reconcile(configured []config.Destination, discovered [][]conf
 			add(c, true)
 		}
 	}
+	d.relabeled = nil
 	for name, s := range d.byName {
 		if !keep[name] {
 			stopped = append(stopped, s)

@@ -24,11 +24,11 @@ func (e *Exporter) traceOnce(ctx context.Context, s *destState, interval time.Du
 	}
 	tctx, cancel := context.WithTimeout(ctx, interval)
 	if s.cfg.AllPaths() {
-		worst := e.traceSet(tctx, ctx, tr, s, names)
+		lp, ok := e.traceSet(tctx, ctx, tr, s, names)
 		cancel()
-		if worst != nil { // the links left are the worst path's, the one the ops state follows (leftdown.go)
+		if ok { // the links every LID's path left (leftdown.go)
 			lctx, cancel := context.WithTimeout(ctx, interval)
-			checkLeft(lctx, tr, s, worst, e.clock.Now(), e.logger, &e.leftForgot)
+			checkLeft(lctx, ctx, tr, s, lp, e.clock.Now(), e.logger, &e.leftForgot)
 			cancel()
 		}
 		return
@@ -57,7 +57,7 @@ func (e *Exporter) traceOnce(ctx context.Context, s *destState, interval time.Du
 	logEvents(e.logger, s.observe(r))
 	if !s.cfg.Multicast() { // the links a changed path left that are down (leftdown.go)
 		lctx, cancel := context.WithTimeout(ctx, interval)
-		checkLeft(lctx, tr, s, r, e.clock.Now(), e.logger, &e.leftForgot)
+		checkLeft(lctx, ctx, tr, s, singleLeft(s, r), e.clock.Now(), e.logger, &e.leftForgot)
 		cancel()
 	}
 	// The path health is kept, what it spent counted, and the links whose
@@ -79,24 +79,25 @@ func (e *Exporter) traceOnce(ctx context.Context, s *destState, interval time.Du
 
 // traceSet is traceOnce for paths: all: every LID of the port, recorded
 // as one set. A device error in any of its traces skips the whole set.
-// It returns the set's worst trace, the one the ops state follows (nil:
-// nothing recorded).
-func (e *Exporter) traceSet(tctx, ctx context.Context, tr *trace.Tracer, s *destState, names nodenamemap.Map) *trace.Result {
+// It returns the set's paths and those before for the links they left
+// (leftdown.go; false: nothing recorded).
+func (e *Exporter) traceSet(tctx, ctx context.Context, tr *trace.Tracer, s *destState, names nodenamemap.Map) (leftPaths, bool) {
 	ps := tr.TraceAll(tctx, s.target)
 	if ctx.Err() != nil {
-		return nil // stopped (reload or shutdown)
+		return leftPaths{}, false // stopped (reload or shutdown)
 	}
 	for _, r := range ps.Paths {
 		if r.Status == trace.StatusDevice {
 			e.skips.add(skipDeviceError)
 			level.Warn(e.logger).Log("msg", "trace skipped: device error", "destination", s.cfg.Name, "err", r.Err)
-			return nil
+			return leftPaths{}, false
 		}
 	}
 	if names != nil {
 		trace.NameHops(names.Name, ps.Paths...)
 		ps.Summarise()
 	}
+	before := lastPaths(s)
 	s.recordSet(ps)
 	for _, r := range ps.Paths {
 		e.modes.add(r)
@@ -108,7 +109,7 @@ func (e *Exporter) traceSet(tctx, ctx context.Context, tr *trace.Tracer, s *dest
 	logEvents(e.logger, s.observe(worst, ps.Paths...))
 	level.Debug(e.logger).Log("msg", "traced every LID", "destination", s.cfg.Name, "lids", len(ps.Paths),
 		"distinct_paths", ps.Distinct, "mads", ps.MADs(), "duration", ps.Duration())
-	return worst
+	return setLeft(before, ps), true
 }
 
 // traceTarget is one trace of s and its path health: the unicast trace,
