@@ -50,6 +50,35 @@ func sizingConfig(t *testing.T) string {
 	return cfg + "health: {enabled: true}\nevidence: {enabled: true}\n"
 }
 
+// sizingSample is packaging/ibtracer.yml's sample: the destinations an
+// exporter traces.
+const sizingSample = 8
+
+// tracedDestinations scrapes the exporter's /metrics and counts its
+// destinations (ibtracer_last_trace_timestamp_seconds series) and those
+// traced already (the timestamp above 0).
+func tracedDestinations(t *testing.T, addr string) (traced, dests int) {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		l := sc.Text()
+		if !strings.HasPrefix(l, "ibtracer_last_trace_timestamp_seconds{") {
+			continue
+		}
+		dests++
+		if f := strings.Fields(l); len(f) >= 2 && f[len(f)-1] != "0" {
+			traced++
+		}
+	}
+	return traced, dests
+}
+
 // countSamples scrapes the exporter's /metrics and counts its samples
 // (the lines that are not comments): the series Prometheus keeps.
 func countSamples(t *testing.T, addr string) int {
@@ -73,14 +102,15 @@ func countSamples(t *testing.T, addr string) int {
 // TestSeriesPerExporter: one exporter with the packaged configuration,
 // health and evidence on, on the simulated fat tree of 128 hosts
 // (8 leaves, 4 spines), healthy and with the simulated fabric's random
-// faults; the most samples a scrape returned in 80 s (the sample's
-// discovery, its start window and an interval: 55 s), and the
+// faults; the most samples a scrape returned until every destination of
+// the sample was traced and 15 s more (the sample's discovery, its start
+// window and an interval: about 55 s; at most 150 s), and the
 // shard:ibtracer_* series the shard rules record for it in a real
 // Prometheus (what reaches the global layer).
 func TestSeriesPerExporter(t *testing.T) {
 	skipShort(t)
 	prom := promtest.RequireTool(t, "prometheus", "prometheus")
-	const lifetime = 3 * time.Minute
+	const lifetime = 4 * time.Minute
 	cfg := sizingConfig(t)
 	fabric := []string{"--ib.transport=sim", "--sim.fattree=8,4,16"}
 	healthy := startExporterFor(t, lifetime, nil, nil, cfg, fabric...)
@@ -104,15 +134,28 @@ scrape_configs:
 	}
 	most := make([]int, 2)
 	recorded := make([]int, 2)
-	deadline := time.Now().Add(80 * time.Second)
-	for time.Now().Before(deadline) {
+	// Until every destination of both samples has been traced, and 3
+	// intervals more (a loaded machine traces later: a fixed 80 s once
+	// saw 454 of the faulty exporter's series with some not yet traced).
+	var allTracedAt time.Time
+	deadline := time.Now().Add(150 * time.Second)
+	for time.Now().Before(deadline) && (allTracedAt.IsZero() || time.Since(allTracedAt) < 15*time.Second) {
+		all := true
 		for i, e := range []*exporterProc{healthy, faulty} {
 			most[i] = max(most[i], countSamples(t, e.addr))
 			if n, err := promtest.Query(proms[i], `{__name__=~"shard:ibtracer_.*"}`); err == nil {
 				recorded[i] = max(recorded[i], n)
 			}
+			traced, dests := tracedDestinations(t, e.addr)
+			all = all && dests >= sizingSample && traced == dests
+		}
+		if all && allTracedAt.IsZero() {
+			allTracedAt = time.Now()
 		}
 		time.Sleep(2 * time.Second)
+	}
+	if allTracedAt.IsZero() {
+		t.Fatalf("the samples' %d destinations were not all traced within 150 s", sizingSample)
 	}
 	t.Logf("series per exporter: healthy %d, faulty %d (most in one scrape); shard:ibtracer_* series recorded for it: healthy %d, faulty %d",
 		most[0], most[1], recorded[0], recorded[1])
