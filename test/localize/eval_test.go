@@ -267,7 +267,11 @@ func TestFleetLocalization(t *testing.T) {
 	if !ok {
 		t.Fatalf("-loc.scale=%q: want \"\", 1k or 10k", *locScale)
 	}
+	built := time.Now()
 	lf := newLocFleet(t, params)
+	ctx := context.Background()
+	lf.start(ctx)
+	t.Logf("fleet built and started (%d intervals) in %v", lf.rounds, time.Since(built).Round(time.Second))
 	rng := rand.New(rand.NewPCG(21, 7))
 	schemes := []locScheme{fleetVerdict, vote007}
 	tallies := map[string]map[string]*locTally{}
@@ -277,7 +281,6 @@ func TestFleetLocalization(t *testing.T) {
 			tallies[s.name][k] = &locTally{}
 		}
 	}
-	ctx := context.Background()
 	start := time.Now()
 	for n := 0; n < trials; n++ {
 		for _, kind := range locKinds {
