@@ -133,8 +133,7 @@ func newLocFleet(tb testing.TB, p locParams) *locFleet {
 		o := cfg.TraceOptions()
 		o.Clock = lf.clk
 		tracer := trace.New(eng, o)
-		ho := cfg.Health.Options
-		ho.Share = p.interval
+		ho := cfg.HealthOptions() // as the exporter's (collector/health.go)
 		pa, err := eng.Port()
 		if err != nil {
 			tb.Fatal(err)

@@ -25,7 +25,7 @@ var locFleetParams = locParams{leaves: 8, spines: 4, hostsPerLeaf: 16, linksPerP
 // (10 s) they all expire within the interval, and it makes no
 // difference.
 var locScales = map[string]locParams{
-	"":   locFleetParams,
+	"": locFleetParams,
 	"1k": {leaves: 13, spines: 18, hostsPerLeaf: 80, linksPerPair: 2, exporters: 1000, sample: 8, interval: time.Minute, workers: 4, seed: 1,
 		shareValidation: 450 * time.Second, startRounds: 8},
 	"10k": {leaves: 127, spines: 18, hostsPerLeaf: 80, linksPerPair: 2, exporters: 10000, sample: 8, interval: time.Minute, workers: 4, seed: 1,
