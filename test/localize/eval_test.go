@@ -302,7 +302,9 @@ func TestFleetLocalization(t *testing.T) {
 				checkRulesAgree(t, st, intervals[len(intervals)-1], kind)
 			}
 			if testing.Verbose() {
-				t.Logf("trial %d %s %s: evidence %s", n, kind, fault.what, fingerprint(intervals))
+				o := evaluate(fleetVerdict, fault.truth, intervals)
+				t.Logf("trial %d %s %s: fleet verdict right first at interval %d (0: never), wrong links %d: evidence %s",
+					n, kind, fault.what, o.firstRight, o.wrongBlames, fingerprint(intervals))
 			}
 			for _, s := range schemes {
 				o := evaluate(s, fault.truth, intervals)
