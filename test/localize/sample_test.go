@@ -175,3 +175,25 @@ func TestSamplerIsFleetSample(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSampleOf10k: one exporter's draw an interval from the 10k
+// fleet's 10,160 candidates, by fleet.Sample and by the sampler.
+func BenchmarkSampleOf10k(b *testing.B) {
+	var ds []config.Destination
+	for i := 0; i < 10160; i++ {
+		ds = append(ds, config.Destination{Name: "H" + strconv.Itoa(i) + "/1", LID: uint16(i + 1)})
+	}
+	now := time.Unix(1_800_000_000, 0)
+	b.Run("fleet.Sample", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			fleet.Sample(ds, 8, "0x1234", 0, now.Add(time.Duration(i)*time.Minute), time.Hour)
+		}
+	})
+	b.Run("sampler", func(b *testing.B) {
+		s := newSampler(ds, "0x1234", time.Hour)
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			s.draw(8, now.Add(time.Duration(i)*time.Minute))
+		}
+	})
+}
