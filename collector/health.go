@@ -5,7 +5,6 @@ import (
 	"sort"
 	"strconv"
 	"sync"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -40,17 +39,14 @@ func (h *healthTotals) read() (mads, checks uint64) {
 	return h.mads, h.checks
 }
 
-// newChecker is a new tracer's health checker (nil: health off). Reads
-// are shared for one interval: a port's PortInfo and counters are read
-// at most once an interval, whatever the number of destinations crossing
-// it.
+// newChecker is a new tracer's health checker (nil: health off), with
+// the options of config.HealthOptions: reads shared for one interval, and
+// a baseline at most 3 of the longest interval old.
 func newChecker(tr *trace.Tracer, c *config.Config) *linkhealth.Checker {
 	if !c.Health.Enabled {
 		return nil
 	}
-	o := c.Health.Options
-	o.Share = time.Duration(c.Interval)
-	return linkhealth.NewChecker(tr, o)
+	return linkhealth.NewChecker(tr, c.HealthOptions())
 }
 
 // checkHealth reads the health of r's path (nil: health off, or no link).

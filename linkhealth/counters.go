@@ -160,6 +160,9 @@ func (h *Checker) readCountersNow(p *trace.Probe, e *LinkEnd, k portKey) *PortCo
 		snap.v[xmitWait], snap.sat[xmitWait] = 0, false
 	}
 	prev, ok := h.prev.Get(k)
+	if ok && h.opts.MaxWindow > 0 && snap.at.Sub(prev.at) > h.opts.MaxWindow {
+		prev, ok = counterSnap{}, false // too old to say what rose now (Options.MaxWindow)
+	}
 	defer func() { h.prev.Put(k, snap) }() // with the VL waits read below
 	r.Values, r.Extended = map[string]uint64{}, snap.ext
 	for i, n := range CounterNames {

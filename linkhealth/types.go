@@ -70,6 +70,14 @@ type Options struct {
 	// interval): the cost is one read per distinct port per Share, however
 	// many destinations cross it. 0 reads afresh every time.
 	Share time.Duration
+	// MaxWindow: a port's previous reading older than this is no
+	// baseline, and the reading is "first" (0: any age). The exporter
+	// sets it from its intervals (collector/config, HealthOptions): its
+	// increments are the last interval's (docs/metrics.md, "Link
+	// health"), and errors from before a time the exporter did not read
+	// the port (a destination that joined its sample, a path that moved)
+	// are not judged as the link's now.
+	MaxWindow time.Duration
 }
 
 // Expect is the width (lanes) and speed a kind of link is cabled for; 0

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -156,4 +157,32 @@ func (h *HealthConfig) check(file string, line int) error {
 	}
 	h.Options = o
 	return nil
+}
+
+// healthBaselineIntervals: a port's previous counter reading serves as
+// the baseline of the next for at most this many of the longest
+// interval (linkhealth.Options.MaxWindow): a port on a traced path is
+// read every interval, and one missed trace or a late one still leaves
+// a baseline.
+const healthBaselineIntervals = 3
+
+// HealthOptions is the one translation of the health: section into
+// linkhealth.Options: readings are shared for one interval (a port's
+// PortInfo and counters read at most once an interval, whatever the
+// number of destinations crossing it), and a port's previous reading
+// older than healthBaselineIntervals of the longest interval is no
+// baseline, so that the increments are the last interval's
+// (docs/metrics.md, "Link health").
+func (c *Config) HealthOptions() linkhealth.Options {
+	o := c.Health.Options
+	o.Share = time.Duration(c.Interval)
+	longest := time.Duration(c.Interval)
+	for _, d := range c.Destinations {
+		longest = max(longest, time.Duration(d.Interval))
+	}
+	for _, s := range c.Discover {
+		longest = max(longest, time.Duration(s.Interval))
+	}
+	o.MaxWindow = healthBaselineIntervals * longest
+	return o
 }

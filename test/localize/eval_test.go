@@ -267,7 +267,11 @@ func TestFleetLocalization(t *testing.T) {
 	if !ok {
 		t.Fatalf("-loc.scale=%q: want \"\", 1k or 10k", *locScale)
 	}
+	built := time.Now()
 	lf := newLocFleet(t, params)
+	ctx := context.Background()
+	lf.start(ctx)
+	t.Logf("fleet built and started (%d intervals) in %v", lf.rounds, time.Since(built).Round(time.Second))
 	rng := rand.New(rand.NewPCG(21, 7))
 	schemes := []locScheme{fleetVerdict, vote007}
 	tallies := map[string]map[string]*locTally{}
@@ -277,7 +281,6 @@ func TestFleetLocalization(t *testing.T) {
 			tallies[s.name][k] = &locTally{}
 		}
 	}
-	ctx := context.Background()
 	start := time.Now()
 	for n := 0; n < trials; n++ {
 		for _, kind := range locKinds {
@@ -299,7 +302,9 @@ func TestFleetLocalization(t *testing.T) {
 				checkRulesAgree(t, st, intervals[len(intervals)-1], kind)
 			}
 			if testing.Verbose() {
-				t.Logf("trial %d %s %s: evidence %s", n, kind, fault.what, fingerprint(intervals))
+				o := evaluate(fleetVerdict, fault.truth, intervals)
+				t.Logf("trial %d %s %s: fleet verdict right first at interval %d (0: never), wrong links %d: evidence %s",
+					n, kind, fault.what, o.firstRight, o.wrongBlames, fingerprint(intervals))
 			}
 			for _, s := range schemes {
 				o := evaluate(s, fault.truth, intervals)

@@ -35,6 +35,11 @@ type locParams struct {
 	// shareValidation is the exporters' share_validation (0: the
 	// default); the fleets at scale take the packaged one.
 	shareValidation time.Duration
+	// startRounds: the fleet starts as the exporter does, each
+	// destination's first trace a part of the start window later
+	// (startRound), and has run this many intervals before the first
+	// trial (0: every destination traced from the first interval).
+	startRounds int
 }
 
 // locTimeout is the exporters' MAD timeout: long enough that no MAD times
@@ -49,6 +54,8 @@ type locFleet struct {
 	f    *sim.Fabric
 	clk  *fakeclock.Clock
 	exps []*locExporter
+	// rounds is the number of intervals run so far.
+	rounds int
 	// all: every CA port, as discover: all: true names them; an
 	// exporter's candidates are all but its own port (sampleOf).
 	all []config.Destination
@@ -64,6 +71,7 @@ type locExporter struct {
 	hc   *linkhealth.Checker
 	sel  config.Selector
 	lid  uint16 // its own port's, never in its sample
+	samp *sampler
 }
 
 // locPath is what one exporter's trace of one destination found in one
@@ -125,14 +133,15 @@ func newLocFleet(tb testing.TB, p locParams) *locFleet {
 		o := cfg.TraceOptions()
 		o.Clock = lf.clk
 		tracer := trace.New(eng, o)
-		ho := cfg.Health.Options
-		ho.Share = p.interval
+		ho := cfg.HealthOptions() // as the exporter's (collector/health.go)
 		pa, err := eng.Port()
 		if err != nil {
 			tb.Fatal(err)
 		}
-		lf.exps = append(lf.exps, &locExporter{host: h, seed: pa.PortGUID.String(), self: uint64(pa.PortGUID),
-			tr: tracer, hc: linkhealth.NewChecker(tracer, ho), sel: sel, lid: pa.LID})
+		seed := pa.PortGUID.String()
+		lf.exps = append(lf.exps, &locExporter{host: h, seed: seed, self: uint64(pa.PortGUID),
+			tr: tracer, hc: linkhealth.NewChecker(tracer, ho), sel: sel, lid: pa.LID,
+			samp: newSampler(lf.all, seed, time.Duration(sel.Rotate))})
 	}
 	return lf
 }
@@ -145,15 +154,36 @@ func newLocFleet(tb testing.TB, p locParams) *locFleet {
 // gigabytes): a sample of the list without its own port is the sample of
 // the whole list when that leaves its port out, else the sample of one
 // more, less its port (a candidate's score does not depend on the
-// others).
+// others). The exporter's sampler draws what fleet.Sample would
+// (sample_test.go).
 func (lf *locFleet) sampleOf(e *locExporter) []config.Destination {
-	rotate := time.Duration(e.sel.Rotate)
-	s := fleet.Sample(lf.all, e.sel.Sample, e.seed, 0, lf.clk.Now(), rotate)
+	s := e.samp.draw(e.sel.Sample, lf.clk.Now())
 	if !slices.ContainsFunc(s, func(d config.Destination) bool { return d.LID == e.lid }) {
 		return s
 	}
-	s = fleet.Sample(lf.all, e.sel.Sample+1, e.seed, 0, lf.clk.Now(), rotate)
+	s = e.samp.draw(e.sel.Sample+1, lf.clk.Now())
 	return slices.DeleteFunc(s, func(d config.Destination) bool { return d.LID == e.lid })
+}
+
+// startRound is the interval (0: the first) of destination d's first
+// trace by exporter e when the fleet starts at once: the exporter waits
+// a part of its start window (collector/schedule.go, traceStartSpread:
+// 8 minutes, at most 8 intervals) that a hash of its seed and the
+// destination gives (startOffset), then traces at its phase. So the
+// exporters' shared verdicts and facts (share_validation) expire each at
+// its own time, as in a fleet (docs/architecture.md, "Load on one
+// switch"), not all in the same interval.
+func (lf *locFleet) startRound(e *locExporter, d config.Destination) int {
+	window := min(8*time.Minute, 8*lf.p.interval)
+	return int(time.Duration(fleet.Hash64("start", e.seed, d.Name)%uint64(window)) / lf.p.interval)
+}
+
+// start runs the fleet's first p.startRounds intervals, each destination
+// from its startRound on.
+func (lf *locFleet) start(ctx context.Context) {
+	for lf.rounds < lf.p.startRounds {
+		lf.round(ctx)
+	}
 }
 
 // round advances the clock one interval and has every exporter trace
@@ -171,6 +201,9 @@ func (lf *locFleet) round(ctx context.Context) [][]locPath {
 			for i := range work {
 				e := lf.exps[i]
 				for _, d := range lf.sampleOf(e) {
+					if lf.rounds < lf.p.startRounds && lf.startRound(e, d) > lf.rounds {
+						continue
+					}
 					r := e.tr.Trace(ctx, d.Target())
 					var ph *linkhealth.PathHealth
 					if len(r.Hops) >= 2 {
@@ -186,6 +219,7 @@ func (lf *locFleet) round(ctx context.Context) [][]locPath {
 	}
 	close(work)
 	wg.Wait()
+	lf.rounds++
 	return out
 }
 

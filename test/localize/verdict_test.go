@@ -19,12 +19,17 @@ var locFleetParams = locParams{leaves: 8, spines: 4, hostsPerLeaf: 16, linksPerP
 // destinations every 60 s, 450 s; packaging/ibtracer.yml)
 // from 1,000 and 10,000 exporters on fat trees of 1,040 and 10,160 hosts
 // (two cables between every leaf and spine, as above; 254 ports at most
-// per switch).
+// per switch). They start as a fleet does, over the exporters' start
+// window of 8 intervals (startRound), so that the verdicts shared for
+// 450 s expire each at its own time; with the default share_validation
+// (10 s) they all expire within the interval, and it makes no
+// difference.
 var locScales = map[string]locParams{
-	"":   locFleetParams,
-	"1k": {leaves: 13, spines: 18, hostsPerLeaf: 80, linksPerPair: 2, exporters: 1000, sample: 8, interval: time.Minute, workers: 4, seed: 1, shareValidation: 450 * time.Second},
+	"": locFleetParams,
+	"1k": {leaves: 13, spines: 18, hostsPerLeaf: 80, linksPerPair: 2, exporters: 1000, sample: 8, interval: time.Minute, workers: 4, seed: 1,
+		shareValidation: 450 * time.Second, startRounds: 8},
 	"10k": {leaves: 127, spines: 18, hostsPerLeaf: 80, linksPerPair: 2, exporters: 10000, sample: 8, interval: time.Minute, workers: 4, seed: 1,
-		shareValidation: 450 * time.Second},
+		shareValidation: 450 * time.Second, startRounds: 8},
 }
 
 // fleetLinkEvidence is one link's evidence summed over the exporters, as
