@@ -58,16 +58,7 @@ func TestLinkLeftPendingGoes(t *testing.T) {
 		e, f, _, spine, _, crossing, buf := leftExporter(t)
 		s := e.dests.get(crossing[0])
 		old := s.last
-		leaf := f.NodeByGUID(old.Hops[1].NodeGUID)
-		var other uint8
-		for _, p := range leaf.Ports {
-			if p != nil && p.Remote != nil && p.Remote.Node.IsSwitch() && p.Remote.Node.Name != spine {
-				other = p.Num
-			}
-		}
-		if err := f.SetLFTEntry(leaf.Name, s.target.LID, other); err != nil {
-			t.Fatal(err)
-		}
+		moveOffSpine(t, f, old, s.target.LID, spine)
 		if err := f.SetSilent(spine, true); err != nil {
 			t.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ibtracer/ibtracer_exporter/ibmad/sim"
 	"github.com/ibtracer/ibtracer_exporter/localize"
+	"github.com/ibtracer/ibtracer_exporter/trace"
 )
 
 const leftYAML = "share_validation: 0s\ntimeout: 20ms\nretries: 1\n"
@@ -25,6 +26,23 @@ func leftDown(t *testing.T, e *Exporter) map[localize.Link]float64 {
 // logs in the returned buffer; and the spine link (spine, port) toward
 // leaf L1 that a destination's path crosses, with the destinations whose
 // paths cross it.
+// moveOffSpine points the first leaf of path old at lid out of its
+// uplink to another spine than spine, as an SM re-balancing would: the
+// path moves while every link of the old one stays Active.
+func moveOffSpine(t *testing.T, f *sim.Fabric, old *trace.Result, lid uint16, spine string) {
+	t.Helper()
+	leaf := f.NodeByGUID(old.Hops[1].NodeGUID)
+	var other uint8
+	for _, p := range leaf.Ports {
+		if p != nil && p.Remote != nil && p.Remote.Node.IsSwitch() && p.Remote.Node.Name != spine {
+			other = p.Num
+		}
+	}
+	if err := f.SetLFTEntry(leaf.Name, lid, other); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func leftExporter(t *testing.T) (e *Exporter, f *sim.Fabric, dests []string, spine string, port int, crossing []string, buf *logBuffer) {
 	t.Helper()
 	e, f, dests = fatTreeExporter(t, leftYAML, 1)
@@ -165,16 +183,7 @@ func TestLinkLeftNotOnRebalance(t *testing.T) {
 	e, f, _, spine, _, crossing, _ := leftExporter(t)
 	s := e.dests.get(crossing[0])
 	old := s.last
-	leaf := f.NodeByGUID(old.Hops[1].NodeGUID)
-	var other uint8
-	for _, p := range leaf.Ports {
-		if p != nil && p.Remote != nil && p.Remote.Node.IsSwitch() && p.Remote.Node.Name != spine {
-			other = p.Num
-		}
-	}
-	if err := f.SetLFTEntry(leaf.Name, s.target.LID, other); err != nil {
-		t.Fatal(err)
-	}
+	moveOffSpine(t, f, old, s.target.LID, spine)
 	e.traceAll(t, crossing[:1])
 	if s.last.Signature() == old.Signature() {
 		t.Fatalf("the path did not change: %s", pathString(s.last))
