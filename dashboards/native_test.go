@@ -122,8 +122,19 @@ func TestHistogramQueriesNativeAndClassic(t *testing.T) {
 			if n, err := promtest.Query(addr, mode.absent); err != nil || n != 0 {
 				t.Fatalf("%s: %d series, %v; want none in this mode", mode.absent, n, err)
 			}
+			// The baseline can be there after one scrape; a rate needs
+			// two: wait for the queries too (a CI run once queried them
+			// at 6 s and got nothing).
 			for _, e := range exprs {
-				if n, err := promtest.Query(addr, vars.Replace(e)); err != nil || n == 0 {
+				var n int
+				var err error
+				for {
+					if n, err = promtest.Query(addr, vars.Replace(e)); (err == nil && n > 0) || time.Now().After(deadline) {
+						break
+					}
+					time.Sleep(250 * time.Millisecond)
+				}
+				if err != nil || n == 0 {
 					t.Errorf("%s: %d series, %v", e, n, err)
 				}
 			}
