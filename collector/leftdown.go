@@ -67,13 +67,12 @@ type leftEntry struct {
 // its trace changes them).
 type leftLinks []leftEntry
 
-// crossedLinks are the links r crosses: consecutive hops a, b, from
-// a.OutPort to b.InPort.
+// crossedLinks are the links r crosses (localize.PathLinks), as a set.
 func crossedLinks(r *trace.Result) map[localize.Link]bool {
-	out := make(map[localize.Link]bool, len(r.Hops))
-	for i := 1; i < len(r.Hops); i++ {
-		a, b := &r.Hops[i-1], &r.Hops[i]
-		out[localize.NewLink(a.NodeGUID, a.OutPort, b.NodeGUID, b.InPort)] = true
+	ls := localize.PathLinks(r)
+	out := make(map[localize.Link]bool, len(ls))
+	for _, l := range ls {
+		out[l] = true
 	}
 	return out
 }
